@@ -1,0 +1,45 @@
+# bayeval: the two commands of the README (make demo, make test) and the maintainers' ones.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+export PYTENSOR_FLAGS ?= compiledir=$(CURDIR)/.cache/pytensor
+export MPLBACKEND ?= Agg
+
+.PHONY: demo test bench docs lint clean venv
+
+# Find a Python >= 3.12: $(PYTHON) if given, pyenv's, then python3.13/3.12/python3 on PATH.
+$(PY):
+	@set -e; \
+	cands="$(PYTHON) $$(command -v pyenv >/dev/null && ls -d $$(pyenv root)/versions/3.1[2-9]*/bin/python 2>/dev/null) python3.13 python3.12 python3"; \
+	for c in $$cands; do \
+	  if command -v $$c >/dev/null 2>&1 && $$c -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then \
+	    echo "creating $(VENV) with $$($$c --version)"; $$c -m venv $(VENV); exit 0; fi; \
+	done; \
+	echo "error: bayeval needs Python >= 3.12 and none was found." >&2; \
+	echo "Install one (e.g. 'pyenv install 3.12' or your system's python3.12 package)," >&2; \
+	echo "or point to it with 'make PYTHON=/path/to/python3.12 demo'." >&2; \
+	exit 1
+
+$(STAMP): $(PY) pyproject.toml
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/bayeval demo
+
+test: $(STAMP)
+	$(PY) -m pytest -n 2 --dist loadgroup
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check bayeval tests benchmarks
+
+bench: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[dev,bench]'
+	$(PY) -m benchmarks
+
+clean:
+	rm -rf $(VENV) .cache .pytest_cache build dist *.egg-info

@@ -1,0 +1,17 @@
+"""bayeval: Bayesian evaluation of ML models when the ground truth is missing, noisy or absent.
+
+One function per method, each returning an :class:`Evaluation`::
+
+    import bayeval as be
+    ev = be.labelled(labels=y, y_pred=y_hat, method="both")
+    ev.summary(); ev.check(); ev.diagnostics(); ev.sensitivity()
+"""
+
+from importlib.metadata import version
+
+from bayeval import methods
+from bayeval.evaluation import Evaluation, load
+from bayeval.methods.labelled import labelled
+
+__version__ = version("bayeval")
+__all__ = ["Evaluation", "__version__", "labelled", "load", "methods"]

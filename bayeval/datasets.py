@@ -1,0 +1,174 @@
+r"""Embedded demo data and simulators; seeded, no network.
+
+Every function returns a :class:`sklearn.utils.Bunch` whose fields are named as the arguments of
+the methods that use them (``scores``, ``labels``, ``y_pred``, ``y``, ``yhat``...), and the true
+values of what the methods estimate where a simulator knows them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.utils import Bunch
+
+from bayeval.validation import as_binary, as_choice, as_seed
+
+__all__ = ["breast_cancer", "calibrated_scores", "mask_labels", "noisy_judge", "weak_labels"]
+
+
+def _rate(x, name: str) -> float:
+    x = float(x)
+    if not 0.0 <= x <= 1.0:
+        raise ValueError(f"{name} must lie in [0, 1], got {x}.")
+    return x
+
+
+def _size(n, name: str) -> int:
+    if int(n) != n or n < 1:
+        raise ValueError(f"{name} must be a positive integer, got {n!r}.")
+    return int(n)
+
+
+def calibrated_scores(n: int = 1000, *, a: float = 2.0, b: float = 2.0, threshold: float = 0.5,
+                      random_seed=None) -> Bunch:
+    r"""Perfectly calibrated scores: :math:`s_i \sim \mathrm{Beta}(a, b)`,
+    :math:`y_i \sim \mathrm{Bernoulli}(s_i)`, :math:`\hat y_i = [s_i \ge t]`.
+
+    Returns ``scores``, ``labels``, ``y_pred``.
+    """
+    n = _size(n, "n")
+    if a <= 0 or b <= 0:
+        raise ValueError(f"a and b must be positive Beta parameters, got a={a}, b={b}.")
+    rng = as_seed(random_seed)
+    scores = rng.beta(a, b, size=n)
+    labels = (rng.random(n) < scores).astype(np.int8)
+    return Bunch(scores=scores, labels=labels, y_pred=(scores >= threshold).astype(np.int8))
+
+
+def noisy_judge(n_labelled: int = 200, n_unlabelled: int = 5000, *, prevalence: float = 0.6,
+                sensitivity: float = 0.9, specificity: float = 0.8, random_seed=None) -> Bunch:
+    r"""A judge with known misclassification rates labels everything; humans label a few.
+
+    :math:`Y \sim \mathrm{Bernoulli}(\theta)`; the judge says 1 with probability :math:`q_1`
+    (sensitivity) when :math:`Y = 1` and :math:`1 - q_0` (one minus specificity) when
+    :math:`Y = 0`. Returns ``y`` and ``yhat`` (the labelled rows), ``yhat_unlabeled``, and the
+    truth ``theta`` (the prevalence) and ``theta_sample`` (the mean of all simulated labels).
+    """
+    n_l, n_u = _size(n_labelled, "n_labelled"), _size(n_unlabelled, "n_unlabelled")
+    theta, q1, q0 = (_rate(prevalence, "prevalence"), _rate(sensitivity, "sensitivity"),
+                     _rate(specificity, "specificity"))
+    rng = as_seed(random_seed)
+    y = (rng.random(n_l + n_u) < theta).astype(np.int8)
+    says_one = np.where(y == 1, q1, 1 - q0)
+    yhat = (rng.random(n_l + n_u) < says_one).astype(np.int8)
+    return Bunch(y=y[:n_l], yhat=yhat[:n_l], yhat_unlabeled=yhat[n_l:], theta=theta,
+                 theta_sample=float(y.mean()), sensitivity=q1, specificity=q0)
+
+
+def weak_labels(n: int = 2000, *, prior=(0.5, 0.5), accuracy=(0.85, 0.75, 0.65),
+                propensity=(0.7, 0.5, 0.4), separation: float = 1.0,
+                random_seed=None) -> Bunch:
+    r"""Labelling functions from a Dawid–Skene model, with features and a linear classifier.
+
+    :math:`Y \sim \mathrm{Cat}(\pi)`; labelling function :math:`j` votes with probability
+    ``propensity[j]`` (else abstains, -1) and, when it votes, is right with probability
+    ``accuracy[j]`` and otherwise picks another class uniformly. The oracle label model
+    :math:`P(Y \mid Z)` follows by Bayes' rule. Features :math:`X \mid Y \sim N(s\,e_Y, I)` give
+    a dependence of :math:`X` and :math:`Y` beyond :math:`Z`; ``y_pred`` is the Bayes rule on
+    :math:`X` alone.
+
+    Returns ``labels``, ``weak_labels`` (n x k, -1 = abstain), ``X``, ``y_pred`` and
+    ``p_y_given_z`` (n x classes, the oracle label model).
+    """
+    n = _size(n, "n")
+    pi = np.asarray(prior, dtype=float)
+    if pi.ndim != 1 or pi.size < 2 or (pi < 0).any() or not np.isclose(pi.sum(), 1.0):
+        raise ValueError(f"prior must be class probabilities summing to 1, got {prior!r}.")
+    acc, prop = np.asarray(accuracy, float), np.asarray(propensity, float)
+    if acc.shape != prop.shape or acc.ndim != 1:
+        raise ValueError("accuracy and propensity must be 1-D with one value per labelling "
+                         f"function; got shapes {acc.shape} and {prop.shape}.")
+    for name, v in (("accuracy", acc), ("propensity", prop)):
+        if ((v < 0) | (v > 1)).any():
+            raise ValueError(f"{name} must lie in [0, 1], got {v.tolist()}.")
+    rng = as_seed(random_seed)
+    c, k = pi.size, acc.size
+    y = rng.choice(c, size=n, p=pi)
+    votes = rng.random((n, k)) < prop
+    right = rng.random((n, k)) < acc
+    other = (y[:, None] + rng.integers(1, c, size=(n, k))) % c
+    z = np.where(votes, np.where(right, y[:, None], other), -1)
+    # P(Y = c | Z) by Bayes: P(Z | Y = c) = prod_j [abstain] (1-l_j) or l_j acc_j or l_j (1-acc_j)/(c-1)
+    log_lik = np.tile(np.log(pi), (n, 1))
+    for j in range(k):
+        voted = z[:, j] >= 0
+        hit = z[:, j][:, None] == np.arange(c)[None, :]
+        lj = np.where(hit, np.log(prop[j] * acc[j]), np.log(prop[j] * (1 - acc[j]) / (c - 1)))
+        log_lik += np.where(voted[:, None], lj, np.log1p(-prop[j]))
+    post = np.exp(log_lik - log_lik.max(axis=1, keepdims=True))
+    post /= post.sum(axis=1, keepdims=True)
+    X = rng.normal(size=(n, c)) + separation * np.eye(c)[y]
+    y_pred = np.argmax(X + np.log(pi) / max(separation, 1e-12), axis=1)
+    return Bunch(labels=y, weak_labels=z, X=X, y_pred=y_pred, p_y_given_z=post)
+
+
+def mask_labels(labels, *, p_m: float, mechanism: str = "mcar", eta: float | None = None,
+                random_seed=None) -> Bunch:
+    r"""Hide a fraction ``p_m`` of the labels (NaN), at random or depending on the label.
+
+    ``mechanism="mcar"``: a uniformly random subset of :math:`\mathrm{round}(p_m n)` rows.
+    ``mechanism="mnar"`` (label-dependent, the missing-labels paper's class-imbalanced masking): a
+    subset of the same size of which a fraction ``eta`` are positives, drawn without
+    replacement; when a class has too few rows its count is capped and the rest is filled from
+    the other class. Returns ``labels`` (float, NaN = missing), ``mask`` (True = missing) and
+    ``eta`` (the achieved fraction of positives among the masked rows).
+    """
+    y = as_binary(labels, "labels")
+    p_m = _rate(p_m, "p_m")
+    mechanism = as_choice(mechanism, "mechanism", ("mcar", "mnar"))
+    rng = as_seed(random_seed)
+    n_mask = round(p_m * y.size)
+    if mechanism == "mcar":
+        if eta is not None:
+            raise ValueError("eta is for mechanism='mnar'; leave it None with 'mcar'.")
+        idx = rng.choice(y.size, size=n_mask, replace=False)
+    else:
+        if eta is None:
+            raise ValueError("mechanism='mnar' needs eta, the fraction of positives among the "
+                             "masked labels.")
+        eta = _rate(eta, "eta")
+        pos, neg = np.flatnonzero(y == 1), np.flatnonzero(y == 0)
+        n_pos = min(round(eta * n_mask), pos.size)
+        n_neg = min(n_mask - n_pos, neg.size)
+        n_pos = min(n_mask - n_neg, pos.size)
+        idx = np.concatenate([rng.choice(pos, n_pos, replace=False),
+                              rng.choice(neg, n_neg, replace=False)])
+    mask = np.zeros(y.size, dtype=bool)
+    mask[idx] = True
+    out = y.astype(float)
+    out[mask] = np.nan
+    achieved = float(y[mask].mean()) if mask.any() else float("nan")
+    return Bunch(labels=out, mask=mask, eta=achieved)
+
+
+def breast_cancer(*, test_size: float = 0.5, random_seed: int = 0) -> Bunch:
+    """Logistic regression trained on scikit-learn's bundled breast-cancer data (no download).
+
+    Returns for the held-out split ``scores`` (P(malignant)), ``y_pred`` (scores >= 0.5),
+    ``labels`` (1 = malignant), ``X`` and ``feature_names``, and the fitted ``classifier``.
+    """
+    from sklearn.datasets import load_breast_cancer  # noqa: PLC0415
+    from sklearn.linear_model import LogisticRegression  # noqa: PLC0415
+    from sklearn.model_selection import train_test_split  # noqa: PLC0415
+    from sklearn.pipeline import make_pipeline  # noqa: PLC0415
+    from sklearn.preprocessing import StandardScaler  # noqa: PLC0415
+
+    data = load_breast_cancer()
+    y = 1 - data.target  # scikit-learn codes malignant as 0
+    X_train, X_test, y_train, y_test = train_test_split(
+        data.data, y, test_size=test_size, random_state=random_seed, stratify=y)
+    clf = make_pipeline(StandardScaler(), LogisticRegression(C=0.1, max_iter=1000))
+    clf.fit(X_train, y_train)
+    scores = clf.predict_proba(X_test)[:, 1]
+    return Bunch(scores=scores, y_pred=(scores >= 0.5).astype(np.int8),
+                 labels=y_test.astype(np.int8), X=X_test, feature_names=list(data.feature_names),
+                 classifier=clf)

@@ -1,0 +1,5 @@
+"""One module per method: its fast path, its PyMC model builder(s) and its entry function."""
+
+from bayeval.methods import labelled
+
+__all__ = ["labelled"]

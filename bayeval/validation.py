@@ -1,0 +1,162 @@
+"""Coercion and checking of user input, done once at the public entry points.
+
+Every function takes the argument's public ``name`` so that the error says which argument was
+wrong, what was received and what is accepted. Internal helpers trust their inputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "as_array",
+    "as_binary",
+    "as_choice",
+    "as_ci_prob",
+    "as_labels",
+    "as_probabilities",
+    "as_scores",
+    "as_seed",
+    "check_same_length",
+]
+
+
+def _describe(x: Any) -> str:
+    text = repr(x)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _to_numpy(x: Any, name: str) -> np.ndarray:
+    """Turn numpy, pandas, xarray, lists and scalars into a numpy array (no copy when possible)."""
+    if x is None:
+        raise ValueError(f"{name} is required, got None.")
+    if hasattr(x, "to_numpy"):  # pandas Series/DataFrame/Index
+        x = x.to_numpy()
+    elif hasattr(x, "values") and hasattr(x, "dims"):  # xarray DataArray
+        x = x.values
+    if isinstance(x, (str, bytes, Mapping)):
+        raise ValueError(f"{name} must be array-like (numpy, pandas, xarray or a list), "
+                         f"got {type(x).__name__} {_describe(x)}.")
+    try:
+        arr = np.asarray(x)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{name} must be array-like of numbers, got {type(x).__name__}: "
+                         f"{err}.") from None
+    if arr.dtype == object:
+        try:
+            arr = arr.astype(float)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must hold numbers, got values such as "
+                             f"{_describe(arr.ravel()[:3].tolist())}.") from None
+    if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise ValueError(f"{name} must hold numbers or booleans, got dtype {arr.dtype}.")
+    if np.iscomplexobj(arr):
+        raise ValueError(f"{name} must be real, got complex values.")
+    return arr
+
+
+def as_array(x: Any, name: str, *, ndim: int | None = 1, allow_nan: bool = False,
+             allow_empty: bool = False, dtype: type = float) -> np.ndarray:
+    """Coerce ``x`` to a numpy array of ``dtype`` and check shape, emptiness and finiteness."""
+    arr = _to_numpy(x, name)
+    if ndim is not None and arr.ndim != ndim:
+        if ndim == 1 and arr.ndim == 2 and 1 in arr.shape:
+            arr = arr.reshape(-1)
+        else:
+            raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}.")
+    if arr.size == 0 and not allow_empty:
+        raise ValueError(f"{name} is empty; at least one value is needed.")
+    arr = arr.astype(dtype, copy=False)
+    if np.issubdtype(arr.dtype, np.floating):
+        bad = ~np.isfinite(arr) if not allow_nan else np.isinf(arr)
+        if bad.any():
+            i = int(np.flatnonzero(bad.ravel())[0])
+            what = "NaN or infinite" if not allow_nan else "infinite"
+            raise ValueError(f"{name} has {int(bad.sum())} {what} value(s) (first at index {i}); "
+                             f"only finite numbers are accepted"
+                             + (" (NaN marks a missing value)." if allow_nan else "."))
+    return arr
+
+
+def as_scores(x: Any, name: str = "scores", *, allow_nan: bool = False,
+              ndim: int | None = 1) -> np.ndarray:
+    """Probabilities or scores in [0, 1] as float64."""
+    arr = as_array(x, name, ndim=ndim, allow_nan=allow_nan)
+    out = (arr < 0) | (arr > 1)
+    if out.any():
+        i = int(np.flatnonzero(out.ravel())[0])
+        raise ValueError(f"{name} must lie in [0, 1]; {int(out.sum())} value(s) do not "
+                         f"(first at index {i}: {arr.ravel()[i]!r}).")
+    return arr
+
+
+as_probabilities = as_scores
+
+
+def as_binary(x: Any, name: str = "labels", *, ndim: int | None = 1) -> np.ndarray:
+    """Binary labels (0/1, False/True, 0.0/1.0) as int8; anything else is rejected."""
+    arr = as_array(x, name, ndim=ndim)
+    bad = (arr != 0) & (arr != 1)
+    if bad.any():
+        vals = np.unique(arr[bad])[:5].tolist()
+        raise ValueError(f"{name} must be binary (0/1 or False/True); got other values "
+                         f"such as {vals}.")
+    return arr.astype(np.int8)
+
+
+def as_labels(x: Any, name: str = "labels", *, allow_missing: bool = False) -> np.ndarray:
+    """Binary labels; with ``allow_missing`` NaN marks a missing label and the result is float."""
+    if not allow_missing:
+        return as_binary(x, name)
+    arr = as_array(x, name, allow_nan=True)
+    known = ~np.isnan(arr)
+    bad = known & (arr != 0) & (arr != 1)
+    if bad.any():
+        vals = np.unique(arr[bad])[:5].tolist()
+        raise ValueError(f"{name} must be 0, 1 or NaN (missing); got other values such as "
+                         f"{vals}.")
+    return arr
+
+
+def check_same_length(**arrays: np.ndarray | None) -> int:
+    """All given arrays have the same first dimension; returns it."""
+    lengths = {k: len(v) for k, v in arrays.items() if v is not None}
+    if len(set(lengths.values())) > 1:
+        desc = ", ".join(f"{k} has {n}" for k, n in lengths.items())
+        raise ValueError(f"length mismatch: {desc}; they must have one value per row.")
+    return next(iter(lengths.values()))
+
+
+def as_ci_prob(ci_prob: Any, name: str = "ci_prob") -> float:
+    """An interval probability strictly between 0 and 1."""
+    try:
+        value = float(ci_prob)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number in (0, 1), got {_describe(ci_prob)}.") from None
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"{name} must lie strictly between 0 and 1 (e.g. 0.95), got {value}.")
+    return value
+
+
+def as_choice(value: Any, name: str, choices: Iterable[str]) -> str:
+    """One of a fixed set of string options."""
+    choices = tuple(choices)
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; "
+                         f"got {_describe(value)}.")
+    return value
+
+
+def as_seed(random_seed: Any, name: str = "random_seed") -> np.random.Generator:
+    """A numpy Generator from None, an int, a SeedSequence or a Generator."""
+    if isinstance(random_seed, np.random.Generator):
+        return random_seed
+    if random_seed is None or isinstance(random_seed, (int, np.integer, np.random.SeedSequence)):
+        if isinstance(random_seed, (int, np.integer)) and random_seed < 0:
+            raise ValueError(f"{name} must be a non-negative integer, got {random_seed}.")
+        return np.random.default_rng(random_seed)
+    raise ValueError(f"{name} must be None, a non-negative int or a numpy Generator, "
+                     f"got {type(random_seed).__name__}.")
