@@ -4,9 +4,10 @@ Every test is a 4σ rule on the Monte-Carlo error of the draws (false alarm abou
 
 * **mean**: :math:`|\bar x - \mu| \le 4\,\mathrm{MCSE}`, with MCSE :math:`=\sigma/\sqrt N` for
   independent draws and ArviZ's MCSE of the mean for MCMC draws;
-* **variance ratio**: :math:`|s^2/\sigma^2 - 1| \le 4\sqrt{(\mu_4/\sigma^4 - (N-3)/(N-1))/N}`,
-  the sampling sd of :math:`s^2/\sigma^2`, with :math:`\mu_4/\sigma^4 = 3` unless the fast path gives
-  the whole PMF (then its exact kurtosis), and :math:`N` the effective sample size;
+* **variance ratio**: :math:`|s^2/\sigma^2 - 1| \le 4\,\mathrm{sd}(s^2/\sigma^2)`; for independent
+  draws :math:`\mathrm{sd}(s^2/\sigma^2) = \sqrt{(\mu_4/\sigma^4 - (N-3)/(N-1))/N}` with
+  :math:`\mu_4/\sigma^4 = 3` unless the fast path gives the whole PMF (then its exact kurtosis);
+  for MCMC draws :math:`2\,\mathrm{MCSE}(s)/\sigma` with ArviZ's MCSE of the sd;
 * **KS** (discrete laws, needs the PMF): :math:`\sup_k |\hat F(k) - F(k)| \le 1.95/\sqrt N`
   (α ≈ 0.001, conservative for discrete laws);
 * **interval mass**: the fraction of draws inside the fast path's interval differs from the
@@ -73,12 +74,15 @@ def compare(draws, *, mean: float, sd: float, interval: tuple[float, float] | No
     rows.append(("mean", mean, xbar, abs(xbar - mean), _Z * mcse, n_eff))
 
     if sd > 0:
-        kurt = 3.0
-        if pmf is not None:
-            v, p = np.asarray(pmf[0], float), np.asarray(pmf[1], float)
-            kurt = float(np.sum(p * (v - mean) ** 4) / sd**4)
-        m = max(n_eff, 4.0)
-        tol = _Z * np.sqrt(max(kurt - (m - 3) / (m - 1), 0.0) / m)
+        if iid:
+            kurt = 3.0
+            if pmf is not None:
+                v, p = np.asarray(pmf[0], float), np.asarray(pmf[1], float)
+                kurt = float(np.sum(p * (v - mean) ** 4) / sd**4)
+            m = max(n, 4)
+            tol = _Z * np.sqrt(max(kurt - (m - 3) / (m - 1), 0.0) / m)
+        else:
+            tol = _Z * 2 * float(az.mcse(x, method="sd")) / sd
         ratio = float(flat.var(ddof=1) / sd**2)
         rows.append(("variance_ratio", 1.0, ratio, abs(ratio - 1.0), tol, n_eff))
 

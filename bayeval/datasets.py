@@ -97,7 +97,7 @@ def weak_labels(n: int = 2000, *, prior=(0.5, 0.5), accuracy=(0.85, 0.75, 0.65),
     right = rng.random((n, k)) < acc
     other = (y[:, None] + rng.integers(1, c, size=(n, k))) % c
     z = np.where(votes, np.where(right, y[:, None], other), -1)
-    # P(Y = c | Z) by Bayes: P(Z | Y = c) = prod_j [abstain] (1-l_j) or l_j acc_j or l_j (1-acc_j)/(c-1)
+    # Bayes: P(Z | Y = c) = prod_j of 1 - l_j (abstain), l_j acc_j (right), l_j (1 - acc_j)/(c - 1)
     log_lik = np.tile(np.log(pi), (n, 1))
     for j in range(k):
         voted = z[:, j] >= 0
@@ -156,11 +156,11 @@ def breast_cancer(*, test_size: float = 0.5, random_seed: int = 0) -> Bunch:
     Returns for the held-out split ``scores`` (P(malignant)), ``y_pred`` (scores >= 0.5),
     ``labels`` (1 = malignant), ``X`` and ``feature_names``, and the fitted ``classifier``.
     """
-    from sklearn.datasets import load_breast_cancer  # noqa: PLC0415
-    from sklearn.linear_model import LogisticRegression  # noqa: PLC0415
-    from sklearn.model_selection import train_test_split  # noqa: PLC0415
-    from sklearn.pipeline import make_pipeline  # noqa: PLC0415
-    from sklearn.preprocessing import StandardScaler  # noqa: PLC0415
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import train_test_split
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
 
     data = load_breast_cancer()
     y = 1 - data.target  # scikit-learn codes malignant as 0

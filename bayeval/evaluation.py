@@ -327,7 +327,7 @@ class Evaluation:
             raise ValueError("sensitivity() needs the log_prior and log_likelihood groups; they "
                              "were not saved and the PyMC model is not attached (an evaluation "
                              "read from disk). Rerun the method to get them.")
-        import pymc as pm  # noqa: PLC0415 (pymc is slow to import; only needed here)
+        import pymc as pm
 
         tree = self.tree.copy()
         with warnings.catch_warnings():

@@ -20,7 +20,7 @@ DEFAULTS: dict[str, Any] = {
 def sample(model, random_seed: int | None, sample_kwargs: dict[str, Any] | None = None
            ) -> xr.DataTree:
     """``pm.sample`` on ``model`` with :data:`DEFAULTS` updated by ``sample_kwargs``."""
-    import pymc as pm  # noqa: PLC0415 (pymc is slow to import)
+    import pymc as pm
 
     kwargs = {**DEFAULTS, **(sample_kwargs or {})}
     logger = logging.getLogger("pymc")

@@ -89,7 +89,7 @@ def as_scores(x: Any, name: str = "scores", *, allow_nan: bool = False,
     if out.any():
         i = int(np.flatnonzero(out.ravel())[0])
         raise ValueError(f"{name} must lie in [0, 1]; {int(out.sum())} value(s) do not "
-                         f"(first at index {i}: {arr.ravel()[i]!r}).")
+                         f"(first at index {i}: {float(arr.ravel()[i])!r}).")
     return arr
 
 

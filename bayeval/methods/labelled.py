@@ -61,7 +61,9 @@ def counts(tp, fp, fn, tn, metrics) -> tuple[np.ndarray, np.ndarray]:
 
 
 def model(successes, trials, *, metrics=RATE_METRICS, prior=(1.0, 1.0)):
-    r"""PyMC model :math:`\theta_j\sim\mathrm{Beta}(a,b)`, :math:`k_j\sim\mathrm{Bin}(m_j,\theta_j)`.
+    r"""The PyMC model: independent Beta–Binomial rates, one per metric.
+
+    :math:`\theta_j \sim \mathrm{Beta}(a, b)`, :math:`k_j \sim \mathrm{Binomial}(m_j, \theta_j)`.
 
     Parameters
     ----------
@@ -75,7 +77,7 @@ def model(successes, trials, *, metrics=RATE_METRICS, prior=(1.0, 1.0)):
     -------
     pm.Model with free variable ``theta`` (dim ``metric``) and observed ``successes``.
     """
-    import pymc as pm  # noqa: PLC0415
+    import pymc as pm
 
     with pm.Model(coords={"metric": list(metrics)}) as m:
         theta = pm.Beta("theta", alpha=prior[0], beta=prior[1], dims="metric")

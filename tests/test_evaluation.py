@@ -1,0 +1,117 @@
+"""Evaluation: summary, check, diagnostics, sensitivity and the netCDF round trip."""
+
+import numpy as np
+import pytest
+import xarray as xr
+
+import bayeval as be
+from bayeval import datasets
+from bayeval.evaluation import Evaluation
+
+
+@pytest.fixture(scope="module")
+def data():
+    return datasets.breast_cancer()
+
+
+@pytest.fixture(scope="module")
+def both(data):
+    return be.labelled(data.scores, data.labels, prior=(2.0, 2.0), method="both", random_seed=3)
+
+
+def test_summary_of_draws_states_its_interval(both):
+    s = both.summary()
+    assert list(s.index) == ["accuracy", "precision", "recall", "specificity", "npv"]
+    assert list(s.columns[:4]) == ["mean", "sd", "lower", "upper"]
+    assert {"mcse_mean", "ess_bulk", "ess_tail", "r_hat"} <= set(s.columns)
+    assert s.attrs["ci_prob"] == 0.95 and s.attrs["ci_kind"] == "eti"
+    assert "95% equal-tailed intervals (eti)" in repr(s).splitlines()[0]
+    draws = both.draws.sel(metric="recall").values.ravel()
+    assert s.loc["recall", "lower"] == pytest.approx(np.quantile(draws, 0.025), rel=1e-9)
+
+
+def test_summary_hdi_is_shorter_and_labelled(both):
+    eti, hdi = both.summary(ci_kind="eti", ci_prob=0.9), both.summary(ci_kind="hdi", ci_prob=0.9)
+    assert ((hdi["upper"] - hdi["lower"]) <= (eti["upper"] - eti["lower"]) + 1e-12).all()
+    assert "90% highest-density intervals (hdi)" in hdi.caption
+
+
+def test_check_passes_on_the_right_fast_path(both):
+    result = both.check()
+    assert result.attrs["passed"], result
+    assert set(result.index.get_level_values("test")) == {"mean", "variance_ratio",
+                                                          "interval_mass"}
+
+
+def test_check_fails_on_a_wrong_fast_path(both):
+    wrong = both.closed_form.copy()
+    wrong["mean"] = wrong["mean"] + xr.where(wrong["metric"] == "recall", 0.01, 0.0)
+    groups = {k: v.to_dataset() for k, v in both.tree.children.items()}
+    groups["closed_form"] = wrong
+    tree = xr.DataTree.from_dict(groups)
+    tree.attrs = both.tree.attrs
+    result = Evaluation(tree).check()
+    assert not result.attrs["passed"]
+    failed = result[~result["passed"]].index.tolist()
+    assert failed == [("recall", "mean")]
+
+
+def test_diagnostics_rows_and_thresholds(both):
+    d = both.diagnostics()
+    assert d.attrs["ok"]
+    assert set(d.index.get_level_values("diagnostic")) == {"r_hat", "ess_bulk", "ess_tail",
+                                                           "divergences", "bfmi"}
+    assert d.loc[("divergences", "sampler"), "value"] == 0
+
+
+def test_sensitivity_of_an_informative_and_a_flat_prior(data):
+    informative = be.labelled(data.scores, data.labels, prior=(60.0, 20.0), metrics="recall",
+                              method="pymc", random_seed=1)
+    s = informative.sensitivity()
+    assert list(s.columns) == ["prior", "likelihood", "diagnosis"]
+    # Beta(60, 20) against 99/106: both pull, the prior strongly
+    assert s.loc["theta[recall]", "prior"] > 0.05
+    assert s.loc["theta[recall]", "diagnosis"] == "prior-data conflict"
+    flat = be.labelled(data.scores, data.labels, metrics="recall", method="pymc", random_seed=1)
+    s = flat.sensitivity()
+    assert s.loc["theta[recall]", "prior"] == 0.0  # Beta(1, 1): power scaling changes nothing
+    assert s.loc["theta[recall]", "likelihood"] > 0.05
+
+
+def test_netcdf_round_trip_is_identical(both, tmp_path):
+    both.sensitivity()  # adds log_prior and log_likelihood, which are saved too
+    back = be.load(both.to_netcdf(tmp_path / "ev.nc"))
+    assert back == both
+    assert set(back.tree.children) == set(both.tree.children)
+    assert back.meta == both.meta
+    assert back.summary().equals(both.summary())
+    assert back.check().equals(both.check())
+    assert back.sensitivity().equals(both.sensitivity())
+
+
+def test_exact_round_trip_and_what_it_cannot_do(data, tmp_path):
+    ev = be.labelled(data.scores, data.labels)
+    back = be.load(ev.to_netcdf(tmp_path / "exact.nc"))
+    assert back == ev and back.summary().equals(ev.summary())
+    with pytest.raises(ValueError, match="source='draws'"):
+        ev.summary(source="draws")
+    with pytest.raises(ValueError, match="check\\(\\) needs both"):
+        ev.check()
+    with pytest.raises(ValueError, match="diagnostics\\(\\) needs MCMC"):
+        ev.diagnostics()
+    with pytest.raises(ValueError, match="ci_prob and ci_kind of the closed form"):
+        ev.summary(ci_prob=0.9)
+
+
+def test_sensitivity_after_load_without_log_groups_says_why(data, tmp_path):
+    ev = be.labelled(data.scores, data.labels, metrics="accuracy", method="pymc", random_seed=2)
+    back = be.load(ev.to_netcdf(tmp_path / "nolog.nc"))
+    with pytest.raises(ValueError, match="not saved and the PyMC model is not attached"):
+        back.sensitivity()
+
+
+def test_load_rejects_a_foreign_file(tmp_path):
+    path = tmp_path / "foreign.nc"
+    xr.DataTree(xr.Dataset({"x": ("i", [1.0, 2.0])})).to_netcdf(path, engine="h5netcdf")
+    with pytest.raises(ValueError, match="not a bayeval Evaluation"):
+        be.load(path)

@@ -1,0 +1,56 @@
+"""Quick runs of every catalogued model agree with its long-run reference posterior."""
+
+import json
+
+import numpy as np
+import pytest
+
+from bayeval.sampling import sample
+from models.regenerate import ROOT, build, names, posterior_stats
+
+
+def disagreements(quick: dict, reference: dict) -> list[str]:
+    """Scalars whose mean or sd differ beyond 4 combined Monte-Carlo standard errors."""
+    out = []
+    for label, ref in reference.items():
+        q = quick[label]
+        if abs(q["mean"] - ref["mean"]) > 4 * np.hypot(q["mcse_mean"], ref["mcse_mean"]):
+            out.append(f"{label} mean")
+        if abs(q["sd"] - ref["sd"]) > 4 * np.hypot(q["mcse_sd"], ref["mcse_sd"]):
+            out.append(f"{label} sd")
+    return out
+
+
+def spec_of(name):
+    return json.loads((ROOT / name / "reference.json").read_text())
+
+
+@pytest.mark.parametrize("name", names())
+def test_quick_run_matches_reference(name):
+    spec = spec_of(name)
+    assert spec["reference"], f"{name}: reference.json has no reference; run models.regenerate"
+    quick = posterior_stats(sample(build(spec), 12345, {"draws": 1000, "tune": 1000}))
+    assert quick.keys() == spec["reference"].keys()
+    assert disagreements(quick, spec["reference"]) == []
+
+
+def test_a_moved_posterior_is_caught():
+    spec = spec_of("labelled_beta_binomial")
+    spec["kwargs"]["successes"][0] -= 8  # accuracy 267/285 instead of 275/285
+    quick = posterior_stats(sample(build(spec), 12345, {"draws": 1000, "tune": 1000}))
+    # the accuracy moves (mean and, further from 1, a wider sd); the other rates do not
+    assert disagreements(quick, spec["reference"]) == ["theta[accuracy] mean",
+                                                       "theta[accuracy] sd"]
+
+
+def test_labelled_reference_is_the_conjugate_posterior():
+    from scipy import stats
+
+    spec = spec_of("labelled_beta_binomial")
+    a, b = spec["kwargs"]["prior"]
+    for k, m, metric in zip(*(spec["kwargs"][key] for key in ("successes", "trials", "metrics")),
+                            strict=True):
+        law = stats.beta(a + k, b + m - k)
+        ref = spec["reference"][f"theta[{metric}]"]
+        assert abs(ref["mean"] - law.mean()) <= 4 * ref["mcse_mean"]
+        assert abs(ref["sd"] - law.std()) <= 4 * ref["mcse_sd"]
