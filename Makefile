@@ -43,3 +43,7 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .cache .pytest_cache build dist *.egg-info
+
+docs: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[dev,docs]'
+	$(VENV)/bin/mkdocs build --strict
