@@ -1,0 +1,220 @@
+r"""Confusion-matrix metrics and ROC-AUC, vectorised over leading (draw) dimensions.
+
+Definitions and ``zero_division`` follow scikit-learn. Every ratio is computed as one division
+:math:`\mathrm{num}/\mathrm{den}` of integers, exact while they stay below :math:`2^{53}` (counts up
+to about :math:`10^4` for ``mcc``, whose terms are of degree 4, and far beyond for the others), so
+equal rationals such as 1/3 and 2/6 give bitwise equal doubles and PMF supports merge correctly.
+
+* ``accuracy`` :math:`(TP+TN)/(TP+FP+FN+TN)`, undefined with no rows;
+* ``precision`` :math:`TP/(TP+FP)`; ``recall`` :math:`TP/(TP+FN)`;
+* ``specificity`` :math:`TN/(TN+FP)`; ``npv`` :math:`TN/(TN+FN)`;
+* ``f1`` :math:`2TP/(2TP+FP+FN)`; ``fbeta`` :math:`(1+\beta^2)TP/((1+\beta^2)TP+\beta^2FN+FP)`;
+* ``balanced_accuracy`` the mean of recall and specificity over the classes present, undefined
+  with no rows;
+* ``mcc`` :math:`(TP\,TN-FP\,FN)/\sqrt{(TP+FP)(TP+FN)(TN+FP)(TN+FN)}`, computed as
+  :math:`\operatorname{sign}(c)\sqrt{c^2/d}` so that it too is one division.
+
+The others are undefined where their denominator is 0. Where a metric is undefined it takes the
+value ``zero_division`` (0.0, 1.0 or NaN); the default 0.0 is also what scikit-learn's
+``matthews_corrcoef`` returns there. ``balanced_accuracy`` with one class absent is the recall of
+the other class (scikit-learn drops the undefined class recall with a warning).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from bayeval.validation import as_array, as_binary, as_choice
+
+__all__ = ["METRICS", "confusion_counts", "from_counts", "roc_auc", "undefined"]
+
+METRICS = ("accuracy", "precision", "recall", "specificity", "npv", "f1", "fbeta",
+           "balanced_accuracy", "mcc")
+
+
+def _as_zero_division(value: Any) -> float:
+    if isinstance(value, (int, float, np.floating, np.integer)) and (
+            value in (0, 1) or np.isnan(value)):
+        return float(value)
+    raise ValueError(f"zero_division must be 0.0, 1.0 or np.nan, got {value!r}.")
+
+
+def _as_counts(tp: Any, fp: Any, fn: Any, tn: Any) -> list[np.ndarray]:
+    out = []
+    for name, x in (("tp", tp), ("fp", fp), ("fn", fn), ("tn", tn)):
+        arr = as_array(x, name, ndim=None, allow_empty=True)
+        if (arr < 0).any():
+            raise ValueError(f"{name} must hold non-negative counts; got "
+                             f"{int((arr < 0).sum())} negative value(s).")
+        out.append(arr)
+    try:
+        return np.broadcast_arrays(*out)
+    except ValueError:
+        names = ("tp", "fp", "fn", "tn")
+        shapes = ", ".join(f"{k} {a.shape}" for k, a in zip(names, out, strict=True))
+        raise ValueError(f"tp, fp, fn and tn must broadcast to one shape; got {shapes}.") from None
+
+
+def _beta2(beta: Any) -> tuple[float, float]:
+    """beta^2 as (m, d) with beta^2 = m/d, small integers when beta^2 is a short rational."""
+    if not (isinstance(beta, (int, float, np.floating, np.integer)) and beta >= 0):
+        raise ValueError(f"beta must be a number >= 0 (np.inf allowed), got {beta!r}.")
+    b2 = float(beta) ** 2
+    if np.isinf(b2):
+        return b2, 1.0
+    frac = Fraction(b2).limit_denominator(1000)
+    if abs(float(frac) - b2) <= 4 * np.finfo(float).eps * b2:
+        return float(frac.numerator), float(frac.denominator)
+    return b2, 1.0
+
+
+def _ratio(metric: str, tp: np.ndarray, fp: np.ndarray, fn: np.ndarray, tn: np.ndarray,
+           beta: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(numerator, denominator) with value = num / den wherever den > 0 (mcc: num^2 / den)."""
+    if metric == "accuracy":
+        return tp + tn, tp + fp + fn + tn
+    if metric == "precision":
+        return tp, tp + fp
+    if metric == "recall":
+        return tp, tp + fn
+    if metric == "specificity":
+        return tn, tn + fp
+    if metric == "npv":
+        return tn, tn + fn
+    if metric == "f1":
+        return 2 * tp, 2 * tp + fp + fn
+    if metric == "fbeta":
+        m, d = _beta2(beta)
+        if np.isinf(m):  # beta = inf: recall
+            return tp, tp + fn
+        return (m + d) * tp, (m + d) * tp + m * fn + d * fp
+    if metric == "balanced_accuracy":
+        pos, neg = tp + fn, tn + fp
+        num = np.where(pos == 0, tn, np.where(neg == 0, tp, tp * neg + tn * pos))
+        den = np.where(pos == 0, neg, np.where(neg == 0, pos, 2 * pos * neg))
+        return num, den
+    num = tp * tn - fp * fn  # mcc
+    return num * np.abs(num), (tp + fp) * (tp + fn) * (tn + fp) * (tn + fn)
+
+
+def from_counts(metric: str, tp: Any, fp: Any, fn: Any, tn: Any, *, beta: float = 1.0,
+                zero_division: float = 0.0) -> np.ndarray | float:
+    """A confusion-matrix metric from counts, broadcast over any leading dimensions.
+
+    Parameters
+    ----------
+    metric : str
+        One of :data:`METRICS` (formulas in the module docstring).
+    tp, fp, fn, tn : array-like
+        Non-negative counts (integers, or expected counts), broadcastable to one shape.
+    beta : float
+        Weight of recall in ``fbeta`` (>= 0; 0 gives precision, ``np.inf`` recall).
+    zero_division : {0.0, 1.0, np.nan}
+        Value where the metric is undefined (see :func:`undefined`).
+
+    Returns
+    -------
+    numpy.ndarray or float
+        The metric, shape of the broadcast counts.
+
+    Examples
+    --------
+    >>> from_counts("f1", [3, 0], [1, 0], [2, 0], [4, 5])
+    array([0.66666667, 0.        ])
+    """
+    metric = as_choice(metric, "metric", METRICS)
+    zd = _as_zero_division(zero_division)
+    num, den = _ratio(metric, *_as_counts(tp, fp, fn, tn), beta)
+    out = np.full(np.shape(num), zd)
+    np.divide(num, den, out=out, where=den > 0)
+    if metric == "mcc":
+        np.copysign(np.sqrt(np.abs(out)), out, out=out)
+    return out[()]
+
+
+def undefined(metric: str, tp: Any, fp: Any, fn: Any, tn: Any, *,
+              beta: float = 1.0) -> np.ndarray | bool:
+    """Where ``metric`` is undefined (its denominator is 0), broadcast like :func:`from_counts`.
+
+    ``metric`` may also be ``"roc_auc"``, undefined where one class is absent
+    (TP + FN = 0 or FP + TN = 0). :func:`from_counts` and :func:`roc_auc` return
+    ``zero_division`` exactly at these cells.
+    """
+    metric = as_choice(metric, "metric", (*METRICS, "roc_auc"))
+    tp, fp, fn, tn = _as_counts(tp, fp, fn, tn)
+    if metric == "roc_auc":
+        return ((tp + fn == 0) | (fp + tn == 0))[()]
+    return (_ratio(metric, tp, fp, fn, tn, beta)[1] == 0)[()]
+
+
+def confusion_counts(labels: Any, y_pred: Any) -> tuple[np.ndarray, ...]:
+    """(tp, fp, fn, tn) of binary ``labels`` against binary ``y_pred``, one matrix per draw.
+
+    ``labels`` has shape (..., n); ``y_pred`` has shape (n,) (shared by all draws) or one that
+    broadcasts with ``labels``. Returns int64 arrays of the broadcast leading shape.
+    """
+    y = as_binary(labels, "labels", ndim=None).astype(np.int64)
+    yp = as_binary(y_pred, "y_pred", ndim=None).astype(np.int64)
+    try:
+        if y.ndim == 0 or yp.ndim == 0 or y.shape[-1] != yp.shape[-1]:
+            raise ValueError
+        np.broadcast_shapes(y.shape, yp.shape)
+    except ValueError:
+        raise ValueError(f"labels (shape {y.shape}) and y_pred (shape {yp.shape}) must have "
+                         "shapes (..., n) that broadcast, n rows each.") from None
+    tp = y @ yp if yp.ndim == 1 else (y * yp).sum(axis=-1)
+    pos, pred = y.sum(axis=-1), yp.sum(axis=-1)
+    fn, fp = pos - tp, pred - tp
+    return tp, fp, fn, y.shape[-1] - pos - fp
+
+
+def roc_auc(labels: Any, scores: Any, *, ties: str = "half",
+            zero_division: float = 0.0) -> np.ndarray | float:
+    r"""ROC-AUC as the Mann–Whitney statistic, for one label vector or a batch of draws.
+
+    .. math:: \mathrm{AUC}=\frac{1}{N_+N_-}\sum_{i:y_i=1}\sum_{j:y_j=0}
+              \big(\mathbb 1\{s_i>s_j\}+w\,\mathbb 1\{s_i=s_j\}\big),
+
+    with :math:`w=1/2` for ``ties="half"`` (scikit-learn's ``roc_auc_score``) and :math:`w=1` for
+    ``ties="one"`` (the PEMI paper's :math:`\mathbb 1\{\hat y_i\ge\hat y_j\}`). The scores are
+    sorted once; each draw then costs :math:`O(n)`.
+
+    Parameters
+    ----------
+    labels : array-like, shape (n,) or (..., n)
+        Binary labels; leading dimensions are draws.
+    scores : array-like, shape (n,)
+        Scores shared by all draws.
+    ties : {"half", "one"}
+        Weight of a tied positive-negative pair.
+    zero_division : {0.0, 1.0, np.nan}
+        Value for draws with one class absent (``undefined("roc_auc", ...)`` marks them). A single
+        label vector with one class raises ``ValueError`` instead, like scikit-learn.
+    """
+    ties = as_choice(ties, "ties", ("half", "one"))
+    zd = _as_zero_division(zero_division)
+    s = as_array(scores, "scores")
+    y = as_binary(labels, "labels", ndim=None)
+    if y.ndim == 0 or y.shape[-1] != s.size:
+        raise ValueError(f"labels must have shape (..., n) with n = len(scores) = {s.size}; "
+                         f"got shape {y.shape}.")
+    order = np.argsort(s, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(s[order]) != 0])
+    size = np.diff(np.r_[starts, s.size])
+    pos = np.add.reduceat(y[..., order].astype(np.int64), starts, axis=-1)  # positives per tie
+    neg = size - pos
+    below = np.cumsum(neg, axis=-1) - neg  # negatives with a strictly smaller score
+    npos, nneg = pos.sum(axis=-1), neg.sum(axis=-1)
+    if ties == "half":
+        num, den = (pos * (2 * below + neg)).sum(axis=-1), 2 * npos * nneg
+    else:
+        num, den = (pos * (below + neg)).sum(axis=-1), npos * nneg
+    if y.ndim == 1 and den == 0:
+        raise ValueError(f"labels hold only class {int(y[0])}; ROC-AUC needs both classes "
+                         "(0 and 1).")
+    out = np.full(np.shape(num), zd)
+    np.divide(num, den, out=out, where=den > 0)
+    return out[()]

@@ -1,0 +1,305 @@
+r"""Poisson-binomial distribution: exact PMF by divide-and-conquer convolution.
+
+:math:`K=\sum_{i=1}^n Y_i` with independent :math:`Y_i\sim\mathrm{Bernoulli}(p_i)` has the PMF whose
+generating function is :math:`\prod_i(1-p_i+p_i z)`. The product is formed by direct recursion on
+blocks of trials, then the blocks are multiplied pairwise (directly while short, then by real FFT),
+which costs :math:`O(n\log^2 n)`. Trials with :math:`p_i\in\{0,1\}` are factored out exactly.
+
+Each intermediate product is cut to the window :math:`|k-\mu|\le t` outside which Bernstein's
+inequality bounds its mass by ``_DROP`` (:math:`10^{-30}`); with :math:`L=\ln(2/\delta)`,
+
+.. math:: P(|K-\mu|\ge t)\le 2\exp\!\Big(-\frac{t^2}{2(\sigma^2+t/3)}\Big)=\delta
+          \iff t=\tfrac L3+\sqrt{\tfrac{L^2}9+2L\sigma^2}.
+
+The cut changes no probability by more than the total cut mass (< 1e-20 for any feasible n), far
+below the FFT round-off (about 1e-16 of the largest mass), and keeps the top-level products
+:math:`O(\sigma)` long instead of :math:`O(n)`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import scipy.fft
+
+from bayeval.validation import as_array, as_probabilities, as_scores, as_seed
+
+__all__ = ["PoissonBinomial", "convolve", "truncated_pmf"]
+
+_BLOCK = 16  # trials per leaf product, formed by direct recursion
+_DIRECT = 65  # rows (and `convolve` inputs) at most this long are convolved directly
+_DROP = 1e-30  # mass bound cut from each intermediate product (Bernstein window)
+_LOG_DROP = math.log(2.0 / _DROP)
+_FFT_TOL = 1e-12  # absolute error allowed for an FFT convolution in `convolve`
+
+
+def _as_p(p: Any) -> np.ndarray:
+    """Validated 1-D probabilities; empty is a valid n = 0."""
+    arr = as_array(p, "p", allow_empty=True)
+    return as_probabilities(arr, "p") if arr.size else arr
+
+
+def _blocks(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Coefficients of prod_i (1 - p_i + p_i z) over consecutive blocks of p, one row per block,
+    and the blocks' p (zero padded: p = 0 is the factor 1).
+
+    Leaves of ``_BLOCK`` trials by direct recursion, then pairwise direct convolution while rows
+    are at most ``_DIRECT`` long. Both run on the transposed (coefficient, block) layout, so each
+    step works on whole contiguous rows, and both are exact to relative round-off per entry; the
+    FFT only starts on long rows, where its round-off noise is smallest.
+    """
+    size = min(_BLOCK, p.size)
+    leaves = -(-p.size // size)
+    merges = 0
+    while 2**merges < leaves and size * 2**merges + 1 <= _DIRECT:
+        merges += 1
+    leaves = -(-leaves // 2**merges) * 2**merges
+    padded = np.zeros(leaves * size)
+    padded[: p.size] = p
+    pp = padded.reshape(leaves, size).T.copy()
+    qq = 1.0 - pp
+    out = np.zeros((size + 1, leaves))
+    out[0] = 1.0
+    for j in range(size):
+        step = out[: j + 1] * pp[j]
+        out[: j + 2] *= qq[j]
+        out[1 : j + 2] += step
+    for _ in range(merges):
+        a, b, w = out[:, 0::2], out[:, 1::2], out.shape[0]
+        out = np.zeros((2 * w - 1, a.shape[1]))
+        for j in range(w):
+            out[j : j + w] += a[j] * b
+    return np.ascontiguousarray(out.T), padded.reshape(out.shape[1], -1)
+
+
+def _conv_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise full convolution of two equally shaped 2-D arrays by real FFT, clipped at 0."""
+    w = a.shape[1]
+    nfft = scipy.fft.next_fast_len(2 * w - 1, real=True)
+    fa = scipy.fft.rfft(a, nfft, axis=1, workers=-1)
+    fa *= scipy.fft.rfft(b, nfft, axis=1, workers=-1)
+    out = scipy.fft.irfft(fa, nfft, axis=1, workers=-1)[:, : 2 * w - 1]
+    return np.maximum(out, 0.0, out=out)
+
+
+def _cut(rows: np.ndarray, off: np.ndarray, mu: np.ndarray,
+         var: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Restrict every row to a common width covering its Bernstein window |k - mu| <= t."""
+    width = rows.shape[1]
+    t = _LOG_DROP / 3 + np.sqrt(_LOG_DROP**2 / 9 + 2 * _LOG_DROP * var)
+    lo = np.maximum(np.ceil(mu - t).astype(np.int64) - off, 0)
+    hi = np.minimum(np.floor(mu + t).astype(np.int64) - off, width - 1)
+    new = int((hi - lo).max()) + 1
+    if new >= width:
+        return rows, off
+    lo = np.minimum(lo, width - new)
+    return np.take_along_axis(rows, lo[:, None] + np.arange(new), axis=1), off + lo
+
+
+def _window(p: np.ndarray) -> tuple[int, np.ndarray]:
+    """(start, probs) of PB(p), p strictly inside (0, 1); probs is zero beyond the cut windows."""
+    if p.size == 0:
+        return 0, np.ones(1)
+    rows, blocks = _blocks(p)
+    mu, var = blocks.sum(axis=1), (blocks * (1.0 - blocks)).sum(axis=1)
+    off = np.zeros(rows.shape[0], dtype=np.int64)
+    while rows.shape[0] > 1:
+        if rows.shape[0] % 2:  # pair the last row with the polynomial 1
+            one = np.zeros((1, rows.shape[1]))
+            one[0, 0] = 1.0
+            rows = np.vstack([rows, one])
+            off, mu, var = (np.append(x, 0) for x in (off, mu, var))
+        rows = _conv_rows(rows[0::2], rows[1::2])
+        off, mu, var = (x[0::2] + x[1::2] for x in (off, mu, var))
+        rows, off = _cut(rows, off, mu, var)
+    start = int(off[0])
+    probs = rows[0, : p.size + 1 - start]
+    return start, probs / probs.sum()
+
+
+def _split(p: np.ndarray) -> tuple[int, int, np.ndarray]:
+    """(number of ones, number of zeros, the p strictly inside (0, 1))."""
+    inside = (p > 0.0) & (p < 1.0)
+    ones = int(np.count_nonzero(p == 1.0))
+    return ones, p.size - ones - int(inside.sum()), p[inside]
+
+
+class PoissonBinomial:
+    r"""Law of the number of successes in independent Bernoulli trials.
+
+    .. math:: P(K=k)=\sum_{|A|=k}\prod_{i\in A}p_i\prod_{j\notin A}(1-p_j),\qquad
+              \mathbb E K=\sum_i p_i,\quad \operatorname{Var}K=\sum_i p_i(1-p_i).
+
+    Parameters
+    ----------
+    p : array-like, shape (n,)
+        Success probabilities in [0, 1]. Empty ``p`` is the law of an empty sum (``K = 0``).
+
+    Notes
+    -----
+    The PMF is exact to 1e-12 absolute for any n (module docstring) and never negative; it is
+    computed once, on first use, in :math:`O(n\log^2 n)`.
+
+    References
+    ----------
+    W. Biscarri, S. D. Zhao, R. J. Brunner (2018). A simple and fast method for computing the
+    Poisson binomial distribution function. Computational Statistics & Data Analysis 122, 92-100.
+
+    Examples
+    --------
+    >>> PoissonBinomial([0.1, 0.2, 0.2]).pmf()
+    array([0.576, 0.352, 0.068, 0.004])
+    """
+
+    def __init__(self, p: Any) -> None:
+        self.p = np.array(_as_p(p))  # a private copy, read-only
+        self.p.flags.writeable = False
+        self.n = self.p.size
+        self._pmf: np.ndarray | None = None
+        self._cdf: np.ndarray | None = None
+        self._sf: np.ndarray | None = None
+
+    def _full(self) -> np.ndarray:
+        if self._pmf is None:
+            ones, _, inside = _split(self.p)
+            start, probs = _window(inside)
+            pmf = np.zeros(self.n + 1)
+            pmf[ones + start : ones + start + probs.size] = probs
+            pmf.flags.writeable = False
+            self._pmf = pmf
+        return self._pmf
+
+    def _cum(self) -> tuple[np.ndarray, np.ndarray]:
+        """cdf[k] = P(K <= k) and sf[k] = P(K > k), each summed from its own tail."""
+        if self._cdf is None:
+            pmf = self._full()
+            cdf = np.minimum(np.cumsum(pmf), 1.0)
+            cdf[-1] = 1.0
+            sf = np.zeros(self.n + 1)
+            sf[:-1] = np.minimum(np.cumsum(pmf[:0:-1])[::-1], 1.0)
+            self._cdf, self._sf = cdf, sf
+        return self._cdf, self._sf
+
+    def _at(self, table: np.ndarray, k: Any, below: float, above: float) -> np.ndarray | float:
+        """table[floor(k)] with ``below`` for k < 0 and ``above`` for k > n."""
+        kk = np.floor(as_array(k, "k", ndim=None, allow_empty=True))
+        idx = np.clip(kk, 0, self.n).astype(np.int64)
+        out = np.where(kk < 0, below, np.where(kk > self.n, above, table[idx]))
+        return out[()]
+
+    def pmf(self, k: Any = None) -> np.ndarray | float:
+        """P(K = k); the whole PMF (length n + 1, read-only) when ``k`` is None."""
+        pmf = self._full()
+        if k is None:
+            return pmf
+        kk = as_array(k, "k", ndim=None, allow_empty=True)
+        ok = (kk == np.floor(kk)) & (kk >= 0) & (kk <= self.n)
+        return np.where(ok, pmf[np.where(ok, kk, 0).astype(np.int64)], 0.0)[()]
+
+    def cdf(self, k: Any) -> np.ndarray | float:
+        """P(K <= k), for real k."""
+        return self._at(self._cum()[0], k, 0.0, 1.0)
+
+    def sf(self, k: Any) -> np.ndarray | float:
+        """P(K > k), summed from the upper tail (accurate where cdf rounds to 1)."""
+        return self._at(self._cum()[1], k, 1.0, 0.0)
+
+    def ppf(self, q: Any) -> np.ndarray | int:
+        r"""Quantile :math:`\min\{k: P(K\le k)\ge q\}`; q = 0 and q = 1 give the support's ends."""
+        qq = as_scores(q, "q", ndim=None)
+        ones, zeros, _ = _split(self.p)
+        k = np.minimum(np.searchsorted(self._cum()[0], qq, side="left"), self.n)
+        k = np.where(qq == 0, ones, np.where(qq == 1, self.n - zeros, k))
+        return k.astype(np.int64)[()]
+
+    def mean(self) -> float:
+        r""":math:`\sum_i p_i`."""
+        return float(self.p.sum())
+
+    def var(self) -> float:
+        r""":math:`\sum_i p_i(1-p_i)`."""
+        return float((self.p * (1.0 - self.p)).sum())
+
+    def rvs(self, size: int | tuple[int, ...] | None = None,
+            random_state: Any = None) -> np.ndarray | int:
+        """Draws of K by inversion of the CDF; ``random_state`` is None, an int or a Generator."""
+        rng = as_seed(random_state, "random_state")
+        u = rng.random(size)
+        return np.searchsorted(self._cum()[0], u, side="right").astype(np.int64)[()]
+
+
+def _fft_ok(a: np.ndarray, b: np.ndarray, nfft: int) -> bool:
+    """Whether the FFT round-off bound 10 eps log2(nfft) |a|_2 |b|_2 stays below 1e-12."""
+    bound = 10 * np.finfo(float).eps * math.log2(nfft) * np.linalg.norm(a) * np.linalg.norm(b)
+    return bound <= _FFT_TOL
+
+
+def _convolve2(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if min(a.size, b.size) <= _DIRECT:
+        return np.convolve(a, b)
+    nfft = scipy.fft.next_fast_len(a.size + b.size - 1, real=True)
+    if not _fft_ok(a, b, nfft):
+        return np.convolve(a, b)
+    out = scipy.fft.irfft(scipy.fft.rfft(a, nfft) * scipy.fft.rfft(b, nfft), nfft)
+    return np.maximum(out[: a.size + b.size - 1], 0.0)
+
+
+def convolve(*pmfs: Any) -> np.ndarray:
+    r"""PMF of the sum of independent counts, :math:`(f*g)[k]=\sum_j f[j]\,g[k-j]`.
+
+    Parameters
+    ----------
+    *pmfs : array-like
+        Each 1-D and non-negative, entry k the probability of count k. No argument gives
+        ``[1.0]``, the law of an empty sum.
+
+    Returns
+    -------
+    numpy.ndarray
+        Length ``sum(len(f) - 1) + 1``. Long inputs are multiplied by FFT only when its round-off
+        bound is at most 1e-12 absolute, otherwise directly; never negative.
+    """
+    arrs = []
+    for i, f in enumerate(pmfs):
+        arr = as_array(f, f"pmfs[{i}]")
+        if (arr < 0).any():
+            raise ValueError(f"pmfs[{i}] must be non-negative probabilities; got "
+                             f"{int((arr < 0).sum())} negative value(s).")
+        arrs.append(arr)
+    if not arrs:
+        return np.ones(1)
+    while len(arrs) > 1:
+        arrs = [_convolve2(*arrs[i : i + 2]) if i + 1 < len(arrs) else arrs[i]
+                for i in range(0, len(arrs), 2)]
+    return arrs[0].copy()
+
+
+def truncated_pmf(p: Any, tol: float = 1e-16) -> tuple[int, np.ndarray]:
+    r"""The PMF of PB(p) on the contiguous window of counts whose probability exceeds ``tol``.
+
+    Parameters
+    ----------
+    p : array-like, shape (n,)
+        Success probabilities in [0, 1].
+    tol : float
+        Probabilities at most ``tol`` are dropped from both ends, in [0, 1).
+
+    Returns
+    -------
+    start : int
+        The count of ``probs[0]``.
+    probs : numpy.ndarray
+        ``PoissonBinomial(p).pmf()[start : start + len(probs)]`` (not renormalised). The PMF is
+        log-concave, so the window holds every count above ``tol`` and always holds the mode.
+        Its cost is that of the PMF, with the long products kept :math:`O(\sigma)` long.
+    """
+    p = _as_p(p)
+    if not (isinstance(tol, (int, float, np.floating, np.integer)) and 0 <= tol < 1):
+        raise ValueError(f"tol must be a number in [0, 1), got {tol!r}.")
+    ones, _, inside = _split(p)
+    start, probs = _window(inside)
+    keep = np.flatnonzero(probs > tol)
+    lo, hi = (keep[0], keep[-1]) if keep.size else (int(np.argmax(probs)),) * 2
+    return ones + start + int(lo), probs[lo : hi + 1].copy()

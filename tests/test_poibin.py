@@ -1,0 +1,192 @@
+"""Poisson binomial: exact oracles (float DP, 50-digit mpmath), identities and bad input."""
+
+import mpmath
+import numpy as np
+import pytest
+
+from bayeval.poibin import PoissonBinomial, convolve, truncated_pmf
+
+
+def dp_pmf(p):
+    """The O(n^2) recursion of cbpe.md §2.2(a), in float64."""
+    pmf = np.ones(1)
+    for pi in p:
+        pmf = np.r_[pmf * (1 - pi), 0.0] + np.r_[0.0, pmf * pi]
+    return pmf
+
+
+def mp_pmf(p):
+    """The same recursion in 50-digit arithmetic on the exact binary values of p."""
+    with mpmath.workdps(50):
+        pmf = [mpmath.mpf(1)]
+        for pi in p:
+            pi = mpmath.mpf(float(pi))
+            qi = 1 - pi
+            pmf = [a * qi + b * pi for a, b in zip([*pmf, 0], [0, *pmf], strict=True)]
+        return np.array([float(x) for x in pmf])
+
+
+def scores(kind, n, seed):
+    rng = np.random.default_rng(seed)
+    if kind == "uniform":
+        return rng.random(n)
+    if kind == "extreme":  # half near 1, half near 0, plus exact 0s and 1s at random places
+        p = np.where(rng.random(n) < 0.5, rng.uniform(0.95, 1, n), rng.uniform(0, 0.05, n))
+        p[rng.random(n) < 0.1] = 0.0
+        p[rng.random(n) < 0.1] = 1.0
+        return p
+    return rng.uniform(0, 2e-3, n)  # "rare": sd << n, the windows are cut hardest
+
+
+@pytest.mark.parametrize("n", [1, 7, 64, 65, 200, 400])
+@pytest.mark.parametrize("kind", ["uniform", "extreme"])
+def test_pmf_matches_50_digit_arithmetic(n, kind):
+    p = scores(kind, n, seed=n)
+    pmf = PoissonBinomial(p).pmf()
+    assert pmf.shape == (n + 1,)
+    assert pmf.min() >= 0.0
+    np.testing.assert_allclose(pmf, mp_pmf(p), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("n", [1000, 3000])
+@pytest.mark.parametrize("kind", ["uniform", "extreme", "rare"])
+def test_pmf_matches_dp_through_fft_levels(n, kind):
+    p = scores(kind, n, seed=7 + n)
+    pmf = PoissonBinomial(p).pmf()
+    assert pmf.min() >= 0.0
+    np.testing.assert_allclose(pmf, dp_pmf(p), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("n", [2, 500, 4000])
+def test_sum_mean_and_variance_identities(n):
+    p = scores("uniform", n, seed=3)
+    dist = PoissonBinomial(p)
+    pmf, k = dist.pmf(), np.arange(n + 1)
+    assert abs(pmf.sum() - 1) <= 1e-12
+    mean = (k * pmf).sum()
+    np.testing.assert_allclose([mean, dist.mean()], p.sum(), rtol=1e-9)
+    np.testing.assert_allclose([((k - mean) ** 2 * pmf).sum(), dist.var()],
+                               (p * (1 - p)).sum(), rtol=1e-9)
+
+
+def test_small_and_degenerate_cases_are_exact():
+    np.testing.assert_array_equal(PoissonBinomial([]).pmf(), [1.0])
+    np.testing.assert_array_equal(PoissonBinomial([0.3]).pmf(), [0.7, 0.3])
+    np.testing.assert_array_equal(PoissonBinomial([1, 1, 0, 1]).pmf(), [0, 0, 0, 1, 0])
+    p = [0.0, 0.2, 1.0, 0.5, 1.0]  # = 2 + PB(0.2, 0.5)
+    np.testing.assert_allclose(PoissonBinomial(p).pmf(), [0, 0, 0.4, 0.5, 0.1, 0], atol=1e-15)
+    assert PoissonBinomial(p).pmf()[[0, 1, 5]].tolist() == [0.0, 0.0, 0.0]
+    empty = PoissonBinomial(np.array([]))
+    assert (empty.mean(), empty.var(), empty.ppf(0.5), empty.rvs(random_state=0)) == (0, 0, 0, 0)
+
+
+def test_pmf_at_points_cdf_sf_ppf_are_consistent():
+    p = np.r_[scores("uniform", 150, seed=11), 1.0, 1.0, 0.0]
+    dist = PoissonBinomial(p)
+    n, pmf, k = p.size, dist.pmf(), np.arange(p.size + 1)
+    np.testing.assert_array_equal(dist.pmf(k), pmf)
+    assert dist.pmf(2.5) == 0 and dist.pmf(-1) == 0 and dist.pmf(n + 1) == 0
+    assert dist.pmf(70) == pmf[70]
+    np.testing.assert_allclose(dist.cdf(k), np.cumsum(pmf), rtol=0, atol=1e-13)
+    np.testing.assert_allclose(dist.cdf(k) + dist.sf(k), 1, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(dist.sf(k), pmf[::-1].cumsum()[::-1] - pmf, rtol=0, atol=1e-13)
+    assert dist.cdf(-0.5) == 0 and dist.cdf(n) == 1 and dist.sf(-1) == 1 and dist.sf(n) == 0
+    assert dist.cdf(70.9) == dist.cdf(70)
+    live = k[pmf > 1e-9]
+    np.testing.assert_array_equal(dist.ppf(dist.cdf(live)), live)
+    np.testing.assert_array_equal(dist.ppf(dist.cdf(live) + 1e-12), live + 1)
+    assert (dist.ppf(0), dist.ppf(1)) == (2, n - 1)  # the support is 2 .. n - 1
+    assert isinstance(dist.cdf(3), float) and dist.ppf([0.5]).shape == (1,)
+
+
+def test_tails_are_accurate_relatively_below_the_fft_sizes():
+    """n = 60 is multiplied out directly: every entry, and sf in the upper tail, to 1e-12
+    relative (1 - cdf would be 0 or round-off there)."""
+    p = scores("uniform", 60, seed=8)
+    dist, exact = PoissonBinomial(p), mp_pmf(p)
+    np.testing.assert_allclose(dist.pmf(), exact, rtol=1e-12, atol=0)
+    k = np.arange(40, 60)
+    np.testing.assert_allclose(dist.sf(k), [exact[j + 1 :].sum() for j in k], rtol=1e-12)
+    np.testing.assert_allclose(dist.cdf(np.arange(15)), np.cumsum(exact)[:15], rtol=1e-12)
+
+
+def test_rvs_follow_the_pmf_and_the_seed():
+    p = scores("uniform", 300, seed=5)
+    dist = PoissonBinomial(p)
+    n_draws = 20_000
+    draws = dist.rvs(n_draws, random_state=42)
+    ecdf = np.searchsorted(np.sort(draws), np.arange(p.size + 1), side="right") / n_draws
+    assert np.abs(ecdf - dist.cdf(np.arange(p.size + 1))).max() <= 1.95 / np.sqrt(n_draws)
+    np.testing.assert_array_equal(draws, dist.rvs(n_draws, random_state=42))
+    rng = np.random.default_rng(42)
+    np.testing.assert_array_equal(dist.rvs((4, 5), random_state=rng).shape, (4, 5))
+    assert np.ndim(dist.rvs(random_state=1)) == 0
+    assert PoissonBinomial([1, 1, 0]).rvs(50, random_state=0).tolist() == [2] * 50
+
+
+@pytest.mark.parametrize("sizes", [(5, 9), (150, 400), (2000, 3)])
+def test_convolve_of_pb_pmfs_is_pb_of_concatenation(sizes):
+    rng = np.random.default_rng(sum(sizes))
+    a, b = rng.random(sizes[0]), rng.random(sizes[1])
+    got = convolve(PoissonBinomial(a).pmf(), PoissonBinomial(b).pmf())
+    np.testing.assert_allclose(got, dp_pmf(np.r_[a, b]), rtol=0, atol=1e-12)
+    assert got.min() >= 0
+
+
+def test_convolve_many_and_edge_arities():
+    rng = np.random.default_rng(0)
+    parts = [rng.random(m) for m in (3, 120, 1, 250, 40)]
+    got = convolve(*(PoissonBinomial(x).pmf() for x in parts))
+    np.testing.assert_allclose(got, dp_pmf(np.concatenate(parts)), rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(convolve(), [1.0])
+    np.testing.assert_array_equal(convolve([0.25, 0.75]), [0.25, 0.75])
+
+
+def test_convolve_avoids_fft_when_its_error_could_exceed_tolerance():
+    rng = np.random.default_rng(1)
+    a, b = rng.random(3000) * 1e3, rng.random(2000) * 1e3  # FFT error here ~ 1e-7 absolute
+    np.testing.assert_array_equal(convolve(a, b), np.convolve(a, b))
+
+
+@pytest.mark.parametrize(("kind", "n"), [("uniform", 100_000), ("extreme", 3000), ("rare", 3000)])
+def test_truncated_pmf_is_the_pmf_on_its_window(kind, n):
+    p = scores(kind, n, seed=2)
+    full = PoissonBinomial(p).pmf()
+    start, probs = truncated_pmf(p)
+    np.testing.assert_array_equal(probs, full[start : start + probs.size])
+    assert probs[0] > 1e-16 and probs[-1] > 1e-16
+    outside = np.r_[full[:start], full[start + probs.size :]]
+    assert outside.max(initial=0) <= 1e-16 and outside.sum() < 1e-14 * n
+    if kind == "uniform":  # the window is O(sd) long, not O(n)
+        assert probs.size < 20 * np.sqrt((p * (1 - p)).sum())
+    start, probs = truncated_pmf(p, tol=1e-6)
+    assert probs.min() > 1e-6 and full[start - 1] <= 1e-6 and full[start + probs.size] <= 1e-6
+
+
+def test_truncated_pmf_of_a_point_mass():
+    assert truncated_pmf([1, 0, 1]) == (2, np.ones(1))
+    start, probs = truncated_pmf([0.5, 0.5], tol=0.9)  # nothing above tol: the mode alone
+    assert start in (0, 1) and probs.size == 1
+
+
+@pytest.mark.parametrize("bad", [[0.2, 1.5], [-0.1], [0.3, np.nan], [[0.1, 0.2], [0.3, 0.4]],
+                                 "0.5", [0.1, np.inf]])
+def test_bad_p_is_rejected_naming_p(bad):
+    with pytest.raises(ValueError, match=r"\bp\b"):
+        PoissonBinomial(bad)
+    with pytest.raises(ValueError, match=r"\bp\b"):
+        truncated_pmf(bad)
+
+
+def test_other_bad_arguments_are_named():
+    dist = PoissonBinomial([0.2, 0.4])
+    with pytest.raises(ValueError, match=r"\bq\b"):
+        dist.ppf(1.2)
+    with pytest.raises(ValueError, match=r"\bk\b"):
+        dist.cdf(np.nan)
+    with pytest.raises(ValueError, match="random_state"):
+        dist.rvs(3, random_state="seed")
+    with pytest.raises(ValueError, match=r"pmfs\[1\]"):
+        convolve([0.5, 0.5], [0.5, -0.1, 0.6])
+    with pytest.raises(ValueError, match="tol"):
+        truncated_pmf([0.5], tol=-1)
