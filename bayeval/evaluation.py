@@ -116,7 +116,8 @@ class Evaluation:
         meta = {
             "method": method, "variant": variant, "ci_prob": ci_prob, "ci_kind": ci_kind,
             "estimand": estimand, "iid_draws": bool(iid_draws),
-            "random_seed": None if random_seed is None else int(random_seed),
+            "random_seed": (int(random_seed) if isinstance(random_seed, int | np.integer)
+                            else None if random_seed is None else repr(random_seed)),
             "description": description, "assumptions": assumptions,
             "warnings": list(warnings), "versions": _versions(),
             "created_at": datetime.now(UTC).isoformat(timespec="seconds"), **extra,
