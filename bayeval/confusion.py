@@ -1,0 +1,638 @@
+r"""Metrics of a binary classifier when its labels are uncertain: exact laws and moments.
+
+Row :math:`i` has a prediction :math:`\hat y_i\in\{0,1\}` and a label that is either known or an
+independent :math:`Y_i\sim\mathrm{Bernoulli}(p_i)`. With :math:`U=\sum Y_i` over the unknown rows
+predicted positive and :math:`V` over those predicted negative (independent Poisson-binomials),
+
+.. math:: TP=TP_K+U,\quad FN=FN_K+V,\quad FP=N_{pp}-TP,\quad TN=N_{pn}-FN,
+
+where :math:`TP_K, FN_K` count the known rows and :math:`N_{pp}, N_{pn}` the predicted positives
+and negatives. Every confusion-matrix metric is therefore a function :math:`g(TP, FN)`
+(``specs/cbpe.md`` §2.1–2.3, ``specs/missing_labels.md`` §2.4–2.6).
+
+* :func:`metric_distribution`: the exact law of :math:`g(TP, FN)`, pushed forward from the
+  product of the two count PMFs, each cut to the counts whose probability exceeds
+  :data:`TOL` (so the grid is :math:`O(\sigma_{TP}\sigma_{FN})`, not :math:`O(n^2)`).
+* :func:`metric_moments`: PEMI-Gauss mean and variance, exact for the linear metrics, second-order
+  delta method for the others.
+* :func:`auc_numerator_moments`, :func:`auc_moments`: exact moments of the Mann–Whitney count and
+  of :math:`N_+N_-` in :math:`O(n\log n)`, and the delta-method ROC-AUC moments.
+
+Input convention: ``p`` has one value per row; where ``labels`` is known (0 or 1) the label is
+fixed and ``p`` is ignored (but must still be a probability).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from bayeval.metrics import METRICS, from_counts
+from bayeval.poibin import truncated_pmf
+from bayeval.validation import (
+    as_array,
+    as_binary,
+    as_choice,
+    as_ci_prob,
+    as_labels,
+    as_probabilities,
+    check_same_length,
+)
+
+__all__ = [
+    "INTERVAL_KINDS",
+    "TOL",
+    "MetricDistribution",
+    "RatioMoments",
+    "auc_moments",
+    "auc_numerator_moments",
+    "metric_distribution",
+    "metric_moments",
+]
+
+TOL = 1e-16
+"""Counts whose probability is at most this are left out of the metric grids."""
+
+INTERVAL_KINDS = ("eti", "hdi", "paper_hdi")
+"""Kinds of :meth:`MetricDistribution.interval`."""
+
+
+# ---------------------------------------------------------------------------------------------
+# input
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """What the metrics depend on: the fixed counts and the p of the unknown labels."""
+
+    n_pos: int  # rows predicted positive
+    n_neg: int  # rows predicted negative
+    tp_known: int
+    fn_known: int
+    tn_known: int
+    p_pos: np.ndarray  # p of the unknown labels predicted positive (U)
+    p_neg: np.ndarray  # p of the unknown labels predicted negative (V)
+
+
+def _as_zero_division(value: Any) -> float:
+    if isinstance(value, (int, float, np.integer, np.floating)) and (
+            value in (0, 1) or np.isnan(value)):
+        return float(value)
+    raise ValueError(f"zero_division must be 0.0, 1.0 or np.nan, got {value!r}.")
+
+
+def _as_beta(beta: Any) -> float:
+    if isinstance(beta, (int, float, np.integer, np.floating)) and beta >= 0:
+        return float(beta)
+    raise ValueError(f"beta must be a number >= 0 (np.inf allowed), got {beta!r}.")
+
+
+def _rows(y_pred: Any, p: Any, labels: Any) -> _Rows:
+    """Validate one row per element of ``y_pred``, ``p`` and ``labels`` and split them."""
+    yp = as_binary(y_pred, "y_pred").astype(bool)
+    pp = as_probabilities(p, "p")
+    y = None if labels is None else as_labels(labels, "labels", allow_missing=True)
+    check_same_length(y_pred=yp, p=pp, labels=y)
+    if y is None:
+        y = np.full(yp.size, np.nan)
+    unknown = np.isnan(y)
+    return _Rows(n_pos=int(yp.sum()), n_neg=int((~yp).sum()),
+                 tp_known=int((yp & (y == 1)).sum()), fn_known=int((~yp & (y == 1)).sum()),
+                 tn_known=int((~yp & (y == 0)).sum()),
+                 p_pos=pp[unknown & yp], p_neg=pp[unknown & ~yp])
+
+
+# ---------------------------------------------------------------------------------------------
+# exact distributions
+
+
+def _window(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(counts, probs) of PB(p) on the counts with probability above TOL, renormalised."""
+    start, probs = truncated_pmf(p, tol=TOL)
+    return start + np.arange(probs.size, dtype=float), probs / probs.sum()
+
+
+def _count(p: np.ndarray, known: int, needed: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(counts, probs) of ``known + PB(p)``; one placeholder cell if the metric ignores it."""
+    if not needed:
+        return np.full(1, float(known)), np.ones(1)
+    counts, probs = _window(p)
+    return counts + known, probs
+
+
+def _cells(metric: str, rows: _Rows, beta: float) -> tuple[np.ndarray, np.ndarray]:
+    r"""Metric value (NaN where undefined) and probability of every cell of the support grid.
+
+    Precision depends on TP only and NPV on FN only (their denominators are fixed); accuracy on
+    the number of correct predictions TP + TN, one Poisson-binomial over
+    :math:`\{p_i: \hat y_i=1\}\cup\{1-p_i: \hat y_i=0\}`. The others need the TP x FN grid.
+    Counts are floats so that products in ``from_counts`` cannot overflow.
+    """
+    if metric == "accuracy":
+        correct, probs = _count(np.concatenate([rows.p_pos, 1.0 - rows.p_neg]),
+                                rows.tp_known + rows.tn_known, True)
+        wrong = rows.n_pos + rows.n_neg - correct
+        return from_counts(metric, correct, wrong, 0.0, 0.0, zero_division=np.nan), probs
+    tp, p_tp = _count(rows.p_pos, rows.tp_known, metric != "npv")
+    fn, p_fn = _count(rows.p_neg, rows.fn_known, metric != "precision")
+    tp, fn = tp[:, None], fn[None, :]
+    values = from_counts(metric, tp, rows.n_pos - tp, fn, rows.n_neg - fn, beta=beta,
+                         zero_division=np.nan)
+    return values.ravel(), np.multiply.outer(p_tp, p_fn).ravel()
+
+
+def _sort(values: np.ndarray, probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``values`` sorted (equal ones adjacent, in any order) and ``probs`` in the same order.
+
+    Sorting 64-bit keys, the value's rank quantised into the high bits and the position in the
+    low bits, is several times faster than an argsort of the values. Values closer than the
+    quantum may come out swapped; a stable argsort of the nearly sorted result repairs that.
+    """
+    bits = max((values.size - 1).bit_length(), 1)
+    lo, span = values.min(), values.max() - values.min()
+    scale = 2.0 ** (63 - bits) / span if span > 0 else 0.0
+    key = np.empty(values.size, np.uint64)  # few temporaries: at 1e7 cells each costs faults
+    np.multiply(values - lo, scale, out=key, casting="unsafe")
+    key <<= np.uint64(bits)
+    key |= np.arange(values.size, dtype=np.uint64)
+    key.sort()
+    order = np.bitwise_and(key, np.uint64((1 << bits) - 1), out=key).view(np.intp)
+    values, probs = values[order], probs[order]
+    if (values[1:] < values[:-1]).any():
+        fix = np.argsort(values, kind="stable")
+        values, probs = values[fix], probs[fix]
+    return values, probs
+
+
+def _merge(values: np.ndarray, probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct values and the total probability of each; only bitwise-equal values merge.
+
+    Each value equal to its predecessor (the j-th such, at position d) adds its probability to
+    distinct value number d - j - 1; they are few, so this beats a bincount over all values.
+    """
+    values, probs = _sort(values, probs)
+    dup = np.flatnonzero(values[1:] == values[:-1]) + 1
+    keep = np.ones(values.size, bool)
+    keep[dup] = False
+    merged = probs[keep]
+    np.add.at(merged, dup - np.arange(1, dup.size + 1), probs[dup])
+    return values[keep], merged
+
+
+@dataclass(frozen=True, eq=False)
+class MetricDistribution:
+    r"""Exact law of a metric: ``values`` (sorted, distinct) with probabilities ``probs``.
+
+    Attributes
+    ----------
+    metric : str
+        The metric's name.
+    values, probs : numpy.ndarray
+        Support and probabilities (read-only); ``probs`` sums to 1.
+    p_undefined : float
+        Probability that the metric's denominator is 0. That event is the value
+        ``zero_division`` when it is 0.0 or 1.0 (included in ``values``); with ``np.nan`` the law is
+        conditioned on the metric being defined (``values``/``probs`` renormalised; ``[nan]`` with
+        probability 1 if it never is).
+    zero_division : float
+        The convention used.
+    mean, sd : float
+        Mean and standard deviation of the law (conditional on "defined" for ``np.nan``).
+
+    Methods
+    -------
+    interval(ci_prob=0.95, kind="eti")
+        ``(lower, upper)``: equal-tailed, shortest (``"hdi"``) or the paper's Algorithm 3.
+    mass(lower, upper)
+        Probability of ``[lower, upper]``, to report next to an interval.
+    """
+
+    metric: str
+    values: np.ndarray
+    probs: np.ndarray
+    p_undefined: float
+    zero_division: float
+
+    @cached_property
+    def mean(self) -> float:
+        r""":math:`\sum_k v_k\,P(v_k)`."""
+        return float(self.values @ self.probs)
+
+    @cached_property
+    def sd(self) -> float:
+        r""":math:`\big(\sum_k (v_k-\mu)^2 P(v_k)\big)^{1/2}`."""
+        return float(np.sqrt((self.values - self.mean) ** 2 @ self.probs))
+
+    def mass(self, lower: float, upper: float) -> float:
+        """P(lower <= metric <= upper)."""
+        inside = (self.values >= lower) & (self.values <= upper)
+        return float(self.probs[inside].sum())
+
+    def interval(self, ci_prob: float = 0.95, kind: str = "eti") -> tuple[float, float]:
+        r"""Interval ``(lower, upper)`` of support values holding at least ``ci_prob`` of the mass.
+
+        With :math:`\alpha=1-p` for ``ci_prob`` :math:`p` and :math:`Q(q)=\min\{v: F(v)\ge q\}`:
+
+        * ``"eti"``: equal-tailed :math:`[Q(\alpha/2),\,Q(1-\alpha/2)]`; each tail left out has
+          mass at most :math:`\alpha/2`.
+        * ``"hdi"``: the shortest :math:`[v_i, v_j]` with mass :math:`\ge p` (ties: more mass,
+          then lower). For a unimodal law (accuracy, precision, NPV) it is the highest-density
+          interval; recall, F1 and the others have spiky, multimodal PMFs, whose highest-density
+          *region* is a useless union of spikes, so the shortest interval is reported instead.
+        * ``"paper_hdi"``: Algorithm 3 of the CBPE paper (``specs/cbpe.md`` §2.5): trim the
+          smaller end (ties: the upper) while the trimmed mass stays below :math:`\alpha`. Valid
+          (mass :math:`>p`) but not always the shortest; kept to reproduce the paper.
+
+        Masses are summed from the tails, so rounding is relative to :math:`\alpha`, not to 1.
+        """
+        ci_prob = as_ci_prob(ci_prob)
+        kind = as_choice(kind, "kind", INTERVAL_KINDS)
+        alpha = 1.0 - ci_prob
+        below, above = _tails(self.probs)
+        if kind == "eti":
+            i, j = _eti(below, above, alpha)
+        elif kind == "hdi":
+            i, j = _shortest(self.values, below, above, alpha)
+        else:
+            i, j = _trimmed(self.probs, alpha)
+        return float(self.values[i]), float(self.values[j])
+
+
+def _tails(probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """below[k] = P(X < v_k) and above[k] = P(X > v_k), each summed from its own end."""
+    below = np.r_[0.0, np.cumsum(probs[:-1])]
+    above = np.r_[np.cumsum(probs[:0:-1])[::-1], 0.0]
+    return below, above
+
+
+def _eti(below: np.ndarray, above: np.ndarray, alpha: float) -> tuple[int, int]:
+    """First k with F(v_k) >= alpha/2 and first k with P(X > v_k) <= alpha/2."""
+    cdf = np.r_[below[1:], 1.0]
+    return int(np.argmax(cdf >= alpha / 2)), int(np.argmax(above <= alpha / 2))
+
+
+def _shortest(values: np.ndarray, below: np.ndarray, above: np.ndarray,
+              alpha: float) -> tuple[int, int]:
+    """Shortest [v_i, v_j] with P(X < v_i) + P(X > v_j) <= alpha."""
+    starts = np.flatnonzero(below <= alpha)
+    # above is non-increasing: the first j with above[j] <= alpha - below[i]
+    ends = np.searchsorted(-above, -(alpha - below[starts]), side="left")
+    width = values[ends] - values[starts]
+    left_out = below[starts] + above[ends]
+    best = np.lexsort((starts, left_out, width))[0]
+    return int(starts[best]), int(ends[best])
+
+
+def _trimmed(probs: np.ndarray, alpha: float) -> tuple[int, int]:
+    """Algorithm 3 (greedy tail trimming), vectorised.
+
+    The loop compares the probabilities at the two ends and trims the smaller. This is a merge of
+    the sequence read from the left with the one read from the right, and such a merge takes
+    whole runs at once: a run starts at each new running maximum of its sequence and is taken
+    when its first element is the smaller head. So the trimming order is a stable sort of the
+    running maxima (upper end first on ties), and the loop stops at the first trim that would
+    bring the trimmed mass to ``alpha``.
+    """
+    m = probs.size
+    key_up = np.maximum.accumulate(probs[::-1])
+    key_lo = np.maximum.accumulate(probs)
+    order = np.argsort(np.r_[key_up, key_lo], kind="stable")
+    trimmed = np.r_[probs[::-1], probs][order]
+    n_trim = int(np.count_nonzero(np.cumsum(trimmed) < alpha))
+    from_lower = int(np.count_nonzero(order[:n_trim] >= m))
+    return from_lower, m - 1 - (n_trim - from_lower)
+
+
+def metric_distribution(metric: str, y_pred: Any, p: Any, labels: Any = None, *,
+                        zero_division: float = 0.0, beta: float = 1.0) -> MetricDistribution:
+    r"""Exact distribution of a confusion-matrix metric when unknown labels are Bernoulli(p).
+
+    Parameters
+    ----------
+    metric : str
+        One of :data:`bayeval.metrics.METRICS`.
+    y_pred : array-like of {0, 1}, shape (n,)
+        Predictions.
+    p : array-like, shape (n,)
+        :math:`P(Y_i=1)` for every row, in [0, 1]; ignored (but checked) where ``labels`` is known.
+    labels : array-like, shape (n,), optional
+        Known labels 0/1, NaN where unknown. ``None``: all unknown (CBPE).
+    zero_division : {0.0, 1.0, np.nan}
+        Value of the metric where its denominator is 0 (scikit-learn's convention). With
+        ``np.nan`` the law is conditioned on the metric being defined.
+    beta : float
+        Weight of recall in ``fbeta``.
+
+    Returns
+    -------
+    MetricDistribution
+        ``values``, ``probs``, ``mean``, ``sd``, ``p_undefined``, ``interval(ci_prob, kind)``.
+
+    Notes
+    -----
+    Over the unknown rows, :math:`U\sim\mathrm{PB}(\{p_i\}_{\hat y_i=1})` and
+    :math:`V\sim\mathrm{PB}(\{p_i\}_{\hat y_i=0})` are independent, so
+
+    .. math:: P(g=v)=\sum_{u,w:\,g(TP_K+u,\,FN_K+w)=v}P(U=u)\,P(V=w).
+
+    Each PMF is cut to the counts with probability above :data:`TOL` and renormalised; by
+    log-concavity the mass cut from a tail is about :math:`10^{-16}\sigma/8`, below 1e-13 for
+    :math:`n\le10^8`. The grid then has about :math:`270\,\sigma_U\sigma_V` cells (2.4e7 for
+    :math:`n=10^6`, :math:`p\sim\mathrm{Beta}(2,2)`; mostly distinct values, which must be
+    sorted). Precision, NPV and accuracy need one count only. Values are one division of exact
+    integers (:func:`bayeval.metrics.from_counts`), so equal rationals are equal doubles and
+    merge exactly; for MCC beyond about :math:`n=2\cdot10^4` its squared numerator and
+    denominator exceed :math:`2^{53}`, and equal values may then differ in the last bit and stay
+    apart.
+
+    References
+    ----------
+    ``specs/cbpe.md`` §2.3 (general grid algorithm), ``specs/missing_labels.md`` §2.6 (exact limit
+    distribution of PEMI).
+
+    Examples
+    --------
+    >>> d = metric_distribution("precision", [1, 1, 0], [0.5, 0.5, 0.2])
+    >>> d.values, d.probs
+    (array([0. , 0.5, 1. ]), array([0.25, 0.5 , 0.25]))
+    """
+    metric = as_choice(metric, "metric", METRICS)
+    zero_division = _as_zero_division(zero_division)
+    beta = _as_beta(beta)
+    rows = _rows(y_pred, p, labels)
+    values, probs = _cells(metric, rows, beta)
+    undefined = np.isnan(values)
+    p_undefined = float(probs[undefined].sum()) if undefined.any() else 0.0
+    if not np.isnan(zero_division):
+        values[undefined] = zero_division
+    elif undefined.all():
+        values, probs = np.full(1, np.nan), np.ones(1)
+    elif p_undefined > 0.0:
+        values, probs = values[~undefined], probs[~undefined] / (1.0 - p_undefined)
+    values, probs = _merge(values, probs) if values.size > 1 else (values, probs)
+    values.flags.writeable = probs.flags.writeable = False
+    return MetricDistribution(metric, values, probs, p_undefined, zero_division)
+
+
+# ---------------------------------------------------------------------------------------------
+# moments (PEMI-Gauss)
+
+
+class _Affine(NamedTuple):
+    """c0 + ct * TP + cf * FN."""
+
+    c0: float
+    ct: float
+    cf: float
+
+
+def _ratio_terms(metric: str, rows: _Rows, beta: float,
+                 mean_tp: float, mean_fn: float) -> list[tuple[float, _Affine, _Affine]]:
+    r"""The metric as :math:`\sum_k a_k Z_k/W_k` with :math:`Z_k, W_k` affine in (TP, FN).
+
+    These are the definitions of :mod:`bayeval.metrics` with FP = N_pp - TP, TN = N_pn - FN.
+    Balanced accuracy with one true class absent (its expected count is 0, so it is absent
+    almost surely) is the recall of the other class, as in :func:`bayeval.metrics.from_counts`.
+    """
+    n_pos, n_neg = rows.n_pos, rows.n_neg
+    n = n_pos + n_neg
+    recall = (1.0, _Affine(0, 1, 0), _Affine(0, 1, 1))
+    specificity = (1.0, _Affine(n_neg, 0, -1), _Affine(n, -1, -1))
+    b2 = 1.0 if metric == "f1" else beta**2
+    if metric == "balanced_accuracy":
+        if mean_tp + mean_fn == 0:
+            return [specificity]
+        if mean_tp + mean_fn == n:
+            return [recall]
+        return [(0.5, *recall[1:]), (0.5, *specificity[1:])]
+    if metric in ("f1", "fbeta"):
+        return [recall] if np.isinf(b2) else [(1.0, _Affine(0, 1 + b2, 0), _Affine(n_pos, b2, b2))]
+    return [{
+        "accuracy": (1.0, _Affine(n_neg, 1, -1), _Affine(n, 0, 0)),
+        "precision": (1.0, _Affine(0, 1, 0), _Affine(n_pos, 0, 0)),
+        "npv": (1.0, _Affine(n_neg, 0, -1), _Affine(n_neg, 0, 0)),
+        "recall": recall,
+        "specificity": specificity,
+    }[metric]]
+
+
+def _ratio_derivatives(terms: list[tuple[float, _Affine, _Affine]], t: float,
+                       f: float) -> np.ndarray | None:
+    r"""(g, g_t, g_f, g_tt, g_ff) of :math:`g=\sum a Z/W` at (t, f); None if some W is 0.
+
+    .. math:: g_t=\frac{z_tW-Zw_t}{W^2},\qquad g_{tt}=-\frac{2w_t\,g_t}{W}
+              \quad(\text{likewise in } f).
+    """
+    out = np.zeros(5)
+    for a, z, w in terms:
+        num, den = z.c0 + z.ct * t + z.cf * f, w.c0 + w.ct * t + w.cf * f
+        if den == 0:
+            return None
+        g_t, g_f = (z.ct * den - num * w.ct) / den**2, (z.cf * den - num * w.cf) / den**2
+        out += a * np.array([num / den, g_t, g_f, -2 * w.ct * g_t / den, -2 * w.cf * g_f / den])
+    return out
+
+
+def _mcc_derivatives(rows: _Rows, t: float, f: float) -> np.ndarray | None:
+    r"""(g, g_t, g_f, g_tt, g_ff) of MCC at (t, f); None where its denominator is 0.
+
+    With :math:`P=TP+FN`, :math:`MCC=L/\sqrt h`, :math:`L=N_{pn}TP-N_{pp}FN` and
+    :math:`h=N_{pp}N_{pn}P(n-P)`; for :math:`x\in\{t,f\}` (:math:`\partial P/\partial x=1`)
+
+    .. math:: g_x=L_xh^{-1/2}-\tfrac12Lh'h^{-3/2},\qquad
+              g_{xx}=-L_xh'h^{-3/2}+\tfrac34Lh'^2h^{-5/2}-\tfrac12Lh''h^{-3/2}.
+    """
+    n_pos, n_neg = rows.n_pos, rows.n_neg
+    n, c, total = n_pos + n_neg, n_pos * n_neg, t + f
+    h = c * total * (n - total)
+    if h <= 0:
+        return None
+    lin = n_neg * t - n_pos * f
+    h1, h2 = c * (n - 2 * total), -2.0 * c
+    lx = np.array([n_neg, -n_pos], dtype=float)
+    first = lx * h**-0.5 - 0.5 * lin * h1 * h**-1.5
+    second = -lx * h1 * h**-1.5 + 0.75 * lin * h1**2 * h**-2.5 - 0.5 * lin * h2 * h**-1.5
+    return np.r_[lin / np.sqrt(h), first, second]
+
+
+def metric_moments(metric: str, y_pred: Any, p: Any, labels: Any = None, *, beta: float = 1.0,
+                   zero_division: float = 0.0, second_order: bool = True) -> tuple[float, float]:
+    r"""Mean and variance of a confusion-matrix metric (PEMI-Gauss).
+
+    Parameters
+    ----------
+    metric, y_pred, p, labels, beta
+        As in :func:`metric_distribution`.
+    zero_division : {0.0, 1.0, np.nan}
+        Returned as the mean (variance 0; both NaN for NaN) when the metric's denominator is 0
+        with probability 1. Otherwise the undefined event is ignored, as in the paper.
+    second_order : bool
+        Add the second-order term to the mean of the non-linear metrics; ``False`` gives the
+        paper's first-order mean :math:`g(\mu)` (for recall and F1 the ratio of means).
+
+    Returns
+    -------
+    mean, var : float
+
+    Notes
+    -----
+    With :math:`T=TP`, :math:`F=FN` independent, :math:`\sigma_T^2=\sum_{\hat y=1}v_i` and
+    :math:`\sigma_F^2=\sum_{\hat y=0}v_i` over the unknown rows (:math:`v_i=p_i(1-p_i)`),
+
+    .. math:: \mathbb E\,g\approx g(\mu)+\tfrac12\big(g_{TT}\sigma_T^2+g_{FF}\sigma_F^2\big),
+              \qquad \operatorname{Var}g\approx g_T^2\sigma_T^2+g_F^2\sigma_F^2 .
+
+    Accuracy, precision and NPV are linear in (T, F), so both are exact. For a ratio
+    :math:`Z/W` of affine functions this is ``specs/missing_labels.md`` §2.6: the variance is
+    Theorem 2's :math:`(\mu_z^2\sigma_w^2+\mu_w^2\sigma_z^2-2\mu_z\mu_w\operatorname{Cov})/\mu_w^4`
+    and the second-order mean is :math:`\mu_z/\mu_w-\operatorname{Cov}(Z,W)/\mu_w^2+
+    \mu_z\sigma_w^2/\mu_w^3`, whose remaining bias is :math:`O(n^{-2})` instead of
+    :math:`O(n^{-1})`. Balanced accuracy adds two ratios; MCC uses its own derivatives.
+    """
+    metric = as_choice(metric, "metric", METRICS)
+    zero_division = _as_zero_division(zero_division)
+    beta = _as_beta(beta)
+    rows = _rows(y_pred, p, labels)
+    t = rows.tp_known + float(rows.p_pos.sum())
+    f = rows.fn_known + float(rows.p_neg.sum())
+    var_t = float((rows.p_pos * (1 - rows.p_pos)).sum())
+    var_f = float((rows.p_neg * (1 - rows.p_neg)).sum())
+    if metric == "mcc":
+        d = _mcc_derivatives(rows, t, f)
+    else:
+        d = _ratio_derivatives(_ratio_terms(metric, rows, beta, t, f), t, f)
+    if d is None:
+        return zero_division, np.nan if np.isnan(zero_division) else 0.0
+    g, g_t, g_f, g_tt, g_ff = d
+    mean = g + 0.5 * (g_tt * var_t + g_ff * var_f) if second_order else g
+    return float(mean), float(g_t**2 * var_t + g_f**2 * var_f)
+
+
+# ---------------------------------------------------------------------------------------------
+# ROC-AUC
+
+
+class RatioMoments(NamedTuple):
+    """Exact moments of the Mann–Whitney count A and of D = N+ N-."""
+
+    mean_num: float
+    var_num: float
+    mean_den: float
+    var_den: float
+    cov: float
+
+
+def _auc_inputs(scores: Any, p: Any, labels: Any,
+                ties: str) -> tuple[np.ndarray, np.ndarray, float]:
+    """Validated scores, label probabilities (known labels as 0/1) and the tie weight."""
+    ties = as_choice(ties, "ties", ("half", "one"))
+    s = as_array(scores, "scores")
+    pp = as_probabilities(p, "p")
+    y = None if labels is None else as_labels(labels, "labels", allow_missing=True)
+    check_same_length(scores=s, p=pp, labels=y)
+    if y is not None:
+        pp = np.where(np.isnan(y), pp, y)
+    return s, pp, 0.5 if ties == "half" else 1.0
+
+
+def _auc_moments(s: np.ndarray, p: np.ndarray, w: float) -> RatioMoments:
+    r"""Exact moments of :math:`A=\sum_{i\ne j}\xi_{ij}Y_i(1-Y_j)` and :math:`D=N_+N_-`.
+
+    :math:`\xi_{ij}=\mathbb 1\{s_i>s_j\}+w\,\mathbb 1\{s_i=s_j\}`. Writing :math:`Y_i=p_i+e_i`,
+    :math:`A-\mathbb EA=\sum_ie_ic_i-\sum_{i<j}(\xi_{ij}+\xi_{ji})e_ie_j` with uncorrelated
+    linear and quadratic parts and
+    :math:`c_i=\sum_{j\ne i}\xi_{ij}q_j-\sum_{j\ne i}\xi_{ji}p_j` (``specs/missing_labels.md``
+    §2.5). :math:`\xi_{ij}+\xi_{ji}` is 1, or :math:`2w` for a tie, so with
+    :math:`\Pi=\sum_{i<j}v_iv_j` and :math:`\Pi_=` its sum over tied pairs
+
+    .. math:: \operatorname{Var}A=\sum_iv_ic_i^2+\Pi+(4w^2-1)\Pi_=,\quad
+              \operatorname{Cov}(A,D)=\sum_iv_ic_ic_i^D+2\Pi+2(2w-1)\Pi_=,\quad
+              \operatorname{Var}D=\sum_iv_i(c_i^D)^2+4\Pi,
+
+    :math:`c^D_i=\sum_{j\ne i}(1-2p_j)`. One sort and cumulative sums over tie groups.
+    """
+    order = np.argsort(s, kind="stable")
+    s, p = s[order], p[order]
+    q, v = 1.0 - p, p * (1.0 - p)
+    first = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
+    group = np.repeat(np.arange(first.size), np.diff(np.r_[first, s.size]))
+    sum_q, sum_p, sum_v = (np.add.reduceat(x, first) for x in (q, p, v))
+    q_below = (np.cumsum(sum_q) - sum_q)[group]  # sum of q_j over s_j < s_i
+    p_above = (p.sum() - np.cumsum(sum_p))[group]  # sum of p_j over s_j > s_i
+    forward = q_below + w * (sum_q[group] - q)  # sum_{j != i} xi_ij q_j
+    backward = p_above + w * (sum_p[group] - p)  # sum_{j != i} xi_ji p_j
+    c_num = forward - backward
+    c_den = (q.sum() - q) - (p.sum() - p)
+    pairs = (v.sum() ** 2 - (v**2).sum()) / 2
+    tied = float(((sum_v**2 - np.add.reduceat(v**2, first)) / 2).sum())
+    return RatioMoments(
+        mean_num=float(p @ forward),
+        var_num=float(v @ c_num**2 + pairs + (4 * w * w - 1) * tied),
+        mean_den=float(p.sum() * q.sum() - p @ q),
+        var_den=float(v @ c_den**2 + 4 * pairs),
+        cov=float(v @ (c_num * c_den) + 2 * pairs + 2 * (2 * w - 1) * tied))
+
+
+def auc_numerator_moments(scores: Any, p: Any, labels: Any = None, *,
+                          ties: str = "half") -> RatioMoments:
+    r"""Exact mean, variance and covariance of ROC-AUC's numerator and denominator.
+
+    Parameters
+    ----------
+    scores : array-like, shape (n,)
+        Finite real scores (only their order matters).
+    p : array-like, shape (n,)
+        :math:`P(Y_i=1)`, ignored (but checked) where ``labels`` is known.
+    labels : array-like, shape (n,), optional
+        Known labels 0/1, NaN where unknown.
+    ties : {"half", "one"}
+        A tied positive–negative pair counts 1/2 (scikit-learn) or 1 (the PEMI paper's
+        :math:`\ge`).
+
+    Returns
+    -------
+    RatioMoments
+        ``mean_num, var_num`` of :math:`A=\sum_{i\ne j}\xi_{ij}Y_i(1-Y_j)`, ``mean_den,
+        var_den`` of :math:`D=N_+N_-` and ``cov`` :math:`=\operatorname{Cov}(A,D)`; exact, in
+        :math:`O(n\log n)` (the paper's Lemma 13 is :math:`O(n^4)`).
+    """
+    return _auc_moments(*_auc_inputs(scores, p, labels, ties))
+
+
+def auc_moments(scores: Any, p: Any, labels: Any = None, *, ties: str = "half",
+                second_order: bool = True) -> tuple[float, float]:
+    r"""Mean and variance of ROC-AUC :math:`=A/D` by the delta method (PEMI-Gauss).
+
+    Parameters
+    ----------
+    scores, p, labels, ties
+        As in :func:`auc_numerator_moments`.
+    second_order : bool
+        Add the second-order term to the mean; ``False`` gives the paper's :math:`\mu_A/\mu_D`.
+
+    Returns
+    -------
+    mean, var : float
+        From the exact moments of :math:`A` and :math:`D`:
+
+        .. math:: \mathbb E\approx\frac{\mu_A}{\mu_D}-\frac{\operatorname{Cov}(A,D)}{\mu_D^2}
+                  +\frac{\mu_A\sigma_D^2}{\mu_D^3},\qquad
+                  \operatorname{Var}\approx\frac{\mu_A^2\sigma_D^2+\mu_D^2\sigma_A^2
+                  -2\mu_A\mu_D\operatorname{Cov}(A,D)}{\mu_D^4}.
+
+    Raises
+    ------
+    ValueError
+        If every completion of the labels has a single class (:math:`\mu_D=0`).
+    """
+    m = auc_numerator_moments(scores, p, labels, ties=ties)
+    if m.mean_den == 0:
+        raise ValueError("ROC-AUC is undefined: with these labels and p every completion has a "
+                         "single class; both classes must be possible.")
+    ratio = m.mean_num / m.mean_den
+    var = (ratio**2 * m.var_den + m.var_num - 2 * ratio * m.cov) / m.mean_den**2
+    mean = ratio - m.cov / m.mean_den**2 + ratio * m.var_den / m.mean_den**2
+    return float(mean if second_order else ratio), max(float(var), 0.0)
