@@ -12,6 +12,7 @@ from importlib.metadata import version
 from bayeval import methods
 from bayeval.evaluation import Evaluation, load
 from bayeval.methods.labelled import labelled
+from bayeval.report import report
 
 __version__ = version("bayeval")
-__all__ = ["Evaluation", "__version__", "labelled", "load", "methods"]
+__all__ = ["Evaluation", "__version__", "labelled", "load", "methods", "report"]

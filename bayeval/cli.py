@@ -1,43 +1,225 @@
-"""The ``bayeval`` command."""
+"""The ``bayeval`` command: every method on CSV or Parquet files, and the demo.
+
+Exit codes: 0 success, 2 bad usage or bad input (a one-line message naming the column, option or
+argument), 1 an internal error.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pandas as pd
 
 import bayeval as be
-from bayeval import datasets
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 
 
-def demo(args: argparse.Namespace) -> int:
-    """Evaluate a classifier trained on scikit-learn's breast-cancer data, fast path and model."""
-    data = datasets.breast_cancer(random_seed=args.seed)
-    print(f"bayeval {be.__version__} demo: logistic regression on the breast-cancer data, "
-          f"{data.labels.size} held-out rows, {int(data.labels.sum())} malignant.\n")
-    ev = be.labelled(data.scores, data.labels, method="both", random_seed=args.seed)
-    with pd.option_context("display.width", 120, "display.max_columns", 20,
+class InputError(ValueError):
+    """Bad input from the command line: reported in one line with exit code 2."""
+
+
+# ------------------------------------------------------------------------------------ reading
+def read_table(path: str, option: str) -> pd.DataFrame:
+    """A CSV (``.csv``, ``.csv.gz``, ``.tsv``) or Parquet (``.parquet``, ``.pq``) file."""
+    file = Path(path)
+    if not file.is_file():
+        raise InputError(f"{option}: no such file: {path}")
+    name = file.name.lower()
+    try:
+        if name.endswith((".parquet", ".pq")):
+            frame = pd.read_parquet(file)
+        elif name.endswith((".csv", ".csv.gz", ".tsv", ".txt")):
+            frame = pd.read_csv(file, sep="\t" if name.endswith(".tsv") else ",")
+        else:
+            raise InputError(f"{option}: {path} is neither CSV (.csv, .tsv) nor Parquet "
+                             "(.parquet, .pq)")
+    except pd.errors.EmptyDataError:
+        raise InputError(f"{option}: {path} is empty") from None
+    except (pd.errors.ParserError, OSError, ValueError) as err:
+        if isinstance(err, InputError):
+            raise
+        raise InputError(f"{option}: cannot read {path}: {err}") from None
+    if frame.empty:
+        raise InputError(f"{option}: {path} has no rows")
+    return frame
+
+
+def column(frame: pd.DataFrame, name: str | None, option: str, path: str,
+           *, missing_ok: bool = False) -> np.ndarray:
+    """A numeric column; blank cells are NaN only where ``missing_ok``."""
+    if name is None:
+        raise InputError(f"{option} is required")
+    if name not in frame.columns:
+        cols = ", ".join(map(str, frame.columns[:20]))
+        raise InputError(f"{option}: column {name!r} is not in {path} (its columns: {cols})")
+    values = pd.to_numeric(frame[name], errors="coerce")
+    bad = values.isna() & frame[name].notna()
+    if bad.any():
+        raise InputError(f"{option}: column {name!r} of {path} has non-numeric values such as "
+                         f"{frame[name][bad].iloc[0]!r}")
+    if values.isna().any() and not missing_ok:
+        raise InputError(f"{option}: column {name!r} of {path} has {int(values.isna().sum())} "
+                         "empty cells")
+    return values.to_numpy(dtype=float)
+
+
+# ----------------------------------------------------------------------------------- commands
+def _cbpe(args) -> be.Evaluation:
+    data = read_table(args.data, "DATA")
+    scores = column(data, args.score_col, "--score-col", args.data)
+    kwargs: dict[str, Any] = {}
+    if args.pred_col:
+        kwargs["y_pred"] = column(data, args.pred_col, "--pred-col", args.data)
+    if args.label_col:
+        kwargs["labels"] = column(data, args.label_col, "--label-col", args.data,
+                                  missing_ok=True)
+    if args.reference:
+        ref = read_table(args.reference, "--reference")
+        kwargs["reference"] = (column(ref, args.score_col, "--score-col", args.reference),
+                               column(ref, args.ref_label_col or args.label_col,
+                                      "--ref-label-col", args.reference))
+    if args.chunk_col:
+        kwargs["chunks"] = data[_check_column(data, args.chunk_col, "--chunk-col",
+                                              args.data)].to_numpy()
+    return be.cbpe(scores, threshold=args.threshold, chunk_size=args.chunk_size,
+                   n_chunks=args.n_chunks, method=args.method or "exact", **kwargs, **_common(args))
+
+
+def _pemi(args) -> be.Evaluation:
+    data = read_table(args.data, "DATA")
+    kwargs = {}
+    if args.pred_col:
+        kwargs["y_pred"] = column(data, args.pred_col, "--pred-col", args.data)
+    return be.pemi(column(data, args.score_col, "--score-col", args.data),
+                   column(data, args.label_col, "--label-col", args.data, missing_ok=True),
+                   threshold=args.threshold, method=args.method or "gauss", **kwargs,
+                   **_common(args))
+
+
+def _judge(args) -> be.Evaluation:
+    data = read_table(args.data, "DATA")
+    human = column(data, args.label_col, "--label-col", args.data, missing_ok=True)
+    judge = column(data, args.judge_col, "--judge-col", args.data)
+    labelled = ~np.isnan(human)
+    return be.judge(human[labelled], judge[labelled], judge[~labelled],
+                    estimator=args.method or "eif", **_common(args))
+
+
+def _bounds(args) -> be.Evaluation:
+    data = read_table(args.data, "DATA")
+    if not args.weak_cols:
+        raise InputError("--weak-cols is required (comma-separated labelling-function columns)")
+    weak = np.column_stack([column(data, c.strip(), "--weak-cols", args.data)
+                            for c in args.weak_cols.split(",")])
+    y_pred = column(data, args.pred_col, "--pred-col", args.data)
+    return be.bounds(y_pred.astype(int), weak.astype(int), method=args.method or "exact",
+                     **_common(args))
+
+
+def _check_column(frame, name, option, path) -> str:
+    if name not in frame.columns:
+        raise InputError(f"{option}: column {name!r} is not in {path}")
+    return name
+
+
+def _common(args) -> dict[str, Any]:
+    return {"ci_prob": args.ci_prob, "random_seed": args.seed}
+
+
+def _demo(args) -> list[be.Evaluation]:
+    from bayeval.demo import run  # noqa: PLC0415 (the demo imports every method's data)
+
+    return run(seed=args.seed, verbose=True)
+
+
+# -------------------------------------------------------------------------------------- output
+def _show(evaluations: list[be.Evaluation], args) -> None:
+    with pd.option_context("display.width", 120, "display.max_columns", 12,
                            "display.precision", 4):
-        print(ev.summary("closed_form")[["mean", "sd", "lower", "upper", "successes", "trials"]])
-        print()
-        print(ev.summary()[["mean", "sd", "lower", "upper", "ess_bulk", "r_hat"]])
-        print()
-        check, diag = ev.check(), ev.diagnostics()
-        print(check.caption)
-        print(diag.caption)
-    return 0 if check.attrs["passed"] and diag.attrs["ok"] else 1
+        for ev in evaluations:
+            print(ev.summary())
+            for warning in ev.warnings:
+                print(f"warning: {warning}")
+            print()
+    if getattr(args, "netcdf", None):
+        if len(evaluations) != 1:
+            raise InputError("--netcdf writes one evaluation; the demo has several")
+        print(f"written {evaluations[0].to_netcdf(args.netcdf)}")
+    if getattr(args, "report", None):
+        print(f"report: {be.report(evaluations, args.report)}")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="bayeval", description=be.__doc__.splitlines()[0],
+        epilog="exit codes: 0 ok, 2 bad usage or input, 1 internal error")
+    parser.add_argument("--version", action="version", version=f"bayeval {be.__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def add(name: str, func, help_: str, cols: tuple[str, ...]) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_, description=help_)
+        p.add_argument("data", help="CSV or Parquet file")
+        for col in cols:
+            p.add_argument(f"--{col}-col" if col != "weak" else "--weak-cols",
+                           help=_COL_HELP[col])
+        p.add_argument("--method", help="method or estimator (see the Python function)")
+        p.add_argument("--ci-prob", type=float, default=0.95, help="interval level (0.95)")
+        p.add_argument("--seed", type=int, default=None, help="random seed")
+        p.add_argument("--report", help="write the HTML report to this path")
+        p.add_argument("--netcdf", help="write the Evaluation to this netCDF path")
+        p.set_defaults(func=func)
+        return p
+
+    p = add("cbpe", _cbpe, "performance without labels (CBPE)", ("score", "pred", "label"))
+    p.add_argument("--reference", help="labelled reference file (same --score-col)")
+    p.add_argument("--ref-label-col", help="label column of the reference (--label-col)")
+    p.add_argument("--chunk-size", type=int, help="rows per chunk")
+    p.add_argument("--n-chunks", type=int, help="number of chunks")
+    p.add_argument("--chunk-col", help="column of chunk keys (dates, batches)")
+    p.add_argument("--threshold", type=float, default=0.5, help="decision threshold (0.5)")
+    p = add("pemi", _pemi, "metrics with missing labels (PEMI)", ("score", "label", "pred"))
+    p.add_argument("--threshold", type=float, default=0.5, help="decision threshold (0.5)")
+    add("judge", _judge, "rate from a noisy judge plus some human labels", ("label", "judge"))
+    add("bounds", _bounds, "Frechet bounds from weak labels", ("pred", "weak"))
+    p = sub.add_parser("demo", help="run every method on embedded data and write the report")
+    p.add_argument("--out", default="bayeval-demo", help="folder of the report (bayeval-demo)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (0)")
+    p.set_defaults(func=_demo)
+    return parser
+
+
+_COL_HELP = {
+    "score": "column of scores in [0, 1]",
+    "pred": "column of predictions",
+    "label": "column of labels (empty cell = missing)",
+    "judge": "column of the judge's labels or scores",
+    "weak": "comma-separated columns of labelling-function votes (-1 = abstain)",
+}
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="bayeval", description=be.__doc__.splitlines()[0])
-    parser.add_argument("--version", action="version", version=f"bayeval {be.__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("demo", help="run an evaluation on embedded data and print it")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.set_defaults(func=demo)
-    args = parser.parse_args(argv)
-    return args.func(args)
+    args = _parser().parse_args(argv)
+    try:
+        evaluations = args.func(args)
+        evaluations = evaluations if isinstance(evaluations, list) else [evaluations]
+        if args.command == "demo":
+            out = Path(args.out)
+            out.mkdir(parents=True, exist_ok=True)
+            args.report = out / "report.html"
+        _show(evaluations, args)
+    except ValueError as err:  # bad input, from the command line or the library's validation
+        print(f"bayeval {args.command}: error: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as err:  # noqa: BLE001 (an internal error: say so, without a traceback)
+        print(f"bayeval {args.command}: internal error: {type(err).__name__}: {err}",
+              file=sys.stderr)
+        return EXIT_ERROR
+    return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -191,7 +191,9 @@ class Evaluation:
             dims = cf["mean"].dims
             cols = [v for v in ("mean", "sd", "lower", "upper") if v in cf]
             cols += [v for v in cf.data_vars if v not in cols and cf[v].dims == dims]
-            frame = cf[cols].to_dataframe()[cols]
+            frame = (cf[cols].to_dataframe()[cols] if dims else
+                     pd.DataFrame({c: [cf[c].item()] for c in cols},
+                                  index=pd.Index([self.meta["method"]], name="quantity")))
             ci_prob, ci_kind = self.ci_prob, self.ci_kind
         else:
             if self.draws is None:
@@ -319,6 +321,19 @@ class Evaluation:
         caption = (f"power-scaling sensitivity (threshold {PSENSE_THRESHOLD}): "
                    "prior above it = informative prior; likelihood below it = weak data")
         return table(frame, caption, threshold=PSENSE_THRESHOLD)
+
+    # ------------------------------------------------------------------ figures and report
+    def plot(self, kind: str | None = None, **kwargs):
+        """One figure of this evaluation; see :func:`bayeval.plots.plot` for the kinds."""
+        from bayeval.plots import plot
+
+        return plot(self, kind, **kwargs)
+
+    def report(self, path, **kwargs):
+        """Write a self-contained HTML report; see :func:`bayeval.report.report`."""
+        from bayeval.report import report
+
+        return report(self, path, **kwargs)
 
     def _add_log_densities(self) -> None:
         missing = [g for g in ("log_prior", "log_likelihood") if g not in self.tree.children]

@@ -1,21 +1,27 @@
-"""The bayeval command."""
+"""The bayeval command, run for real in a subprocess."""
 
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
 import pytest
 
-from bayeval.cli import main
+
+def bayeval(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "bayeval.cli", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=600)
 
 
-def test_demo_prints_a_checked_evaluation(capsys):
-    assert main(["demo", "--seed", "1"]) == 0
-    out = capsys.readouterr().out
-    assert "95% equal-tailed intervals" in out
-    assert "accuracy" in out and "recall" in out
-    assert "fast path vs MCMC draws, 4-sigma Monte-Carlo tolerances: all passed" in out
-    assert "MCMC diagnostics: all within thresholds" in out
+def test_demo_writes_a_report(tmp_path):
+    run = bayeval("demo", "--out", tmp_path / "demo", "--seed", "1")
+    assert run.returncode == 0, run.stderr
+    assert "95% equal-tailed intervals" in run.stdout
+    report = tmp_path / "demo" / "report.html"
+    assert report.is_file() and f"report: {report}" in run.stdout
+    assert "<table" in report.read_text()
 
 
-def test_unknown_command_is_an_error(capsys):
-    with pytest.raises(SystemExit) as exc:
-        main(["frobnicate"])
-    assert exc.value.code == 2
-    assert "invalid choice" in capsys.readouterr().err
+def test_unknown_command_is_a_usage_error():
+    run = bayeval("frobnicate")
+    assert run.returncode == 2 and "invalid choice" in run.stderr

@@ -1,0 +1,448 @@
+"""Figures of an :class:`~bayeval.evaluation.Evaluation`, one function per kind.
+
+:func:`plot` dispatches on ``kind`` through the registry :data:`KINDS`. Generic kinds work for
+every evaluation: ``distribution`` and ``intervals`` for any fast path or draws, ``trace``,
+``rank`` and ``sensitivity`` where MCMC ran. A method adds its own kind with one decorated
+function, and :func:`plot` and the HTML report pick it up::
+
+    @register("chunks", "metric per chunk with bands, realized values and alerts",
+              applies=for_methods("cbpe"))
+    def chunks(ev: Evaluation, **kwargs) -> Figure:
+        ...
+
+Every kind returns its matplotlib figure (made with pyplot, so ``plt.show()`` shows it; close it
+with ``plt.close(fig)`` when done). Colours: posterior draws in blue, the fast path in orange.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from itertools import product
+
+import arviz as az
+import arviz_plots as azp
+import matplotlib.pyplot as plt
+import numpy as np
+import xarray as xr
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from scipy import stats
+
+from bayeval.evaluation import PSENSE_THRESHOLD, SAMPLE_DIMS, Evaluation
+
+__all__ = ["DEFAULT_KINDS", "KINDS", "Kind", "available", "default_kind", "for_methods", "plot",
+           "register"]
+
+DRAWS_COLOR, FAST_COLOR, ALERT_COLOR = "#1f5a96", "#d55e00", "#b2182b"
+#: at most this many panels (estimand coordinates) per figure; pass ``coords`` to choose others
+MAX_PANELS = 12
+STYLE = {
+    "font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9, "figure.titlesize": 11,
+    "legend.fontsize": 8.5, "legend.frameon": False, "axes.spines.top": False,
+    "axes.spines.right": False, "axes.grid": False, "figure.dpi": 100,
+}
+
+#: a kind's applicability test: None when it applies, else the reason why not
+Applies = Callable[[Evaluation], str | None]
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A registered plot kind: its drawing function, a one-line description, where it applies."""
+
+    draw: Callable[..., Figure]
+    description: str
+    applies: Applies
+
+
+#: every plot kind, in the order the report shows them
+KINDS: dict[str, Kind] = {}
+#: the default kind of a method, where it is not the generic one (see :func:`default_kind`)
+DEFAULT_KINDS: dict[str, str] = {}
+
+
+def _always(ev: Evaluation) -> None:
+    return None
+
+
+def _needs_mcmc(ev: Evaluation) -> str | None:
+    if ev.has_mcmc:
+        return None
+    return f"it needs MCMC draws; this evaluation ran variant={ev.meta['variant']!r}, without MCMC"
+
+
+def for_methods(*methods: str) -> Applies:
+    """Applicability test of a method-specific kind: the evaluation's method is one of these."""
+    def applies(ev: Evaluation) -> str | None:
+        if ev.meta["method"] in methods:
+            return None
+        return f"it is specific to method {' or '.join(methods)}"
+    return applies
+
+
+def register(name: str, description: str, applies: Applies = _always):
+    """Decorator adding a drawing function ``fn(ev, **kwargs) -> Figure`` as kind ``name``."""
+    def wrap(fn: Callable[..., Figure]) -> Callable[..., Figure]:
+        KINDS[name] = Kind(fn, description, applies)
+        return fn
+    return wrap
+
+
+def available(ev: Evaluation) -> list[str]:
+    """The kinds that apply to ``ev``, in registry order."""
+    return [name for name, kind in KINDS.items() if kind.applies(ev) is None]
+
+
+def default_kind(ev: Evaluation) -> str:
+    """The method's entry of :data:`DEFAULT_KINDS`, else ``distribution`` when there are draws
+    or an exact PMF to show, else ``intervals``."""
+    if ev.meta["method"] in DEFAULT_KINDS:
+        return DEFAULT_KINDS[ev.meta["method"]]
+    cf = ev.closed_form
+    return "distribution" if ev.draws is not None or "pmf_prob" in cf else "intervals"
+
+
+def plot(ev: Evaluation, kind: str | None = None, **kwargs) -> Figure:
+    """Draw one figure of an evaluation.
+
+    Parameters
+    ----------
+    ev : Evaluation
+    kind : str, optional
+        A key of :data:`KINDS` that applies to ``ev`` (:func:`available`); by default
+        :func:`default_kind`. Generic kinds:
+
+        * ``"distribution"``: per estimand coordinate, the draws' histogram with the fast path
+          overlaid (its PMF, else a normal curve from its mean and sd) and both intervals;
+        * ``"intervals"``: mean and interval per coordinate, fast path and draws side by side;
+        * ``"trace"``, ``"rank"``: ArviZ trace and rank plots (MCMC only);
+        * ``"sensitivity"``: power-scaling prior and likelihood sensitivity (MCMC only).
+    **kwargs
+        Options of the kind (``coords`` to select estimand coordinates, e.g.
+        ``{"metric": ["recall"]}``; ``trace``/``rank`` pass the rest to ArviZ).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    ValueError
+        An unknown kind, or one that does not apply to ``ev``; the message lists those that do.
+
+    Examples
+    --------
+    >>> import bayeval as be
+    >>> from bayeval.plots import plot
+    >>> ev = be.labelled(labels=[1, 0, 1, 1, 0, 1], y_pred=[1, 0, 0, 1, 0, 1])
+    >>> fig = plot(ev, "intervals")
+    >>> [t.get_text() for t in fig.axes[0].get_yticklabels()][:2]
+    ['accuracy', 'precision']
+    >>> plt.close(fig)
+    """
+    kind = default_kind(ev) if kind is None else kind
+    valid = ", ".join(available(ev))
+    if kind not in KINDS:
+        raise ValueError(f"kind={kind!r} is not a plot kind; valid kinds for this evaluation: "
+                         f"{valid}.")
+    reason = KINDS[kind].applies(ev)
+    if reason is not None:
+        raise ValueError(f"kind={kind!r} does not apply to this evaluation "
+                         f"({ev.meta['method']}, {ev.meta['variant']}): {reason}; valid kinds "
+                         f"for it: {valid}.")
+    with plt.rc_context(STYLE):
+        return KINDS[kind].draw(ev, **kwargs)
+
+
+# ------------------------------------------------------------------------------ helpers
+def _level(ev: Evaluation) -> str:
+    return f"{100 * ev.ci_prob:g}% {ev.ci_kind.upper()}"
+
+
+def _estimand(ev: Evaluation) -> xr.DataArray:
+    """The draws of the estimand, else the fast path's means: they carry its coordinates."""
+    return ev.draws if ev.draws is not None else ev.closed_form["mean"]
+
+
+def _limited_coords(da: xr.DataArray, limit: int = MAX_PANELS) -> dict[str, list]:
+    """Coordinates of at most ``limit`` items of ``da``, keeping its last dimensions whole."""
+    coords, room = {}, limit
+    for dim in reversed([d for d in da.dims if d not in SAMPLE_DIMS]):
+        n = max(1, min(da.sizes[dim], room))
+        coords[dim] = da[dim].values[:n].tolist()
+        room //= n
+    return coords
+
+
+def _items(ev: Evaluation, coords: dict | None, limit: int = MAX_PANELS
+           ) -> tuple[list[tuple[str, dict]], int]:
+    """(label, selection) of the estimand coordinates shown, and how many there are in all."""
+    da = _estimand(ev)
+    dims = [d for d in da.dims if d not in SAMPLE_DIMS]
+    total = int(np.prod([da.sizes[d] for d in dims]))
+    coords = {**_limited_coords(da, limit), **(coords or {})}
+    keys = list(product(*(np.atleast_1d(coords[d]).tolist() for d in dims)))
+    name = da.name or "estimate"
+    return [(", ".join(map(str, key)) or str(name), dict(zip(dims, key, strict=True)))
+            for key in keys], total
+
+
+def _closed_at(ev: Evaluation, sel: dict) -> xr.Dataset | None:
+    """The fast path at one estimand coordinate, None if there is none or it is not finite."""
+    cf = ev.closed_form
+    if cf is None:
+        return None
+    point = cf.sel({d: v for d, v in sel.items() if d in cf.dims})
+    if point["mean"].ndim or not np.isfinite(float(point["mean"])):
+        return None
+    return point
+
+
+def _draws_stats(ev: Evaluation) -> xr.Dataset | None:
+    """Mean and interval (the evaluation's level and kind) of the estimand's draws."""
+    draws = ev.draws
+    if draws is None:
+        return None
+    interval = (az.eti if ev.ci_kind == "eti" else az.hdi)(draws, prob=ev.ci_prob)
+    return xr.Dataset({"mean": draws.mean(SAMPLE_DIMS),
+                       "lower": interval.sel(ci_bound="lower", drop=True),
+                       "upper": interval.sel(ci_bound="upper", drop=True)})
+
+
+def _finite_draws(ev: Evaluation, sel: dict) -> np.ndarray | None:
+    if ev.draws is None:
+        return None
+    x = ev.draws.sel(sel).values.ravel()
+    x = x[np.isfinite(x)]
+    return x if x.size else None
+
+
+def _grid(n: int, width: float = 10.0, height: float = 2.4, max_cols: int = 3):
+    """A figure with ``n`` panels in rows of at most ``max_cols``; unused panels removed."""
+    cols = min(n, max_cols)
+    rows = -(-n // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(width, 0.9 + height * rows),
+                             layout="constrained", squeeze=False)
+    for ax in axes.ravel()[n:]:
+        ax.remove()
+    return fig, list(axes.ravel()[:n])
+
+
+def _legend(fig: Figure) -> None:
+    """One legend for the figure, from the labelled artists of all its axes, below them."""
+    handles = {}
+    for ax in fig.axes:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(label, handle)
+    if handles:
+        fig.legend(handles.values(), handles.keys(), loc="outside lower center",
+                   ncols=min(4, len(handles)))
+
+
+# ------------------------------------------------------------------------- distribution
+def _pmf(ax: Axes, point: xr.Dataset, x: np.ndarray | None) -> tuple[float, float]:
+    """The fast path's PMF as bars, the draws as their frequencies on its support; x-range."""
+    values, probs = point["pmf_value"].values, point["pmf_prob"].values
+    keep = np.isfinite(probs) & (probs > 0)
+    values, probs = values[keep], probs[keep]
+    ax.vlines(values, 0, probs, color=FAST_COLOR, lw=1.5, label="fast path PMF")
+    if x is not None:
+        middles = (values[1:] + values[:-1]) / 2
+        freq = np.bincount(np.searchsorted(middles, x), minlength=values.size) / x.size
+        shown = freq > 0
+        ax.plot(values[shown], freq[shown], "o", ms=4, mfc="none", color=DRAWS_COLOR,
+                label="draws: frequencies on the support")
+    cdf = np.cumsum(probs)
+    return (float(values[np.searchsorted(cdf, 5e-4)]),
+            float(values[min(np.searchsorted(cdf, 1 - 5e-4), values.size - 1)]))
+
+
+def _density(ax: Axes, point: xr.Dataset | None, x: np.ndarray | None, draws_label: str
+             ) -> tuple[float, float]:
+    """The draws' histogram and the fast path's normal curve from its mean and sd; x-range
+    (the draws' where there are draws, the normal's ±4 sd otherwise)."""
+    lo, hi = np.inf, -np.inf
+    if x is not None:
+        ax.hist(x, bins="auto", density=True, histtype="stepfilled", color=DRAWS_COLOR,
+                alpha=0.3, label=draws_label)
+        lo, hi = np.quantile(x, [5e-4, 1 - 5e-4])
+    if point is not None and float(point["sd"]) > 0:
+        mean, sd = float(point["mean"]), float(point["sd"])
+        grid = np.linspace(mean - 4 * sd, mean + 4 * sd, 300)
+        if x is not None:
+            grid = grid[(grid >= lo) & (grid <= hi)]
+        ax.plot(grid, stats.norm.pdf(grid, mean, sd), color=FAST_COLOR, lw=1.6, ls="--",
+                label="fast path: normal approx. (mean, sd)")
+        lo, hi = min(lo, grid[0]), max(hi, grid[-1])
+    return float(lo), float(hi)
+
+
+def _draws_label(ev: Evaluation) -> str:
+    group = (ev.meta["estimand"] or "posterior/").split("/")[0]
+    return "predictive draws" if group.endswith("predictive") else "posterior draws"
+
+
+def _interval_marks(ax: Axes, rows: list[tuple[str, str, float, float, float]]) -> None:
+    """Intervals (label, colour, mean, lower, upper) as bars under the distribution's baseline."""
+    top = ax.get_ylim()[1]
+    for i, (label, color, mean, lower, upper) in enumerate(rows, start=1):
+        y = -0.09 * top * i
+        ax.plot([lower, upper], [y, y], color=color, lw=3, solid_capstyle="butt", label=label)
+        ax.plot([mean], [y], "o", color="white", mec=color, mew=1.5, ms=5)
+    ax.set_ylim(-0.09 * top * (len(rows) + 0.7), top)
+    ax.axhline(0, color="0.6", lw=0.8)
+    ax.set_yticks([])
+    ax.spines["left"].set_visible(False)
+
+
+@register("distribution", "the distribution of each estimated quantity: posterior draws with "
+                          "the fast path overlaid, intervals as bars below")
+def distribution(ev: Evaluation, coords: dict | None = None) -> Figure:
+    """Per estimand coordinate: draws' histogram, fast path (PMF or normal), both intervals."""
+    items, total = _items(ev, coords)
+    dstats = _draws_stats(ev)
+    fig, axes = _grid(len(items))
+    for ax, (label, sel) in zip(axes, items, strict=True):
+        point, x = _closed_at(ev, sel), _finite_draws(ev, sel)
+        if point is not None and "pmf_prob" in point:
+            lo, hi = _pmf(ax, point, x)
+        else:
+            lo, hi = _density(ax, point, x, _draws_label(ev))
+        marks = []
+        if x is not None:
+            d = dstats.sel(sel)
+            marks.append((f"{_draws_label(ev)} {_level(ev)}", DRAWS_COLOR, float(d["mean"]),
+                          float(d["lower"]), float(d["upper"])))
+        if point is not None:
+            marks.append((f"fast path {_level(ev)}", FAST_COLOR, float(point["mean"]),
+                          float(point["lower"]), float(point["upper"])))
+        lo = min([lo] + [m[3] for m in marks])
+        hi = max([hi] + [m[4] for m in marks])
+        if np.isfinite([lo, hi]).all() and hi > lo:
+            ax.set_xlim(lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo))
+        _interval_marks(ax, marks)
+        ax.set_title(label if marks else f"{label}: undefined")
+    shown = f" (first {len(items)} of {total}; choose with coords=)" if total > len(items) else ""
+    fig.suptitle(f"{ev.meta['method']} ({ev.meta['variant']}): distributions{shown}")
+    _legend(fig)
+    return fig
+
+
+# ---------------------------------------------------------------------------- intervals
+def _interval_sources(ev: Evaluation, sel: dict, dstats) -> list[tuple[str, str, xr.Dataset]]:
+    sources = []
+    point = _closed_at(ev, sel)
+    if point is not None:
+        sources.append(("fast path", FAST_COLOR, point))
+    if dstats is not None:
+        d = dstats.sel(sel)
+        if np.isfinite(float(d["mean"])):
+            sources.append((_draws_label(ev), DRAWS_COLOR, d))
+    return sources
+
+
+@register("intervals", "point estimate and interval of each estimated quantity, fast path and "
+                       "posterior side by side")
+def intervals(ev: Evaluation, coords: dict | None = None) -> Figure:
+    """Forest plot: mean and [lower, upper] per estimand coordinate and source."""
+    items, total = _items(ev, coords, limit=4 * MAX_PANELS)
+    dstats = _draws_stats(ev)
+    fig, ax = plt.subplots(figsize=(8, 1.2 + 0.42 * len(items)), layout="constrained")
+    for row, (_, sel) in enumerate(items):
+        sources = _interval_sources(ev, sel, dstats)
+        offsets = np.linspace(-0.14, 0.14, len(sources)) if len(sources) > 1 else [0.0]
+        for (label, color, s), dy in zip(sources, offsets, strict=True):
+            y = -row + dy
+            ax.plot([float(s["lower"]), float(s["upper"])], [y, y], color=color, lw=2.2,
+                    solid_capstyle="butt", label=f"{label} {_level(ev)}")
+            ax.plot([float(s["mean"])], [y], "o", color=color, ms=5)
+    ax.set_yticks(-np.arange(len(items)), [label for label, _ in items])
+    ax.set_ylim(-len(items) + 0.5, 0.5)
+    ax.grid(axis="x", color="0.9")
+    ax.set_xlabel("value")
+    dims = [d for d in _estimand(ev).dims if d not in SAMPLE_DIMS]
+    ax.set_ylabel(", ".join(dims))
+    shown = f" (first {len(items)} of {total})" if total > len(items) else ""
+    fig.suptitle(f"{ev.meta['method']} ({ev.meta['variant']}): means and {_level(ev)} "
+                 f"intervals{shown}")
+    _legend(fig)
+    return fig
+
+
+# --------------------------------------------------------------------------------- MCMC
+def _mcmc_selection(ev: Evaluation, var_names, coords) -> tuple[list[str], dict, int]:
+    """Variables (default: the estimand's if it is in the posterior, else all), coordinates
+    (default: at most :data:`MAX_PANELS` of the first variable) and how many plots they make."""
+    post = ev.tree["posterior"].to_dataset()
+    if var_names is None:
+        group, var = ev.meta["estimand"].split("/")
+        var_names = [var] if group == "posterior" else list(post.data_vars)
+    var_names = list(np.atleast_1d(var_names))
+    coords = _limited_coords(post[var_names[0]]) if coords is None else coords
+    shown = post[var_names].sel({d: v for d, v in coords.items() if d in post.dims})
+    n = sum(int(np.prod([da.sizes[d] for d in da.dims if d not in SAMPLE_DIMS]))
+            for da in shown.data_vars.values())
+    return var_names, coords, n
+
+
+def _arviz_figure(pc, ev: Evaluation, what: str) -> Figure:
+    fig = pc.get_viz("figure")
+    for ax in fig.axes:
+        if not ax.has_data():  # the unused cells of ArviZ's grid
+            ax.remove()
+    fig.set_layout_engine("constrained")
+    fig.suptitle(f"{ev.meta['method']} ({ev.meta['variant']}): {what}")
+    return fig
+
+
+@register("trace", "MCMC traces and per-chain densities: chains should overlap and look like "
+                   "stationary noise", applies=_needs_mcmc)
+def trace(ev: Evaluation, var_names=None, coords: dict | None = None, **kwargs) -> Figure:
+    """ArviZ ``plot_trace_dist``, one row per coordinate (at most :data:`MAX_PANELS`)."""
+    var_names, coords, rows = _mcmc_selection(ev, var_names, coords)
+    kwargs.setdefault("figure_kwargs", {"figsize": (10, 0.6 + 1.5 * rows)})
+    pc = azp.plot_trace_dist(ev.tree, var_names=var_names, coords=coords, compact=False,
+                             backend="matplotlib", **kwargs)
+    return _arviz_figure(pc, ev, "MCMC trace per chain")
+
+
+@register("rank", "rank plots: each chain's rank ECDF difference should stay inside the "
+                  "envelope", applies=_needs_mcmc)
+def rank(ev: Evaluation, var_names=None, coords: dict | None = None, **kwargs) -> Figure:
+    """ArviZ ``plot_rank`` (fractional-rank ECDF differences with simultaneous envelopes)."""
+    var_names, coords, n = _mcmc_selection(ev, var_names, coords)
+    kwargs.setdefault("col_wrap", 3)
+    kwargs.setdefault("figure_kwargs", {"figsize": (10, 0.8 + 2.3 * -(-n // kwargs["col_wrap"]))})
+    pc = azp.plot_rank(ev.tree, var_names=var_names, coords=coords, backend="matplotlib",
+                       **kwargs)
+    return _arviz_figure(pc, ev, "rank ECDF per chain (uniform ranks = chains agree)")
+
+
+@register("sensitivity", "power-scaling sensitivity of each posterior quantity to the prior "
+                         "and to the likelihood", applies=_needs_mcmc)
+def sensitivity(ev: Evaluation, var_names=None) -> Figure:
+    """Prior and likelihood power-scaling sensitivity per quantity (from ``ev.sensitivity()``),
+    with the threshold above which a quantity is flagged."""
+    table = ev.sensitivity(var_names)
+    n = len(table)
+    fig, ax = plt.subplots(figsize=(8, 1.3 + 0.38 * n), layout="constrained")
+    y = -np.arange(n)
+    ax.axvline(PSENSE_THRESHOLD, color=ALERT_COLOR, lw=1, ls=":",
+               label=f"threshold {PSENSE_THRESHOLD}")
+    largest = table[["prior", "likelihood"]].max(axis=1)
+    ax.hlines(y, 0, largest, color="0.85", lw=1)
+    ax.plot(table["prior"], y, "o", color=FAST_COLOR, ms=6, label="prior")
+    ax.plot(table["likelihood"], y, "D", color=DRAWS_COLOR, ms=5, label="likelihood")
+    for yi, diagnosis, value in zip(y, table["diagnosis"], largest, strict=True):
+        if diagnosis != "ok":
+            ax.annotate(diagnosis, (value, yi), xytext=(8, 0), textcoords="offset points",
+                        va="center", color=ALERT_COLOR, fontsize=8)
+    ax.set_yticks(y, table.index)
+    ax.set_xlim(left=-0.01 * ax.get_xlim()[1])
+    ax.set_ylim(-n + 0.5, 0.5)
+    ax.set_xlabel("power-scaling sensitivity (CJS distance)")
+    fig.suptitle(f"{ev.meta['method']} ({ev.meta['variant']}): power-scaling sensitivity\n"
+                 "prior above the threshold: the prior matters; likelihood below: weak data")
+    _legend(fig)
+    return fig

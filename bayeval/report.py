@@ -1,0 +1,512 @@
+"""One self-contained HTML report of one or several evaluations.
+
+The file embeds its figures as base64 PNG and its CSS inline: it opens offline, needs no
+JavaScript, and can be mailed as is. Per evaluation it shows what was evaluated and under which
+assumptions, the data summary, the summary tables (interval level in their captions), the
+figures of :mod:`bayeval.plots`, the fast-path-vs-posterior check, the MCMC diagnostics and the
+prior sensitivity with plain-language verdicts, the warnings, and what is needed to reproduce it
+(versions, seed). Several evaluations get a table of contents with their status at a glance.
+Everything that comes from the data or the evaluation is HTML-escaped.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import partial
+from html import escape
+from importlib.metadata import version
+from numbers import Integral, Real
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from bayeval import plots
+from bayeval.evaluation import BFMI_MIN, ESS_MIN, PSENSE_THRESHOLD, RHAT_MAX, Evaluation
+from bayeval.table import Table
+
+__all__ = ["report"]
+
+FIGURE_DPI = 110
+#: what each MCMC diagnostic means when it is within its threshold, and when it is not
+DIAGNOSTIC_VERDICTS = {
+    "r_hat": (f"The chains agree with each other (R-hat ≤ {RHAT_MAX} everywhere).",
+              "The chains disagree on {which}: they have not converged to one distribution. "
+              "Sample longer or reparametrise the model."),
+    "ess_bulk": (f"Enough effective draws for stable means (bulk ESS ≥ {ESS_MIN:g}).",
+                 "Too few effective draws for stable means of {which}: draw more."),
+    "ess_tail": (f"Enough effective draws for stable interval ends (tail ESS ≥ {ESS_MIN:g}).",
+                 "Too few effective draws for stable interval ends of {which}: draw more."),
+    "divergences": ("No divergent transitions: the sampler explored the whole posterior.",
+                    "Divergent transitions: the sampler missed part of the posterior and the "
+                    "results may be biased. Raise target_accept or reparametrise."),
+    "bfmi": (f"The sampler moved efficiently between energy levels (BFMI ≥ {BFMI_MIN}).",
+             "Low BFMI in {which}: the sampler explores the tails of the posterior poorly."),
+}
+
+
+def report(evaluations: Evaluation | Sequence[Evaluation], path: str | os.PathLike, *,
+           title: str = "bayeval report") -> Path:
+    """Write one self-contained HTML report of one or several evaluations.
+
+    Parameters
+    ----------
+    evaluations : Evaluation or sequence of Evaluation
+        What to report; several get one section each and a table of contents.
+    path : str or path-like
+        The HTML file to write (its folder is created if needed).
+    title : str
+        The page's title and heading.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+
+    Examples
+    --------
+    >>> import tempfile, bayeval as be
+    >>> from bayeval.report import report
+    >>> ev = be.labelled(labels=[1, 0, 1, 1, 0, 1], y_pred=[1, 0, 0, 1, 0, 1])
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     text = report(ev, f"{tmp}/report.html").read_text()
+    >>> "<script" in text, text.count("data:image/png;base64,")
+    (False, 2)
+    """
+    evaluations = _as_list(evaluations)
+    sections = [_Section.of(ev, i) for i, ev in enumerate(evaluations, start=1)]
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(_page(sections, title), encoding="utf-8")
+    return path
+
+
+def _as_list(evaluations) -> list[Evaluation]:
+    evaluations = [evaluations] if isinstance(evaluations, Evaluation) else list(evaluations)
+    if not evaluations:
+        raise ValueError("evaluations is empty; give an Evaluation or a list of them.")
+    for ev in evaluations:
+        if not isinstance(ev, Evaluation):
+            raise ValueError(f"evaluations must hold bayeval Evaluations, got "
+                             f"{type(ev).__name__}.")
+    return evaluations
+
+
+# ------------------------------------------------------------------------ what to show
+def _attempt(fn: Callable[[], Table]) -> Table | str:
+    """``fn()``, or the message of its ValueError (a result that does not apply)."""
+    try:
+        return fn()
+    except ValueError as err:
+        return str(err)
+
+
+@dataclass
+class _Section:
+    """One evaluation and its results, computed once for its section and the contents."""
+
+    ev: Evaluation
+    number: int
+    check: Table | str | None
+    diagnostics: Table | str | None
+    sensitivity: Table | str | None
+
+    @classmethod
+    def of(cls, ev: Evaluation, number: int) -> _Section:
+        both = ev.closed_form is not None and ev.draws is not None
+        return cls(ev, number,
+                   check=_attempt(ev.check) if both else None,
+                   diagnostics=_attempt(ev.diagnostics) if ev.has_mcmc else None,
+                   sensitivity=_attempt(ev.sensitivity) if ev.has_mcmc else None)
+
+    @property
+    def anchor(self) -> str:
+        return f"evaluation-{self.number}"
+
+    @property
+    def name(self) -> str:
+        return f"{self.ev.meta['method']} ({self.ev.meta['variant']})"
+
+    def statuses(self) -> list[tuple[str, str]]:
+        """(css class, text) badges: check, diagnostics, sensitivity, warnings."""
+        out = []
+        for result, attr, good, bad in (
+            (self.check, "passed", "fast path and posterior agree", "check FAILED"),
+            (self.diagnostics, "ok", "MCMC diagnostics ok", "MCMC diagnostics FAILED"),
+        ):
+            if isinstance(result, Table):
+                out.append(("ok", good) if result.attrs[attr] else ("bad", bad))
+        if isinstance(self.sensitivity, Table):
+            flagged = int((self.sensitivity["diagnosis"] != "ok").sum())
+            out.append(("warn", f"prior matters for {_count(flagged, 'quantity')}") if flagged
+                       else ("ok", "prior insensitive"))
+        n = len(self.ev.warnings)
+        out.append(("warn", _count(n, "warning")) if n else ("ok", "no warnings"))
+        return out
+
+
+# --------------------------------------------------------------------------- HTML bits
+def _count(n: int, noun: str) -> str:
+    """``1 quantity``, ``2 quantities``, ``3 warnings``."""
+    if n == 1:
+        return f"1 {noun}"
+    return f"{n} {noun[:-1]}ies" if noun.endswith("y") else f"{n} {noun}s"
+
+
+def _fmt(value: Real) -> str:
+    """A number for a table cell: integers with separators, 4 decimals, or scientific."""
+    if isinstance(value, Integral):
+        return f"{value:,}"
+    v = float(value)
+    if not np.isfinite(v):
+        return "—" if np.isnan(v) else str(v)
+    if v.is_integer() or abs(v) >= 100:
+        return f"{v:,.0f}"
+    return f"{v:.4f}" if abs(v) >= 1e-3 or v == 0 else f"{v:.2e}"
+
+
+def _cell(value) -> str:
+    if isinstance(value, bool | np.bool_):
+        return ('<td class="flag"><span class="badge ok">✓ pass</span></td>' if value else
+                '<td class="flag"><span class="badge bad">✗ fail</span></td>')
+    if isinstance(value, Real):
+        return f'<td class="num">{_fmt(value)}</td>'
+    return f'<td class="text">{escape(str(value))}</td>'
+
+
+def _align(dtype) -> str:
+    """The css class of a column: ``flag`` (pass/fail), ``num`` or ``text``."""
+    if pd.api.types.is_bool_dtype(dtype):
+        return "flag"
+    return "num" if pd.api.types.is_numeric_dtype(dtype) else "text"
+
+
+def _table(frame: pd.DataFrame, caption: str, bad: Sequence[bool] | None = None) -> str:
+    """``frame`` as an HTML table with its caption; rows where ``bad`` is True highlighted."""
+    names = [escape(str(n or "")) for n in frame.index.names]
+    head = "".join(f'<th scope="col">{n}</th>' for n in names)
+    for column, dtype in frame.dtypes.items():
+        head += f'<th scope="col" class="{_align(dtype)}">{escape(str(column))}</th>'
+
+    bad = np.zeros(len(frame), bool) if bad is None else np.asarray(bad, bool)
+    rows = []
+    for key, row, flagged in zip(frame.index, frame.itertuples(index=False), bad, strict=True):
+        keys = key if isinstance(key, tuple) else (key,)
+        cells = "".join(f'<th scope="row">{escape(str(k))}</th>' for k in keys)
+        cells += "".join(_cell(v) for v in row)
+        rows.append(f'<tr class="fail">{cells}</tr>' if flagged else f"<tr>{cells}</tr>")
+    return (f'<div class="table-wrap"><table><caption>{escape(caption)}</caption>'
+            f'<thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>')
+
+
+def _callout(kind: str, html: str) -> str:
+    return f'<div class="callout {kind}">{html}</div>'
+
+
+def _badges(statuses: list[tuple[str, str]]) -> str:
+    return " ".join(f'<span class="badge {c}">{escape(t)}</span>' for c, t in statuses)
+
+
+def _list(items: list[str]) -> str:
+    """A phrase naming at most five of ``items`` (already escaped or plain text)."""
+    shown = ", ".join(escape(i) for i in items[:5])
+    return shown + (f" and {len(items) - 5} more" if len(items) > 5 else "")
+
+
+# ------------------------------------------------------------------------ the sections
+def _about(ev: Evaluation) -> str:
+    meta = ev.meta
+    parts = [f"<p>{escape(meta['description'] or 'No description was recorded.')}</p>"]
+    if meta["assumptions"]:
+        parts.append(f'<p><strong>Assumptions.</strong> {escape(meta["assumptions"])}</p>')
+    kind = "equal-tailed" if ev.ci_kind == "eti" else "highest-density"
+    parts.append(f"<p><strong>Intervals.</strong> {100 * ev.ci_prob:g}% {kind} intervals "
+                 f"({escape(ev.ci_kind)}) throughout.</p>")
+    return "".join(parts)
+
+
+def _warnings(ev: Evaluation) -> str:
+    if not ev.warnings:
+        return ""
+    items = "".join(f"<li>{escape(w)}</li>" for w in ev.warnings)
+    return _callout("warn", f"<strong>Warnings</strong><ul>{items}</ul>")
+
+
+def _dataset_tables(ds: xr.Dataset, caption: str) -> str:
+    """A Dataset as tables: its scalars as one (quantity, value) table, then one table per set
+    of dimensions ("``caption`` by ``dims``")."""
+    by_dims: dict[tuple, list[str]] = {}
+    for name, da in ds.data_vars.items():
+        by_dims.setdefault(da.dims, []).append(name)
+    out = []
+    for dims, names in by_dims.items():
+        if dims:
+            frame = ds[names].to_dataframe()[names]
+        else:
+            frame = pd.DataFrame({"value": [ds[n].item() for n in names]},
+                                 index=pd.Index(names, name="quantity"))
+        out.append(_table(frame, f"{caption} by {', '.join(map(str, dims))}" if dims else caption))
+    return "".join(out)
+
+
+def _data(ev: Evaluation) -> str:
+    if "data" not in ev.tree.children:
+        return "<p>No data summary was recorded.</p>"
+    return _dataset_tables(ev.tree["data"].to_dataset(), "the input data")
+
+
+def _summaries(ev: Evaluation) -> str:
+    sources = [s for s, present in (("closed_form", ev.closed_form is not None),
+                                    ("draws", ev.draws is not None)) if present]
+    out = []
+    for source in sources:
+        summary = _attempt(partial(ev.summary, source))
+        out.append(_table(summary, summary.caption) if isinstance(summary, Table) else
+                   f'<p class="note">No {source.replace("_", " ")} summary: '
+                   f"{escape(summary)}</p>")
+    return "".join(out)
+
+
+def _png(fig) -> str:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=FIGURE_DPI, facecolor="white")
+    plt.close(fig)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _figures(ev: Evaluation) -> str:
+    out = []
+    for kind in plots.available(ev):
+        try:
+            fig = plots.plot(ev, kind)
+        except ValueError as err:
+            out.append(f'<p class="note">Figure “{escape(kind)}” not drawn: {escape(str(err))}'
+                       "</p>")
+            continue
+        description = plots.KINDS[kind].description
+        out.append(f'<figure><img src="data:image/png;base64,{_png(fig)}" '
+                   f'alt="{escape(kind)} plot: {escape(description)}">'
+                   f"<figcaption><strong>{escape(kind)}</strong>: {escape(description)}."
+                   "</figcaption></figure>")
+    return "".join(out)
+
+
+def _check(result: Table | str | None) -> str:
+    if result is None:
+        return ("<p>Not applicable: the check needs both a fast path and draws of the same "
+                "quantity (run the method with <code>method=\"both\"</code>).</p>")
+    if isinstance(result, str):
+        return f"<p>Not computed: {escape(result)}</p>"
+    failed = result[~result["passed"].astype(bool)]
+    if failed.empty:
+        verdict = _callout("ok", f"<strong>All {len(result)} tests passed</strong>: the fast "
+                                 "path and the draws agree within their Monte-Carlo error.")
+    else:
+        rows = [", ".join(map(str, k)) if isinstance(k, tuple) else str(k) for k in failed.index]
+        verdict = _callout("bad", f"<strong>{len(failed)} of {len(result)} tests failed</strong> "
+                                  f"({_list(rows)}): the fast path and the draws disagree; do not "
+                                  "trust either until this is understood.")
+    return verdict + _table(result, result.caption, bad=~result["passed"].astype(bool))
+
+
+def _diagnostic_rows(result: Table) -> pd.DataFrame:
+    """One row per diagnostic: range of values, threshold, verdict and ok."""
+    rows = []
+    for name, group in result.groupby(level="diagnostic", sort=False):
+        ok = bool(group["ok"].all())
+        low, high = group["value"].min(), group["value"].max()
+        values = _fmt(low) if low == high else f"{_fmt(low)} – {_fmt(high)}"
+        good, bad = DIAGNOSTIC_VERDICTS.get(name, ("Within its threshold.",
+                                                    "Outside its threshold for {which}."))
+        failing = [q for (_, q), v in group["ok"].items() if not v]
+        verdict = good if ok else bad.format(which=_list(failing))
+        rows.append((name, values, group["threshold"].iloc[0], verdict, ok))
+    return pd.DataFrame(rows, columns=["diagnostic", "values", "threshold", "verdict", "ok"]
+                        ).set_index("diagnostic")
+
+
+def _diagnostics(result: Table | str | None) -> str:
+    if result is None:
+        return "<p>Not applicable: no MCMC was run (the fast path is exact or analytic).</p>"
+    if isinstance(result, str):
+        return f"<p>Not computed: {escape(result)}</p>"
+    verdict = (_callout("ok", "<strong>All diagnostics are within their thresholds</strong>: "
+                              "the draws can be trusted.") if result.attrs["ok"] else
+               _callout("bad", "<strong>Some diagnostics are outside their thresholds</strong>: "
+                               "do not trust the draws until they are fixed."))
+    rows = _diagnostic_rows(result)
+    full = _table(result, result.caption, bad=~result["ok"].astype(bool))
+    return (verdict + _table(rows, "MCMC diagnostics in plain words", bad=~rows["ok"])
+            + f"<details><summary>every quantity</summary>{full}</details>")
+
+
+def _sensitivity(result: Table | str | None) -> str:
+    if result is None:
+        return ("<p>Not applicable: power-scaling sensitivity needs MCMC draws; the fast path's "
+                "prior is stated in the description above.</p>")
+    if isinstance(result, str):
+        return f"<p>Not computed: {escape(result)}</p>"
+    flagged = result[result["diagnosis"] != "ok"]
+    weak = result[result["likelihood"] < PSENSE_THRESHOLD]
+    if flagged.empty:
+        text = ("<strong>The prior does not drive the results</strong>: no quantity's prior "
+                f"sensitivity reaches {PSENSE_THRESHOLD}.")
+        kind = "ok"
+    else:
+        named = [f"{q} ({d})" for q, d in flagged["diagnosis"].items()]
+        text = (f"<strong>The prior matters for {_count(len(flagged), 'quantity')}</strong>: "
+                f"{_list(named)}. Report the prior with the results, or check it against "
+                "the data.")
+        kind = "warn"
+    if not weak.empty:
+        text += (f" The data say little about {_list(list(weak.index))} (likelihood "
+                 f"sensitivity below {PSENSE_THRESHOLD}).")
+    return _callout(kind, text) + _table(result, result.caption,
+                                         bad=result["diagnosis"] != "ok")
+
+
+def _reproducibility(ev: Evaluation) -> str:
+    meta = ev.meta
+    seed = meta["random_seed"]
+    if seed is None:
+        seed = ("none: no random numbers were drawn" if ev.draws is None else
+                "none: rerun with random_seed= to get the same draws")
+    rows = [("method", meta["method"]), ("variant", meta["variant"]),
+            ("estimand", meta["estimand"] or "closed form only"), ("random_seed", seed),
+            ("created at", meta.get("created_at", "unknown"))]
+    rows += [(f"{pkg} version", v) for pkg, v in meta["versions"].items()]
+    frame = pd.DataFrame(rows, columns=["item", "value"]).set_index("item")
+    return _table(frame.astype(str), "what produced this evaluation")
+
+
+def _section(s: _Section) -> str:
+    ev = s.ev
+    parts = [
+        f'<section class="evaluation" id="{s.anchor}">',
+        f'<h2><span class="number">{s.number}</span>{escape(s.name)}</h2>',
+        f'<p class="badges">{_badges(s.statuses())}</p>',
+        _warnings(ev),
+        "<h3>What was evaluated</h3>", _about(ev),
+        "<h3>Data</h3>", _data(ev),
+        "<h3>Results</h3>", _summaries(ev),
+        "<h3>Figures</h3>", _figures(ev),
+        "<h3>Fast path vs posterior</h3>", _check(s.check),
+        "<h3>MCMC diagnostics</h3>", _diagnostics(s.diagnostics),
+        "<h3>Prior sensitivity</h3>", _sensitivity(s.sensitivity),
+        "<h3>Reproducibility</h3>", _reproducibility(ev),
+        "</section>",
+    ]
+    return "\n".join(parts)
+
+
+def _contents(sections: list[_Section]) -> str:
+    if len(sections) < 2:
+        return ""
+    items = "".join(
+        f'<li><a href="#{s.anchor}">{escape(s.name)}</a>'
+        f'<span class="description">{escape(s.ev.meta["description"])}</span>'
+        f"<span>{_badges(s.statuses())}</span></li>" for s in sections)
+    return f'<nav class="contents"><h2>Contents</h2><ol>{items}</ol></nav>'
+
+
+def _page(sections: list[_Section], title: str) -> str:
+    now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    made_with = ", ".join(f"{p} {version(p)}" for p in ("bayeval", "matplotlib", "arviz-plots"))
+    n = len(sections)
+    body = "\n".join(_section(s) for s in sections)
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="{escape(made_with)}">
+<title>{escape(title)}</title>
+<style>{CSS}</style>
+</head>
+<body>
+<header class="page"><h1>{escape(title)}</h1>
+<p class="subtitle">{_count(n, "evaluation")} · generated {now} with {escape(made_with)}</p>
+</header>
+<main>
+{_contents(sections)}
+{body}
+</main>
+<footer>Made by bayeval: Bayesian evaluation of ML models when the ground truth is missing,
+noisy or absent. Self-contained: figures and styles are embedded in this file.</footer>
+</body>
+</html>
+"""
+
+
+CSS = """
+:root { --ink: #1d2733; --muted: #5b6b7b; --line: #dfe4ea; --page: #f4f6f9; --accent: #1f5a96;
+  --ok: #17692f; --ok-bg: #e3f3e8; --bad: #a8201a; --bad-bg: #fbe9e7; --warn: #7a4f00;
+  --warn-bg: #fff4d6; }
+* { box-sizing: border-box; }
+body { margin: 0; background: var(--page); color: var(--ink);
+  font: 15px/1.55 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial,
+  sans-serif; }
+header.page, main, footer { max-width: 1100px; margin: 0 auto; padding: 0 24px; }
+header.page { padding-top: 28px; }
+h1 { font-size: 28px; margin: 0; letter-spacing: -0.01em; }
+.subtitle { color: var(--muted); margin: 4px 0 0; font-size: 13px; }
+section.evaluation, nav.contents { background: #fff; border: 1px solid var(--line);
+  border-radius: 10px; padding: 6px 28px 24px; margin: 22px 0;
+  box-shadow: 0 1px 3px rgba(16, 24, 40, 0.05); }
+h2 { font-size: 21px; margin: 18px 0 6px; display: flex; align-items: center; gap: 10px; }
+h2 .number { background: var(--accent); color: #fff; border-radius: 50%; width: 28px;
+  height: 28px; font-size: 14px; display: inline-flex; align-items: center;
+  justify-content: center; }
+h3 { font-size: 15px; text-transform: uppercase; letter-spacing: 0.06em; color: var(--accent);
+  border-bottom: 1px solid var(--line); padding-bottom: 4px; margin: 30px 0 10px; }
+p { margin: 8px 0; max-width: 80ch; }
+code { background: #eef1f5; padding: 1px 5px; border-radius: 4px; font-size: 13px; }
+.badges { margin: 4px 0 12px; }
+.badge { display: inline-block; padding: 2px 10px; border-radius: 999px; font-size: 12px;
+  font-weight: 600; margin: 2px 4px 2px 0; white-space: nowrap; }
+.badge.ok { background: var(--ok-bg); color: var(--ok); }
+.badge.bad { background: var(--bad-bg); color: var(--bad); }
+.badge.warn { background: var(--warn-bg); color: var(--warn); }
+.callout { border-left: 4px solid; border-radius: 6px; padding: 10px 14px; margin: 12px 0; }
+.callout.ok { background: var(--ok-bg); border-color: var(--ok); }
+.callout.bad { background: var(--bad-bg); border-color: var(--bad); }
+.callout.warn { background: var(--warn-bg); border-color: #d99a00; }
+.callout ul { margin: 6px 0 0; padding-left: 20px; }
+.table-wrap { overflow-x: auto; margin: 10px 0 16px; }
+table { border-collapse: collapse; font-size: 13px; font-variant-numeric: tabular-nums;
+  min-width: 420px; }
+caption { caption-side: top; text-align: left; color: var(--muted); font-weight: 600;
+  padding: 0 0 6px; }
+th, td { padding: 5px 12px; border-bottom: 1px solid var(--line); vertical-align: top; }
+thead th { background: #eef2f7; border-bottom: 2px solid #cfd7e1; text-align: left;
+  font-weight: 600; white-space: nowrap; }
+thead th.num { text-align: right; }
+thead th.flag { text-align: center; }
+th[scope="row"] { text-align: left; font-weight: 500; white-space: nowrap; }
+td.num { text-align: right; white-space: nowrap; }
+td.text { text-align: left; max-width: 60ch; }
+td.flag { text-align: center; }
+tbody tr:nth-child(even) { background: #f9fafc; }
+tbody tr.fail, tbody tr.fail:nth-child(even) { background: var(--bad-bg); }
+figure { margin: 14px 0 22px; }
+figure img { display: block; max-width: 100%; height: auto; border: 1px solid var(--line);
+  border-radius: 6px; background: #fff; }
+figcaption { color: var(--muted); font-size: 13px; margin-top: 6px; }
+.note { color: var(--muted); font-style: italic; }
+details { margin: 6px 0 12px; }
+summary { cursor: pointer; color: var(--accent); font-weight: 600; }
+nav.contents ol { padding-left: 22px; }
+nav.contents li { margin: 8px 0; }
+nav.contents a { color: var(--accent); font-weight: 600; text-decoration: none; }
+nav.contents .description { color: var(--muted); margin: 0 8px; }
+footer { color: var(--muted); font-size: 12px; padding-bottom: 32px; }
+@media print { body { background: #fff; } section.evaluation, nav.contents { box-shadow: none;
+  border: none; padding: 0; } }
+"""

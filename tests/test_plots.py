@@ -1,0 +1,205 @@
+"""bayeval.plots: every kind draws what it claims (overlays, intervals, panels), the registry."""
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+import xarray as xr
+from matplotlib.collections import LineCollection
+from scipy import stats
+
+import bayeval as be
+from bayeval import datasets, plots
+from bayeval.evaluation import Evaluation
+
+METRICS = ["accuracy", "precision", "recall", "specificity", "npv"]
+N_PMF = 40  # trials of the synthetic binomial rates
+P_PMF = {"accuracy": 0.3, "recall": 0.7}
+
+
+@pytest.fixture(scope="module")
+def data():
+    return datasets.breast_cancer()
+
+
+@pytest.fixture(scope="module")
+def exact(data):
+    return be.labelled(data.scores, data.labels)
+
+
+@pytest.fixture(scope="module")
+def both(data):
+    return be.labelled(data.scores, data.labels, method="both", random_seed=5,
+                       sample_kwargs={"draws": 300, "tune": 300})
+
+
+@pytest.fixture(scope="module")
+def pmf():
+    """Binomial rates k/n: the exact PMF as fast path and independent draws of it."""
+    support = np.arange(N_PMF + 1)
+    probs = np.stack([stats.binom.pmf(support, N_PMF, p) for p in P_PMF.values()])
+    p = np.array(list(P_PMF.values()))
+    law = stats.binom(N_PMF, p)
+    dims = ("metric",)
+    closed = xr.Dataset(
+        {"mean": (dims, p), "sd": (dims, law.std() / N_PMF),
+         "lower": (dims, law.ppf(0.025) / N_PMF), "upper": (dims, law.ppf(0.975) / N_PMF),
+         "pmf_value": (("metric", "support"), np.tile(support / N_PMF, (2, 1))),
+         "pmf_prob": (("metric", "support"), probs)},
+        coords={"metric": list(P_PMF)})
+    rng = np.random.default_rng(0)
+    x = rng.binomial(N_PMF, p, size=(1, 2000, 2)) / N_PMF
+    draws = xr.DataTree.from_dict({"posterior_predictive": xr.Dataset(
+        {"rate": (("chain", "draw", "metric"), x)}, coords={"metric": list(P_PMF)})})
+    return Evaluation.create(method="synthetic", variant="both", closed_form=closed, draws=draws,
+                             estimand="posterior_predictive/rate", iid_draws=True)
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    yield
+    plt.close("all")
+
+
+def lines(ax, label):
+    return [line for line in ax.lines if line.get_label() == label]
+
+
+def test_available_and_default_kinds(exact, both, pmf):
+    assert plots.available(exact) == ["distribution", "intervals"]
+    assert plots.available(both) == ["distribution", "intervals", "trace", "rank",
+                                     "sensitivity"]
+    # a closed form without PMF is best shown as intervals; draws or a PMF as distributions
+    assert [plots.default_kind(e) for e in (exact, both, pmf)] == [
+        "intervals", "distribution", "distribution"]
+
+
+def test_distribution_overlays_the_fast_path_and_marks_both_intervals(both):
+    fig = plots.plot(both)
+    assert [ax.get_title() for ax in fig.axes] == METRICS
+    closed, drawn = both.summary("closed_form"), both.summary("draws")
+    for ax, metric in zip(fig.axes, METRICS, strict=True):
+        (hist,) = ax.patches
+        x, y = hist.get_xy().T  # the draws' histogram is a density: its area is 1
+        assert 0.5 * abs(np.dot(x, np.roll(y, 1)) - np.dot(y, np.roll(x, 1))) == pytest.approx(1)
+        (curve,) = lines(ax, "fast path: normal approx. (mean, sd)")
+        x, y = curve.get_data()
+        assert x[np.argmax(y)] == pytest.approx(closed.loc[metric, "mean"], abs=2e-3)
+        (fast,) = lines(ax, "fast path 95% ETI")
+        np.testing.assert_allclose(fast.get_xdata(), closed.loc[metric, ["lower", "upper"]])
+        (post,) = lines(ax, "posterior draws 95% ETI")
+        np.testing.assert_allclose(post.get_xdata(), drawn.loc[metric, ["lower", "upper"]])
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == [
+        "posterior draws", "fast path: normal approx. (mean, sd)", "posterior draws 95% ETI",
+        "fast path 95% ETI"]
+
+
+def test_distribution_of_an_exact_pmf_shows_its_bars_and_the_draws_frequencies(pmf):
+    fig = plots.plot(pmf, "distribution")
+    assert [ax.get_title() for ax in fig.axes] == list(P_PMF)
+    for ax, p in zip(fig.axes, P_PMF.values(), strict=True):
+        (bars,) = [c for c in ax.collections if isinstance(c, LineCollection)]
+        heights = np.array([seg[1, 1] for seg in bars.get_segments()])
+        law = stats.binom.pmf(np.arange(N_PMF + 1), N_PMF, p)
+        np.testing.assert_allclose(np.sort(heights), np.sort(law[law > 0]), rtol=1e-12)
+        (freq,) = lines(ax, "draws: frequencies on the support")
+        assert freq.get_ydata().sum() == pytest.approx(1.0, abs=1e-12)
+        assert np.isin(freq.get_xdata(), np.arange(N_PMF + 1) / N_PMF).all()
+        (post,) = lines(ax, "predictive draws 95% ETI")
+        assert post.get_xdata()[0] < p < post.get_xdata()[1]
+
+
+def test_intervals_put_fast_path_and_draws_side_by_side(both, exact):
+    fig = plots.plot(both, "intervals")
+    (ax,) = fig.axes
+    assert [t.get_text() for t in ax.get_yticklabels()] == METRICS
+    fast, post = lines(ax, "fast path 95% ETI"), lines(ax, "posterior draws 95% ETI")
+    assert len(fast) == len(post) == 5
+    np.testing.assert_allclose([f.get_xdata() for f in fast],
+                               both.summary("closed_form")[["lower", "upper"]])
+    np.testing.assert_allclose([p.get_xdata() for p in post],
+                               both.summary("draws")[["lower", "upper"]])
+    only_fast = plots.plot(exact, "intervals").axes[0]
+    assert len(lines(only_fast, "fast path 95% ETI")) == 5
+    assert not lines(only_fast, "posterior draws 95% ETI")
+
+
+def test_coords_choose_the_panels(both):
+    fig = plots.plot(both, "distribution", coords={"metric": ["recall", "npv"]})
+    assert [ax.get_title() for ax in fig.axes] == ["recall", "npv"]
+
+
+def test_many_coordinates_are_capped_and_said_so():
+    chunks, dims = [f"c{i}" for i in range(6)], ("chunk", "metric")
+    shape = (len(chunks), len(METRICS))
+    closed = xr.Dataset({k: (dims, np.full(shape, v)) for k, v in
+                         (("mean", 0.5), ("sd", 0.1), ("lower", 0.3), ("upper", 0.7))},
+                        coords={"chunk": chunks, "metric": METRICS})
+    ev = Evaluation.create(method="synthetic", variant="exact", closed_form=closed)
+    fig = plots.plot(ev, "distribution")
+    assert len(fig.axes) == 10  # every metric of the first 12 // 5 = 2 chunks
+    assert fig.axes[0].get_title() == "c0, accuracy"
+    assert "first 10 of 30" in fig.get_suptitle()
+
+
+def test_trace_and_rank_come_from_arviz(both):
+    fig = plots.plot(both, "trace")
+    assert len(fig.axes) == 2 * len(METRICS)  # density and trace per metric
+    labels = " ".join(ax.get_ylabel() for ax in fig.axes)
+    assert all(m in labels for m in METRICS)
+    assert all(len(ax.lines) >= 2 for ax in fig.axes)  # one line per chain
+    fig = plots.plot(both, "rank")
+    assert len(fig.axes) == len(METRICS)
+    assert all(m in ax.get_title() for ax, m in zip(fig.axes, METRICS, strict=True))
+
+
+def test_sensitivity_plots_the_table(both):
+    table = both.sensitivity()
+    fig = plots.plot(both, "sensitivity")
+    (ax,) = fig.axes
+    assert [t.get_text() for t in ax.get_yticklabels()] == list(table.index)
+    (prior,), (likelihood,) = lines(ax, "prior"), lines(ax, "likelihood")
+    np.testing.assert_array_equal(prior.get_xdata(), table["prior"])
+    np.testing.assert_array_equal(likelihood.get_xdata(), table["likelihood"])
+    (threshold,) = lines(ax, "threshold 0.05")
+    assert threshold.get_xdata()[0] == 0.05
+
+
+def test_sensitivity_flags_an_informative_prior(data):
+    # Beta(60, 20) against recall 99/106: prior-data conflict (tests/test_evaluation.py)
+    ev = be.labelled(data.scores, data.labels, prior=(60.0, 20.0), metrics="recall",
+                     method="pymc", random_seed=1, sample_kwargs={"draws": 300, "tune": 300})
+    (ax,) = plots.plot(ev, "sensitivity").axes
+    assert [t.get_text() for t in ax.texts] == ["prior-data conflict"]
+    assert lines(ax, "prior")[0].get_xdata()[0] > 0.05
+
+
+def test_a_kind_that_does_not_apply_names_the_valid_ones(exact):
+    with pytest.raises(ValueError, match=r"kind='trace' does not apply .* without MCMC; valid "
+                                         r"kinds for it: distribution, intervals\."):
+        plots.plot(exact, "trace")
+    with pytest.raises(ValueError, match=r"'pmf' is not a plot kind; valid kinds for this "
+                                         r"evaluation: distribution, intervals\."):
+        plots.plot(exact, "pmf")
+
+
+def test_a_method_adds_a_kind_with_one_function(exact, monkeypatch):
+    monkeypatch.setattr(plots, "KINDS", dict(plots.KINDS))
+
+    @plots.register("counts", "successes per metric", applies=plots.for_methods("labelled"))
+    def counts(ev, color="k"):
+        fig, ax = plt.subplots()
+        ax.bar(ev.closed_form["metric"].values, ev.closed_form["successes"].values, color=color)
+        return fig
+
+    @plots.register("chunks", "per chunk", applies=plots.for_methods("cbpe"))
+    def chunks(ev):
+        raise AssertionError("not for labelled evaluations")
+
+    assert plots.available(exact) == ["distribution", "intervals", "counts"]
+    fig = plots.plot(exact, "counts", color="tab:green")
+    assert [p.get_height() for p in fig.axes[0].patches] == list(
+        exact.closed_form["successes"].values)
+    with pytest.raises(ValueError, match="specific to method cbpe"):
+        plots.plot(exact, "chunks")
+    monkeypatch.setitem(plots.DEFAULT_KINDS, "labelled", "counts")
+    assert plots.default_kind(exact) == "counts"
