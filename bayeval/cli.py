@@ -132,7 +132,7 @@ def _common(args) -> dict[str, Any]:
 
 
 def _demo(args) -> list[be.Evaluation]:
-    from bayeval.demo import run  # noqa: PLC0415 (the demo imports every method's data)
+    from bayeval.demo import run
 
     return run(seed=args.seed, verbose=True)
 
@@ -215,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as err:  # bad input, from the command line or the library's validation
         print(f"bayeval {args.command}: error: {err}", file=sys.stderr)
         return EXIT_USAGE
-    except Exception as err:  # noqa: BLE001 (an internal error: say so, without a traceback)
+    except Exception as err:  # an internal error: say so, without a traceback
         print(f"bayeval {args.command}: internal error: {type(err).__name__}: {err}",
               file=sys.stderr)
         return EXIT_ERROR

@@ -12,7 +12,9 @@ and negatives. Every confusion-matrix metric is therefore a function :math:`g(TP
 
 * :func:`metric_distribution`: the exact law of :math:`g(TP, FN)`, pushed forward from the
   product of the two count PMFs, each cut to the counts whose probability exceeds
-  :data:`TOL` (so the grid is :math:`O(\sigma_{TP}\sigma_{FN})`, not :math:`O(n^2)`).
+  :data:`TOL` (so the grid is :math:`O(\sigma_{TP}\sigma_{FN})`, not :math:`O(n^2)`). Its
+  mean, sd, masses and equal-tailed interval never list the grid's support: on a diagonal
+  :math:`TP+FN=s` the metric is affine in :math:`TP`, and along :math:`FN` monotone.
 * :func:`metric_moments`: PEMI-Gauss mean and variance, exact for the linear metrics, second-order
   delta method for the others.
 * :func:`auc_numerator_moments`, :func:`auc_moments`: exact moments of the Mann–Whitney count and
@@ -29,16 +31,19 @@ from functools import cached_property
 from typing import Any, NamedTuple
 
 import numpy as np
+from scipy import signal, special
 
 from bayeval.metrics import METRICS, from_counts
 from bayeval.poibin import truncated_pmf
 from bayeval.validation import (
     as_array,
+    as_beta,
     as_binary,
     as_choice,
     as_ci_prob,
     as_labels,
     as_probabilities,
+    as_zero_division,
     check_same_length,
 )
 
@@ -59,6 +64,9 @@ TOL = 1e-16
 INTERVAL_KINDS = ("eti", "hdi", "paper_hdi")
 """Kinds of :meth:`MetricDistribution.interval`."""
 
+_ONE_COUNT = ("accuracy", "precision", "npv")  # metrics of one count: their PMF is cheap
+_ENUMERATE = 1 << 14  # a quantile's bracket is narrowed to this many grid cells, then sorted
+
 
 # ---------------------------------------------------------------------------------------------
 # input
@@ -75,19 +83,6 @@ class _Rows:
     tn_known: int
     p_pos: np.ndarray  # p of the unknown labels predicted positive (U)
     p_neg: np.ndarray  # p of the unknown labels predicted negative (V)
-
-
-def _as_zero_division(value: Any) -> float:
-    if isinstance(value, (int, float, np.integer, np.floating)) and (
-            value in (0, 1) or np.isnan(value)):
-        return float(value)
-    raise ValueError(f"zero_division must be 0.0, 1.0 or np.nan, got {value!r}.")
-
-
-def _as_beta(beta: Any) -> float:
-    if isinstance(beta, (int, float, np.integer, np.floating)) and beta >= 0:
-        return float(beta)
-    raise ValueError(f"beta must be a number >= 0 (np.inf allowed), got {beta!r}.")
 
 
 def _rows(y_pred: Any, p: Any, labels: Any) -> _Rows:
@@ -115,33 +110,29 @@ def _window(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return start + np.arange(probs.size, dtype=float), probs / probs.sum()
 
 
-def _count(p: np.ndarray, known: int, needed: bool) -> tuple[np.ndarray, np.ndarray]:
-    """(counts, probs) of ``known + PB(p)``; one placeholder cell if the metric ignores it."""
-    if not needed:
-        return np.full(1, float(known)), np.ones(1)
+def _count(p: np.ndarray, known: int) -> tuple[np.ndarray, np.ndarray]:
+    """(counts, probs) of ``known + PB(p)``; counts are floats, so products cannot overflow."""
     counts, probs = _window(p)
     return counts + known, probs
 
 
-def _cells(metric: str, rows: _Rows, beta: float) -> tuple[np.ndarray, np.ndarray]:
-    r"""Metric value (NaN where undefined) and probability of every cell of the support grid.
+def _one_count(metric: str, rows: _Rows) -> tuple[np.ndarray, np.ndarray]:
+    r"""Value (NaN where undefined) and probability of every count of a one-count metric.
 
     Precision depends on TP only and NPV on FN only (their denominators are fixed); accuracy on
     the number of correct predictions TP + TN, one Poisson-binomial over
-    :math:`\{p_i: \hat y_i=1\}\cup\{1-p_i: \hat y_i=0\}`. The others need the TP x FN grid.
-    Counts are floats so that products in ``from_counts`` cannot overflow.
+    :math:`\{p_i: \hat y_i=1\}\cup\{1-p_i: \hat y_i=0\}`.
     """
-    if metric == "accuracy":
-        correct, probs = _count(np.concatenate([rows.p_pos, 1.0 - rows.p_neg]),
-                                rows.tp_known + rows.tn_known, True)
-        wrong = rows.n_pos + rows.n_neg - correct
-        return from_counts(metric, correct, wrong, 0.0, 0.0, zero_division=np.nan), probs
-    tp, p_tp = _count(rows.p_pos, rows.tp_known, metric != "npv")
-    fn, p_fn = _count(rows.p_neg, rows.fn_known, metric != "precision")
-    tp, fn = tp[:, None], fn[None, :]
-    values = from_counts(metric, tp, rows.n_pos - tp, fn, rows.n_neg - fn, beta=beta,
-                         zero_division=np.nan)
-    return values.ravel(), np.multiply.outer(p_tp, p_fn).ravel()
+    if metric == "precision":
+        tp, probs = _count(rows.p_pos, rows.tp_known)
+        return from_counts(metric, tp, rows.n_pos - tp, 0.0, 0.0, zero_division=np.nan), probs
+    if metric == "npv":
+        fn, probs = _count(rows.p_neg, rows.fn_known)
+        return from_counts(metric, 0.0, 0.0, fn, rows.n_neg - fn, zero_division=np.nan), probs
+    correct, probs = _count(np.concatenate([rows.p_pos, 1.0 - rows.p_neg]),
+                            rows.tp_known + rows.tn_known)
+    wrong = rows.n_pos + rows.n_neg - correct
+    return from_counts(metric, correct, wrong, 0.0, 0.0, zero_division=np.nan), probs
 
 
 def _sort(values: np.ndarray, probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -173,6 +164,8 @@ def _merge(values: np.ndarray, probs: np.ndarray) -> tuple[np.ndarray, np.ndarra
     Each value equal to its predecessor (the j-th such, at position d) adds its probability to
     distinct value number d - j - 1; they are few, so this beats a bincount over all values.
     """
+    if values.size <= 1:
+        return values, probs
     values, probs = _sort(values, probs)
     dup = np.flatnonzero(values[1:] == values[:-1]) + 1
     keep = np.ones(values.size, bool)
@@ -182,9 +175,231 @@ def _merge(values: np.ndarray, probs: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return values[keep], merged
 
 
-@dataclass(frozen=True, eq=False)
+def _support(values: np.ndarray, probs: np.ndarray,
+             zero_division: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """(support, its probabilities, p_undefined) from every cell's value (NaN: undefined).
+
+    Undefined cells take the value ``zero_division``; with NaN they are conditioned away.
+    """
+    undefined = np.isnan(values)
+    p_undefined = float(probs[undefined].sum()) if undefined.any() else 0.0
+    if not np.isnan(zero_division):
+        values[undefined] = zero_division
+    elif undefined.all():
+        values, probs = np.full(1, np.nan), np.ones(1)
+    elif p_undefined > 0.0:
+        values, probs = values[~undefined], probs[~undefined] / (1.0 - p_undefined)
+    values, probs = _merge(values, probs)
+    values.flags.writeable = probs.flags.writeable = False
+    return values, probs, p_undefined
+
+
+class _GridLaw:
+    r"""The law of a two-count metric on the truncated TP x FN grid, without enumerating it.
+
+    Row :math:`i` is the TP count :math:`t_i` (probability :math:`a_i`), column :math:`j` the
+    FN count :math:`f_j` (:math:`b_j`); cell (i, j) has value :math:`g_{ij}=g(t_i, f_j)` and
+    probability :math:`a_ib_j`. With :math:`FP=N_{pp}-t`, :math:`TN=N_{pn}-f`, the number of
+    actual positives :math:`s=t+f` and :math:`n=N_{pp}+N_{pn}`, every two-count metric is
+
+    .. math:: \text{recall}=\frac ts,\quad F_\beta=\frac{(1+\beta^2)\,t}{\beta^2s+N_{pp}},\quad
+              \text{specificity}=\frac{N_{pn}-s+t}{n-s},\quad
+              \text{MCC}=\frac{nt-N_{pp}s}{\sqrt{N_{pp}N_{pn}\,s(n-s)}}
+
+    (balanced accuracy: the mean of recall and specificity). Hence:
+
+    * **Affine on diagonals.** For fixed :math:`s` each metric is affine in :math:`t`, so with
+      :math:`u=i-\bar\imath` and :math:`m_k(s)=\sum_{i}u^k\,a_i\,b_{s-i}` (three convolutions)
+      the moments are :math:`O(w\log w)` sums over :math:`s` (:meth:`moments`).
+    * **Monotone in rows.** For fixed :math:`t` each metric is non-increasing in :math:`f`
+      (for MCC, :math:`\partial/\partial s` has the sign of :math:`-(s\,FP+t\,(n-s))\le0`), and
+      so are the doubles :func:`~bayeval.metrics.from_counts` returns (one correctly rounded
+      division of exact integers). The cells of row :math:`i` with :math:`g\le v` are then a
+      suffix :math:`[c_i(v), e_i)` of its defined cells :math:`[l_i, e_i)`, found by
+      bisection, and
+
+      .. math:: P(g\le v)=\sum_i a_i\,B[c_i(v), e_i),\qquad P(g>v)=\sum_i a_i\,B[l_i, c_i(v)),
+
+      each from the FN tail sums :math:`B[\cdot,\cdot)` of its own end (:meth:`tail`).
+
+    The undefined cells (a zero denominator) have :math:`s=0`, :math:`s=n`, or are whole rows
+    (no predicted positives or negatives), so they sit at the ends of the rows.
+    """
+
+    def __init__(self, metric: str, rows: _Rows, beta: float, zero_division: float) -> None:
+        self.metric, self.beta, self.zero_division = metric, beta, zero_division
+        self.n_pos, self.n_neg = rows.n_pos, rows.n_neg
+        self.tp, self.a = _count(rows.p_pos, rows.tp_known)
+        self.fn, self.b = _count(rows.p_neg, rows.fn_known)
+        # left[j] = P(FN column < j) and right[j] = P(FN column >= j), each from its own end
+        self.left = np.r_[0.0, np.cumsum(self.b)]
+        self.right = np.r_[np.cumsum(self.b[::-1])[::-1], 0.0]
+        self.start, self.end = self._defined_columns()
+        self.p_undefined = float(self.a @ (self.left[self.start] + self.right[self.end]))
+        self.defined = bool((self.start < self.end).any())
+
+    def value(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        """The metric at cells (i, j), NaN where undefined; bitwise as on the whole grid."""
+        tp, fn = self.tp[i], self.fn[j]
+        return from_counts(self.metric, tp, self.n_pos - tp, fn, self.n_neg - fn, beta=self.beta,
+                           zero_division=np.nan)
+
+    def _defined_columns(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per row, the defined columns [start, end): all but undefined ends, none if both are."""
+        rows, width = np.arange(self.a.size), self.b.size
+        first = np.isnan(self.value(rows, np.zeros_like(rows)))
+        last = np.isnan(self.value(rows, np.full_like(rows, width - 1)))
+        none = first & last
+        return np.where(none, width, first), np.where(none, width, width - last)
+
+    def cells(self) -> tuple[np.ndarray, np.ndarray]:
+        """Value and probability of every cell of the grid (the materialised law)."""
+        values = self.value(np.arange(self.a.size)[:, None], np.arange(self.b.size)[None, :])
+        return values.ravel(), np.multiply.outer(self.a, self.b).ravel()
+
+    def _scaled(self, defined: float, undefined: bool) -> float:
+        """A probability from its defined part: conditioned on "defined" if zero_division is NaN."""
+        if np.isnan(self.zero_division):
+            return float(defined / (1.0 - self.p_undefined))
+        return float(defined + self.p_undefined * undefined)
+
+    def moments(self) -> tuple[float, float]:
+        r"""Mean and standard deviation from the diagonals :math:`s` of the grid.
+
+        On diagonal :math:`s`, :math:`g=\ell(s)+\gamma(s)\,u` with the slope :math:`\gamma`
+        from its two end cells, so with :math:`\mu` the mean and :math:`d=\ell-\mu`
+
+        .. math:: \mu=\sum_s\ell\,m_0+\gamma\,m_1,\qquad
+                  \sigma^2=\sum_s d^2m_0+2d\gamma\,m_1+\gamma^2m_2,
+
+        over the defined diagonals, plus the undefined mass at ``zero_division`` (or divided by
+        the defined mass for NaN).
+        """
+        rows, width = self.a.size, self.b.size
+        centre = self.a @ np.arange(rows)
+        u = np.arange(rows) - centre
+        m0, m1, m2 = signal.fftconvolve(np.stack([self.a, u * self.a, u * u * self.a]),
+                                        self.b[None, :], axes=1)
+        s = np.arange(rows + width - 1)
+        i1, i2 = np.maximum(s - (width - 1), 0), np.minimum(s, rows - 1)
+        g1, g2 = self.value(i1, s - i1), self.value(i2, s - i2)
+        slope = (g2 - g1) / np.maximum(i2 - i1, 1)
+        level = g1 + slope * (centre - i1)
+        ok = ~np.isnan(g1)
+        level, slope, m0, m1, m2 = (x[ok] for x in (level, slope, m0, m1, m2))
+        zd, pu = self.zero_division, self.p_undefined
+        mean = level @ m0 + slope @ m1
+        mean = mean / (1.0 - pu) if np.isnan(zd) else mean + zd * pu
+        d = level - mean
+        var = d**2 @ m0 + 2 * (d * slope) @ m1 + slope**2 @ m2
+        var = var / (1.0 - pu) if np.isnan(zd) else var + (zd - mean) ** 2 * pu
+        return float(mean), float(np.sqrt(max(var, 0.0)))
+
+    def first(self, v: float, strict: bool = False, lo: np.ndarray | None = None,
+              hi: np.ndarray | None = None) -> np.ndarray:
+        """Per row, the first column in [lo, hi) with g <= v (g < v if ``strict``), else hi.
+
+        Defaults to the row's defined columns; rows with lo = hi are left alone.
+        """
+        lo = self.start.copy() if lo is None else lo.copy()
+        hi = self.end.copy() if hi is None else hi.copy()
+        while (active := np.flatnonzero(lo < hi)).size:
+            mid = (lo[active] + hi[active]) // 2
+            g = self.value(active, mid)
+            ok = g < v if strict else g <= v
+            hi[active] = np.where(ok, mid, hi[active])
+            lo[active] = np.where(ok, lo[active], mid + 1)
+        return lo
+
+    def tail(self, cut: np.ndarray, v: float, upper: bool) -> float:
+        """P(g <= v), or P(g > v) if ``upper``, from the rows' first columns ``cut`` with g <= v."""
+        if upper:
+            defined = self.a @ (self.left[cut] - self.left[self.start])
+            return self._scaled(defined, self.zero_division > v)
+        defined = self.a @ (self.right[cut] - self.right[self.end])
+        return self._scaled(defined, self.zero_division <= v)
+
+    def mass(self, lower: float, upper: float) -> float:
+        """P(lower <= g <= upper): the columns from the first g <= upper to the first g < lower."""
+        inside, beyond = self.first(upper), self.first(lower, strict=True)
+        defined = self.a @ (self.left[np.maximum(beyond, inside)] - self.left[inside])
+        return self._scaled(defined, lower <= self.zero_division <= upper)
+
+    def _range(self) -> tuple[float, float]:
+        """Smallest and largest support value (``zero_division`` included if it has mass)."""
+        rows = np.flatnonzero(self.start < self.end)
+        lo = float(self.value(rows, self.end[rows] - 1).min())
+        hi = float(self.value(rows, self.start[rows]).max())
+        if self.p_undefined > 0 and not np.isnan(self.zero_division):
+            lo, hi = min(lo, self.zero_division), max(hi, self.zero_division)
+        return lo, hi
+
+    def quantile(self, level: float, upper: bool, guess: float) -> float:
+        r"""Lower: :math:`\min\{v: P(g\le v)\ge q\}`; ``upper``: :math:`\min\{v: P(g>v)\le q\}`.
+
+        Bisection on the value, starting at ``guess``, keeps a bracket :math:`(v_0, v_1]`
+        holding the answer and, per row, the columns :math:`[c_i(v_1), c_i(v_0))` of its cells
+        (each bisection searches only there), until it holds at most :data:`_ENUMERATE` cells.
+        Those are then sorted and merged, and their cumulated masses added to the tail at the
+        bracket's end, so the answer is a support value as in :meth:`MetricDistribution.interval`.
+        """
+
+        def hit(cut: np.ndarray, v: float) -> bool:
+            tail = self.tail(cut, v, upper)
+            return tail <= level if upper else tail >= level
+
+        lo, hi = self._range()
+        lo = float(np.nextafter(lo, -np.inf))
+        cut_lo, cut_hi = self.end, self.start  # no cell <= lo, every cell <= hi
+        mid = guess
+        while (cut_lo - cut_hi).sum() > _ENUMERATE:
+            if not lo < mid < hi:
+                mid = 0.5 * (lo + hi)
+                if not lo < mid < hi:
+                    break
+            cut = self.first(mid, lo=cut_hi, hi=cut_lo)
+            if hit(cut, mid):
+                hi, cut_hi = mid, cut
+            else:
+                lo, cut_lo = mid, cut
+            mid = 0.5 * (lo + hi)
+        return self._enumerate(level, upper, (lo, hi), cut_lo, cut_hi)
+
+    def _enumerate(self, level: float, upper: bool, bracket: tuple[float, float],
+                   cut_lo: np.ndarray, cut_hi: np.ndarray) -> float:
+        """The quantile among the support values in the bracket (lo, hi], from their masses."""
+        lo, hi = bracket
+        runs = cut_lo - cut_hi
+        i = np.repeat(np.arange(runs.size), runs)
+        j = np.arange(runs.sum()) - np.repeat(np.cumsum(runs) - runs - cut_hi, runs)
+        values, probs = self.value(i, j), self.a[i] * self.b[j]
+        if self.p_undefined > 0 and lo < self.zero_division <= hi:
+            values, probs = np.r_[values, self.zero_division], np.r_[probs, self.p_undefined]
+        values, probs = _merge(values, probs)
+        scale = 1.0 / (1.0 - self.p_undefined) if np.isnan(self.zero_division) else 1.0
+        if upper:  # P(g > v_k) = P(g > hi) + mass of the values above v_k
+            above = np.r_[np.cumsum(probs[:0:-1])[::-1], 0.0]
+            tails = self.tail(cut_hi, hi, True) + scale * above
+            k = np.argmax(tails <= level) if (tails <= level).any() else values.size - 1
+        else:  # P(g <= v_k) = P(g <= lo) + mass of the values up to v_k
+            tails = self.tail(cut_lo, lo, False) + scale * np.cumsum(probs)
+            k = np.argmax(tails >= level) if (tails >= level).any() else values.size - 1
+        return float(values[k])
+
+
 class MetricDistribution:
     r"""Exact law of a metric: ``values`` (sorted, distinct) with probabilities ``probs``.
+
+    Parameters
+    ----------
+    metric : str
+        The metric's name.
+    values, probs : numpy.ndarray
+        Support (sorted, distinct) and its probabilities, summing to 1.
+    p_undefined : float
+        Probability that the metric's denominator is 0.
+    zero_division : float
+        The convention used (see ``p_undefined`` below).
 
     Attributes
     ----------
@@ -208,26 +423,71 @@ class MetricDistribution:
         ``(lower, upper)``: equal-tailed, shortest (``"hdi"``) or the paper's Algorithm 3.
     mass(lower, upper)
         Probability of ``[lower, upper]``, to report next to an interval.
+
+    Notes
+    -----
+    :func:`metric_distribution` returns the two-count metrics (all but accuracy, precision and
+    NPV) *lazily*: ``mean``, ``sd``, ``p_undefined``, ``mass`` and ``interval(kind="eti")`` are
+    computed from the TP x FN grid without listing its support (``_GridLaw``), and ``values``,
+    ``probs`` and the other intervals build and sort the support on first use (cached). Both
+    routes give the same law: the moments and masses agree to rounding, the ETI exactly.
     """
 
-    metric: str
-    values: np.ndarray
-    probs: np.ndarray
-    p_undefined: float
-    zero_division: float
+    def __init__(self, metric: str, values: np.ndarray, probs: np.ndarray, p_undefined: float,
+                 zero_division: float) -> None:
+        self.metric, self.p_undefined, self.zero_division = metric, p_undefined, zero_division
+        self._support = None if values is None else (values, probs)
+        self._grid: _GridLaw | None = None
+
+    @classmethod
+    def _lazy(cls, grid: _GridLaw) -> MetricDistribution:
+        """The law of ``grid``, its support built only when asked for."""
+        dist = cls(grid.metric, None, None, grid.p_undefined, grid.zero_division)
+        dist._grid = grid
+        return dist
+
+    def __repr__(self) -> str:
+        return (f"MetricDistribution(metric={self.metric!r}, mean={self.mean:.6g}, "
+                f"sd={self.sd:.3g}, p_undefined={self.p_undefined:.3g}, "
+                f"zero_division={self.zero_division})")
+
+    def _materialised(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._support is None:
+            values, probs, _ = _support(*self._grid.cells(), self.zero_division)
+            self._support = values, probs
+        return self._support
+
+    @property
+    def values(self) -> np.ndarray:
+        """Support, sorted and distinct (read-only)."""
+        return self._materialised()[0]
+
+    @property
+    def probs(self) -> np.ndarray:
+        """Probabilities of ``values`` (read-only)."""
+        return self._materialised()[1]
 
     @cached_property
+    def _moments(self) -> tuple[float, float]:
+        if self._grid is not None:
+            return self._grid.moments()
+        mean = float(self.values @ self.probs)
+        return mean, float(np.sqrt((self.values - mean) ** 2 @ self.probs))
+
+    @property
     def mean(self) -> float:
         r""":math:`\sum_k v_k\,P(v_k)`."""
-        return float(self.values @ self.probs)
+        return self._moments[0]
 
-    @cached_property
+    @property
     def sd(self) -> float:
         r""":math:`\big(\sum_k (v_k-\mu)^2 P(v_k)\big)^{1/2}`."""
-        return float(np.sqrt((self.values - self.mean) ** 2 @ self.probs))
+        return self._moments[1]
 
     def mass(self, lower: float, upper: float) -> float:
         """P(lower <= metric <= upper)."""
+        if self._grid is not None:
+            return self._grid.mass(lower, upper)
         inside = (self.values >= lower) & (self.values <= upper)
         return float(self.probs[inside].sum())
 
@@ -237,7 +497,7 @@ class MetricDistribution:
         With :math:`\alpha=1-p` for ``ci_prob`` :math:`p` and :math:`Q(q)=\min\{v: F(v)\ge q\}`:
 
         * ``"eti"``: equal-tailed :math:`[Q(\alpha/2),\,Q(1-\alpha/2)]`; each tail left out has
-          mass at most :math:`\alpha/2`.
+          mass at most :math:`\alpha/2`. The upper end is :math:`\min\{v: P(X>v)\le\alpha/2\}`.
         * ``"hdi"``: the shortest :math:`[v_i, v_j]` with mass :math:`\ge p` (ties: more mass,
           then lower). For a unimodal law (accuracy, precision, NPV) it is the highest-density
           interval; recall, F1 and the others have spiky, multimodal PMFs, whose highest-density
@@ -247,10 +507,16 @@ class MetricDistribution:
           (mass :math:`>p`) but not always the shortest; kept to reproduce the paper.
 
         Masses are summed from the tails, so rounding is relative to :math:`\alpha`, not to 1.
+        A lazy law finds the ETI without its support (:meth:`_GridLaw.quantile`); the others
+        build it.
         """
         ci_prob = as_ci_prob(ci_prob)
         kind = as_choice(kind, "kind", INTERVAL_KINDS)
         alpha = 1.0 - ci_prob
+        if kind == "eti" and self._grid is not None:
+            z = special.ndtri(1.0 - alpha / 2) * self.sd
+            return (self._grid.quantile(alpha / 2, False, self.mean - z),
+                    self._grid.quantile(alpha / 2, True, self.mean + z))
         below, above = _tails(self.probs)
         if kind == "eti":
             i, j = _eti(below, above, alpha)
@@ -329,7 +595,8 @@ def metric_distribution(metric: str, y_pred: Any, p: Any, labels: Any = None, *,
     Returns
     -------
     MetricDistribution
-        ``values``, ``probs``, ``mean``, ``sd``, ``p_undefined``, ``interval(ci_prob, kind)``.
+        ``values``, ``probs``, ``mean``, ``sd``, ``p_undefined``, ``interval(ci_prob, kind)``,
+        ``mass(lower, upper)``; lazy for the two-count metrics (see its Notes).
 
     Notes
     -----
@@ -340,13 +607,16 @@ def metric_distribution(metric: str, y_pred: Any, p: Any, labels: Any = None, *,
 
     Each PMF is cut to the counts with probability above :data:`TOL` and renormalised; by
     log-concavity the mass cut from a tail is about :math:`10^{-16}\sigma/8`, below 1e-13 for
-    :math:`n\le10^8`. The grid then has about :math:`270\,\sigma_U\sigma_V` cells (2.4e7 for
-    :math:`n=10^6`, :math:`p\sim\mathrm{Beta}(2,2)`; mostly distinct values, which must be
-    sorted). Precision, NPV and accuracy need one count only. Values are one division of exact
-    integers (:func:`bayeval.metrics.from_counts`), so equal rationals are equal doubles and
-    merge exactly; for MCC beyond about :math:`n=2\cdot10^4` its squared numerator and
-    denominator exceed :math:`2^{53}`, and equal values may then differ in the last bit and stay
-    apart.
+    :math:`n\le10^8`. Precision, NPV and accuracy need one count only. The others need the grid,
+    of about :math:`270\,\sigma_U\sigma_V` cells (2.4e7 for :math:`n=10^6`,
+    :math:`p\sim\mathrm{Beta}(2,2)`, mostly distinct values). Their mean, sd, ``p_undefined``,
+    masses and equal-tailed interval are computed without the grid's support, in
+    :math:`O(w\log w)` and :math:`O(w\log^2 w)` for counts of window :math:`w`
+    (``_GridLaw``); ``values`` and ``probs`` (and so the other intervals) sort the whole grid
+    on first use. Values are one division of exact integers
+    (:func:`bayeval.metrics.from_counts`), so equal rationals are equal doubles and merge
+    exactly; for MCC beyond about :math:`n=2\cdot10^4` its squared numerator and denominator
+    exceed :math:`2^{53}`, and equal values may then differ in the last bit and stay apart.
 
     References
     ----------
@@ -360,21 +630,18 @@ def metric_distribution(metric: str, y_pred: Any, p: Any, labels: Any = None, *,
     (array([0. , 0.5, 1. ]), array([0.25, 0.5 , 0.25]))
     """
     metric = as_choice(metric, "metric", METRICS)
-    zero_division = _as_zero_division(zero_division)
-    beta = _as_beta(beta)
+    zero_division = as_zero_division(zero_division)
+    beta = as_beta(beta)
     rows = _rows(y_pred, p, labels)
-    values, probs = _cells(metric, rows, beta)
-    undefined = np.isnan(values)
-    p_undefined = float(probs[undefined].sum()) if undefined.any() else 0.0
-    if not np.isnan(zero_division):
-        values[undefined] = zero_division
-    elif undefined.all():
-        values, probs = np.full(1, np.nan), np.ones(1)
-    elif p_undefined > 0.0:
-        values, probs = values[~undefined], probs[~undefined] / (1.0 - p_undefined)
-    values, probs = _merge(values, probs) if values.size > 1 else (values, probs)
+    if metric in _ONE_COUNT:
+        values, probs, p_undefined = _support(*_one_count(metric, rows), zero_division)
+        return MetricDistribution(metric, values, probs, p_undefined, zero_division)
+    grid = _GridLaw(metric, rows, beta, zero_division)
+    if grid.defined:
+        return MetricDistribution._lazy(grid)
+    values, probs = np.full(1, zero_division), np.ones(1)  # never defined: one value
     values.flags.writeable = probs.flags.writeable = False
-    return MetricDistribution(metric, values, probs, p_undefined, zero_division)
+    return MetricDistribution(metric, values, probs, 1.0, zero_division)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -493,8 +760,8 @@ def metric_moments(metric: str, y_pred: Any, p: Any, labels: Any = None, *, beta
     :math:`O(n^{-1})`. Balanced accuracy adds two ratios; MCC uses its own derivatives.
     """
     metric = as_choice(metric, "metric", METRICS)
-    zero_division = _as_zero_division(zero_division)
-    beta = _as_beta(beta)
+    zero_division = as_zero_division(zero_division)
+    beta = as_beta(beta)
     rows = _rows(y_pred, p, labels)
     t = rows.tp_known + float(rows.p_pos.sum())
     f = rows.fn_known + float(rows.p_neg.sum())

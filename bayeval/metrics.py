@@ -27,19 +27,12 @@ from typing import Any
 
 import numpy as np
 
-from bayeval.validation import as_array, as_binary, as_choice
+from bayeval.validation import as_array, as_beta, as_binary, as_choice, as_zero_division
 
 __all__ = ["METRICS", "confusion_counts", "from_counts", "roc_auc", "undefined"]
 
 METRICS = ("accuracy", "precision", "recall", "specificity", "npv", "f1", "fbeta",
            "balanced_accuracy", "mcc")
-
-
-def _as_zero_division(value: Any) -> float:
-    if isinstance(value, (int, float, np.floating, np.integer)) and (
-            value in (0, 1) or np.isnan(value)):
-        return float(value)
-    raise ValueError(f"zero_division must be 0.0, 1.0 or np.nan, got {value!r}.")
 
 
 def _as_counts(tp: Any, fp: Any, fn: Any, tn: Any) -> list[np.ndarray]:
@@ -60,9 +53,7 @@ def _as_counts(tp: Any, fp: Any, fn: Any, tn: Any) -> list[np.ndarray]:
 
 def _beta2(beta: Any) -> tuple[float, float]:
     """beta^2 as (m, d) with beta^2 = m/d, small integers when beta^2 is a short rational."""
-    if not (isinstance(beta, (int, float, np.floating, np.integer)) and beta >= 0):
-        raise ValueError(f"beta must be a number >= 0 (np.inf allowed), got {beta!r}.")
-    b2 = float(beta) ** 2
+    b2 = as_beta(beta) ** 2
     if np.isinf(b2):
         return b2, 1.0
     frac = Fraction(b2).limit_denominator(1000)
@@ -126,7 +117,7 @@ def from_counts(metric: str, tp: Any, fp: Any, fn: Any, tn: Any, *, beta: float 
     array([0.66666667, 0.        ])
     """
     metric = as_choice(metric, "metric", METRICS)
-    zd = _as_zero_division(zero_division)
+    zd = as_zero_division(zero_division)
     num, den = _ratio(metric, *_as_counts(tp, fp, fn, tn), beta)
     out = np.full(np.shape(num), zd)
     np.divide(num, den, out=out, where=den > 0)
@@ -195,7 +186,7 @@ def roc_auc(labels: Any, scores: Any, *, ties: str = "half",
         label vector with one class raises ``ValueError`` instead, like scikit-learn.
     """
     ties = as_choice(ties, "ties", ("half", "one"))
-    zd = _as_zero_division(zero_division)
+    zd = as_zero_division(zero_division)
     s = as_array(scores, "scores")
     y = as_binary(labels, "labels", ndim=None)
     if y.ndim == 0 or y.shape[-1] != s.size:

@@ -13,6 +13,7 @@ import numpy as np
 
 __all__ = [
     "as_array",
+    "as_beta",
     "as_binary",
     "as_choice",
     "as_ci_prob",
@@ -20,6 +21,7 @@ __all__ = [
     "as_probabilities",
     "as_scores",
     "as_seed",
+    "as_zero_division",
     "check_same_length",
 ]
 
@@ -139,6 +141,21 @@ def as_ci_prob(ci_prob: Any, name: str = "ci_prob") -> float:
     if not 0.0 < value < 1.0:
         raise ValueError(f"{name} must lie strictly between 0 and 1 (e.g. 0.95), got {value}.")
     return value
+
+
+def as_zero_division(value: Any, name: str = "zero_division") -> float:
+    """The value of a metric where it is undefined: 0.0, 1.0 or NaN (scikit-learn's choices)."""
+    if isinstance(value, (int, float, np.integer, np.floating)) and (
+            value in (0, 1) or np.isnan(value)):
+        return float(value)
+    raise ValueError(f"{name} must be 0.0, 1.0 or np.nan, got {value!r}.")
+
+
+def as_beta(beta: Any, name: str = "beta") -> float:
+    """The weight of recall in an F-beta score: a number >= 0, ``np.inf`` included."""
+    if isinstance(beta, (int, float, np.integer, np.floating)) and beta >= 0:
+        return float(beta)
+    raise ValueError(f"{name} must be a number >= 0 (np.inf allowed), got {beta!r}.")
 
 
 def as_choice(value: Any, name: str, choices: Iterable[str]) -> str:

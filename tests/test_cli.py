@@ -3,10 +3,6 @@
 import subprocess
 import sys
 
-import numpy as np
-import pandas as pd
-import pytest
-
 
 def bayeval(*args, cwd=None):
     return subprocess.run([sys.executable, "-m", "bayeval.cli", *map(str, args)], cwd=cwd,
