@@ -11,8 +11,10 @@ from importlib.metadata import version
 
 from bayeval import methods
 from bayeval.evaluation import Evaluation, load
+from bayeval.methods.judge import judge
 from bayeval.methods.labelled import labelled
+from bayeval.methods.pemi import pemi
 from bayeval.report import report
 
 __version__ = version("bayeval")
-__all__ = ["Evaluation", "__version__", "labelled", "load", "methods", "report"]
+__all__ = ["Evaluation", "__version__", "judge", "labelled", "load", "methods", "pemi", "report"]

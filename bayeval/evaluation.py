@@ -16,6 +16,7 @@ netCDF and reads back identical.
 
 from __future__ import annotations
 
+import functools
 import json
 import warnings
 from datetime import UTC, datetime
@@ -42,6 +43,7 @@ PSENSE_THRESHOLD = 0.05
 _VERSIONS = ("bayeval", "pymc", "pytensor", "arviz", "numpy", "scipy", "xarray")
 
 
+@functools.cache
 def _versions() -> dict[str, str]:
     return {pkg: version(pkg) for pkg in _VERSIONS}
 
@@ -219,17 +221,18 @@ class Evaluation:
             raise ValueError("check() needs both a fast path and draws; run the method with "
                              "method='both'.")
         dims = [d for d in draws.dims if d not in SAMPLE_DIMS]
-        stacked = draws.stack(_item=dims) if dims else draws.expand_dims(_item=[()])
+        stacked = draws.stack(_item=dims) if dims else draws.expand_dims(_item=[0])
         iid = self.meta["iid_draws"]
         frames = []
         for key in stacked["_item"].values:
-            sel = dict(zip(dims, key if isinstance(key, tuple) else (key,), strict=True))
+            sel = (dict(zip(dims, key if isinstance(key, tuple) else (key,), strict=True))
+                   if dims else {})
             x = stacked.sel(_item=key).transpose(*SAMPLE_DIMS).values
             point = cf.sel(sel) if sel else cf
             if np.isnan(x).any() or not np.isfinite(float(point["mean"])):
                 continue  # an undefined metric (zero_division=nan): nothing to compare
             pmf = None
-            if "pmf_prob" in point:
+            if "pmf_prob" in point and np.isfinite(point["pmf_prob"].values).any():
                 keep = np.isfinite(point["pmf_prob"].values)
                 pmf = (point["pmf_value"].values[keep], point["pmf_prob"].values[keep])
             mass = float(point["interval_mass"]) if "interval_mass" in point else self.ci_prob

@@ -1,0 +1,513 @@
+r"""Calibrators of binary-classifier scores and their calibration error.
+
+A calibrator maps a raw positive-class score :math:`s` to :math:`\hat p(s)\approx P(Y=1\mid s)`.
+All share one small interface, ``fit(scores, labels) -> self`` and ``predict(scores)``:
+
+* :class:`Isotonic`: the non-decreasing least-squares fit (pool-adjacent-violators), linearly
+  interpolated between its steps and clipped outside them, as scikit-learn (and NannyML) do;
+* :class:`Platt`: :math:`\hat p=\sigma(a\,\mathrm{logit}\,s+b)` by maximum likelihood
+  (Platt 1999);
+* :class:`BetaCalibration`: :math:`\mathrm{logit}\,\hat p=a\ln s-b\ln(1-s)+c` with
+  :math:`a,b\ge0` (Kull, Silva Filho & Flach 2017), which contains the identity and Platt's
+  family on the logit scale;
+* :class:`ScalingBinning`: Platt, then the mean Platt output of equal-mass bins (Kumar, Liang &
+  Ma 2019; ``specs/missing_labels.md`` §2.3), at most ``n_bins`` distinct values;
+* :class:`Identity`: no calibration;
+* :class:`SplitAtThreshold`: one calibrator per side of the decision threshold, so that a
+  calibrated value never mixes predicted classes (class-conditional calibration,
+  ``specs/cbpe.md`` §3).
+
+:func:`select_calibrator` fits candidates on held-out folds of labelled data and keeps the one
+with the lowest out-of-fold calibration error, the identity unless another is strictly better
+(NannyML's rule, generalised to several candidates). :func:`calibration_error` is the binned
+calibration error: :func:`ece` with equal-width bins, :func:`ace` with equal-count ("adaptive")
+bins as in the CBPE paper.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import special
+
+from bayeval.validation import as_binary, as_choice, as_scores, as_seed, check_same_length
+
+__all__ = [
+    "CALIBRATORS",
+    "BetaCalibration",
+    "Calibrator",
+    "Identity",
+    "Isotonic",
+    "Platt",
+    "ScalingBinning",
+    "SplitAtThreshold",
+    "ace",
+    "calibration_error",
+    "cross_fitted",
+    "ece",
+    "make_calibrator",
+    "select_calibrator",
+]
+
+#: scores are clipped to [_EPS, 1 - _EPS] inside logarithms and logits only
+_EPS = 1e-12
+#: ridge on the logistic coefficients, relative to the number of rows: a finite optimum on
+#: separable data, and no visible shrinkage otherwise (scikit-learn's C = 1e10 in Kumar et al.)
+_RIDGE = 1e-10
+
+
+def _labelled(scores: Any, labels: Any) -> tuple[np.ndarray, np.ndarray]:
+    s, y = as_scores(scores, "scores"), as_binary(labels, "labels")
+    check_same_length(scores=s, labels=y)
+    return s, y
+
+
+def _split_sizes(n: int, parts: int) -> np.ndarray:
+    """Sizes of ``np.array_split`` of n items into min(parts, n) near-equal contiguous groups."""
+    parts = min(parts, n)
+    sizes = np.full(parts, n // parts)
+    sizes[: n % parts] += 1
+    return sizes
+
+
+def _logit(s: np.ndarray) -> np.ndarray:
+    return special.logit(np.clip(s, _EPS, 1 - _EPS))
+
+
+def _newton(features: np.ndarray, y: np.ndarray, start: np.ndarray) -> np.ndarray:
+    """Minimise the mean log-loss plus the ridge by Newton's method with step halving."""
+    n, k = features.shape
+
+    def loss(w):
+        z = features @ w
+        return np.mean(np.logaddexp(0.0, z) - y * z) + 0.5 * _RIDGE * (w @ w)
+
+    w, value = start.astype(float), loss(start)
+    for _ in range(200):
+        p = special.expit(features @ w)
+        grad = features.T @ (p - y) / n + _RIDGE * w
+        hess = (features.T * (p * (1 - p) / n)) @ features + _RIDGE * np.eye(k)
+        step = np.linalg.solve(hess, grad)
+        t = 1.0
+        while (new := loss(w - t * step)) > value and t > 1e-12:
+            t /= 2
+        w, value = w - t * step, min(new, value)
+        if np.max(np.abs(t * step)) <= 1e-12 * (1.0 + np.max(np.abs(w))):
+            break
+    return w
+
+
+def _logistic_mle(features: np.ndarray, labels: np.ndarray, start: list[float],
+                  nonnegative: tuple[int, ...] = ()) -> np.ndarray:
+    r"""Coefficients :math:`w` of :math:`P(Y=1)=\sigma(Xw)`, maximum likelihood (tiny ridge).
+
+    ``features`` holds the intercept column; Newton's method starts at ``start`` (the identity
+    map). Coefficients listed in ``nonnegative`` that come out negative are fixed at 0 and the
+    others refitted, the most negative first (Kull et al.'s procedure for beta calibration).
+    """
+    y = labels.astype(float)
+    start = np.asarray(start, dtype=float)
+    free = list(range(features.shape[1]))
+    while True:
+        w = np.zeros(start.size)
+        w[free] = _newton(features[:, free], y, start[free])
+        negative = [j for j in nonnegative if j in free and w[j] < 0]
+        if not negative:
+            return w
+        free.remove(min(negative, key=lambda j: w[j]))
+
+
+class Calibrator:
+    """Base class: ``fit(scores, labels)`` returns the calibrator, ``predict(scores)`` maps.
+
+    Subclasses implement ``_fit(s, y)`` and ``_predict(s)`` on validated numpy arrays.
+    """
+
+    name = "calibrator"
+
+    def __init__(self) -> None:
+        self.fitted = False
+
+    def fit(self, scores: Any, labels: Any) -> Calibrator:
+        """Fit on scores in [0, 1] and binary labels (one per score)."""
+        s, y = _labelled(scores, labels)
+        self._fit(s, y)
+        self.fitted = True
+        return self
+
+    def predict(self, scores: Any) -> np.ndarray:
+        """Calibrated probabilities of the positive class, one per score."""
+        if not self.fitted:
+            raise ValueError(f"this {type(self).__name__} is not fitted; call fit(scores, "
+                             "labels) first.")
+        return self._predict(as_scores(scores, "scores"))
+
+    def _fit(self, s: np.ndarray, y: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def _predict(self, s: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class Identity(Calibrator):
+    """No calibration: :math:`\\hat p(s)=s`."""
+
+    name = "none"
+
+    def _fit(self, s: np.ndarray, y: np.ndarray) -> None:
+        pass
+
+    def _predict(self, s: np.ndarray) -> np.ndarray:
+        return s.copy()
+
+
+class Isotonic(Calibrator):
+    r"""Isotonic regression of the labels on the scores.
+
+    The fit is :math:`\min_{\hat p\ \text{non-decreasing}}\sum_i(y_i-\hat p(s_i))^2`; between
+    its steps it is linearly interpolated, outside them clipped (scikit-learn's
+    ``IsotonicRegression(out_of_bounds="clip")``, the calibrator of NannyML).
+
+    Examples
+    --------
+    >>> Isotonic().fit([0.1, 0.4, 0.6, 0.9], [0, 1, 0, 1]).predict([0.1, 0.5, 0.9])
+    array([0. , 0.5, 1. ])
+    """
+
+    name = "isotonic"
+
+    def _fit(self, s: np.ndarray, y: np.ndarray) -> None:
+        from sklearn.isotonic import IsotonicRegression
+
+        iso = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(s, y)
+        self.x_, self.y_ = iso.X_thresholds_, iso.y_thresholds_
+
+    def _predict(self, s: np.ndarray) -> np.ndarray:
+        return np.interp(s, self.x_, self.y_)
+
+
+class Platt(Calibrator):
+    r"""Platt scaling on the logit scale: :math:`\hat p(s)=\sigma(a\,\mathrm{logit}(s)+b)`.
+
+    :math:`(a, b)` maximise the Bernoulli likelihood (a ridge of 1e-10 keeps separable data
+    finite); scores are clipped to :math:`[10^{-12}, 1-10^{-12}]` inside the logit.
+    Attributes ``a_``, ``b_``.
+
+    Examples
+    --------
+    >>> cal = Platt().fit([0.2, 0.3, 0.6, 0.8, 0.4, 0.7], [0, 0, 1, 1, 1, 0])
+    >>> bool(cal.a_ > 0)
+    True
+    """
+
+    name = "platt"
+
+    def _fit(self, s: np.ndarray, y: np.ndarray) -> None:
+        x = np.column_stack([_logit(s), np.ones(s.size)])
+        self.a_, self.b_ = (float(v) for v in _logistic_mle(x, y, [1.0, 0.0]))
+
+    def _predict(self, s: np.ndarray) -> np.ndarray:
+        return special.expit(self.a_ * _logit(s) + self.b_)
+
+
+class BetaCalibration(Calibrator):
+    r"""Beta calibration: :math:`\mathrm{logit}\,\hat p(s)=a\ln s-b\ln(1-s)+c`, :math:`a,b\ge0`.
+
+    The calibration map of two Beta class-conditional score densities (Kull et al. 2017). It
+    contains the identity (:math:`a=b=1, c=0`) and, with :math:`a=b`, Platt scaling of the
+    logit; :math:`a,b\ge0` keeps it non-decreasing. Maximum likelihood; a coefficient that
+    comes out negative is fixed at 0 and the others refitted, as the authors do.
+    Attributes ``a_``, ``b_``, ``c_``.
+    """
+
+    name = "beta"
+
+    def _fit(self, s: np.ndarray, y: np.ndarray) -> None:
+        coef = _logistic_mle(self._features(s), y, [1.0, 1.0, 0.0], nonnegative=(0, 1))
+        self.a_, self.b_, self.c_ = (float(v) for v in coef)
+
+    @staticmethod
+    def _features(s: np.ndarray) -> np.ndarray:
+        c = np.clip(s, _EPS, 1 - _EPS)
+        return np.column_stack([np.log(c), -np.log1p(-c), np.ones(s.size)])
+
+    def _predict(self, s: np.ndarray) -> np.ndarray:
+        return special.expit(self._features(s) @ np.array([self.a_, self.b_, self.c_]))
+
+
+class ScalingBinning(Calibrator):
+    r"""Scaling-binning (Kumar et al. 2019): Platt scaling, then equal-mass bins of its outputs.
+
+    On the fitting data, the Platt outputs :math:`g_j` are sorted and split into ``n_bins``
+    near-equal contiguous groups; an edge lies midway between the last value of a group and the
+    first of the next, the last edge is 1 (duplicates removed). A bin's value is the **mean of
+    the Platt outputs** in it (not of the labels); an empty bin takes the midpoint of its edges.
+    :math:`\hat p(s)=\text{value}[\min\{m: g(s)\le e_m\}]`, so at most ``n_bins`` values.
+
+    Parameters
+    ----------
+    n_bins : int
+        Number of bins (10 in the paper and the reference library).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> s = rng.random(500)
+    >>> cal = ScalingBinning(n_bins=5).fit(s, rng.random(500) < s)
+    >>> np.unique(cal.predict(s)).size
+    5
+    """
+
+    name = "scaling_binning"
+
+    def __init__(self, n_bins: int = 10) -> None:
+        super().__init__()
+        if int(n_bins) != n_bins or n_bins < 1:
+            raise ValueError(f"n_bins must be a positive integer, got {n_bins!r}.")
+        self.n_bins = int(n_bins)
+
+    def _fit(self, s: np.ndarray, y: np.ndarray) -> None:
+        self.platt_ = Platt().fit(s, y)
+        g = np.sort(self.platt_._predict(s))
+        firsts = np.cumsum(_split_sizes(g.size, self.n_bins))[:-1]  # first value of groups 2..
+        self.edges_ = np.unique(np.r_[(g[firsts - 1] + g[firsts]) / 2, 1.0])
+        which = np.searchsorted(self.edges_, g, side="left")
+        sums = np.bincount(which, weights=g, minlength=self.edges_.size)
+        counts = np.bincount(which, minlength=self.edges_.size)
+        midpoints = (self.edges_ + np.r_[0.0, self.edges_[:-1]]) / 2
+        self.values_ = np.where(counts > 0, sums / np.maximum(counts, 1), midpoints)
+
+    def _predict(self, s: np.ndarray) -> np.ndarray:
+        return self.values_[np.searchsorted(self.edges_, self.platt_._predict(s), side="left")]
+
+    def __repr__(self) -> str:
+        return f"ScalingBinning(n_bins={self.n_bins})"
+
+
+CALIBRATORS: dict[str, type[Calibrator]] = {
+    cls.name: cls for cls in (Identity, Isotonic, Platt, BetaCalibration, ScalingBinning)}
+"""The calibrators by name: ``none``, ``isotonic``, ``platt``, ``beta``, ``scaling_binning``."""
+
+
+class SplitAtThreshold(Calibrator):
+    r"""One calibrator per predicted class: scores below and at-or-above ``threshold``.
+
+    A calibrator pooled across the threshold can give the same value to rows of both predicted
+    classes (an isotonic block straddling the threshold), so that
+    :math:`P(Y=1\mid\hat Y, \hat p)\ne\hat p`; fitting each side on its own keeps class-conditional
+    calibration (``specs/cbpe.md`` §3). A side whose labels hold a single class (or no row) is
+    left uncalibrated.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`CALIBRATORS`.
+    threshold : float
+        The decision threshold on the raw scores (:math:`\hat y=1` iff :math:`s\ge t`).
+    """
+
+    def __init__(self, name: str, threshold: float = 0.5) -> None:
+        super().__init__()
+        self.base = as_choice(name, "name", CALIBRATORS)
+        self.name = self.base
+        self.threshold = float(threshold)
+
+    def _fit(self, s: np.ndarray, y: np.ndarray) -> None:
+        self.sides_ = []
+        for side in (s < self.threshold, s >= self.threshold):
+            two_classes = np.unique(y[side]).size == 2
+            cal = CALIBRATORS[self.base]() if two_classes else Identity()
+            cal._fit(s[side], y[side])
+            cal.fitted = True
+            self.sides_.append(cal)
+
+    def _predict(self, s: np.ndarray) -> np.ndarray:
+        out = np.empty_like(s)
+        for cal, side in zip(self.sides_, (s < self.threshold, s >= self.threshold),
+                             strict=True):
+            if side.any():
+                out[side] = cal._predict(s[side])
+        return out
+
+    def __repr__(self) -> str:
+        return f"SplitAtThreshold({self.base!r}, threshold={self.threshold:g})"
+
+
+def make_calibrator(name: str, threshold: float | None = None) -> Calibrator:
+    """An unfitted calibrator by name; split at ``threshold`` unless it is None.
+
+    Examples
+    --------
+    >>> make_calibrator("isotonic", threshold=0.5)
+    SplitAtThreshold('isotonic', threshold=0.5)
+    """
+    name = as_choice(name, "calibration", CALIBRATORS)
+    if threshold is None or name == "none":
+        return CALIBRATORS[name]()
+    return SplitAtThreshold(name, threshold)
+
+
+# ---------------------------------------------------------------------------------------------
+# calibration error
+
+
+BINNINGS = ("equal_count", "equal_width")
+KINDS = ("positive", "top_label")
+
+
+def calibration_error(scores: Any, labels: Any, *, n_bins: int = 10,
+                      binning: str = "equal_count", kind: str = "positive") -> float:
+    r"""Binned calibration error :math:`\sum_m\frac{|B_m|}{n}\,|A_m-C_m|`.
+
+    Parameters
+    ----------
+    scores : array-like of float in [0, 1]
+        Positive-class probabilities.
+    labels : array-like of 0/1
+    n_bins : int
+        Number of bins :math:`M`.
+    binning : {"equal_count", "equal_width"}
+        ``equal_count``: the rows sorted by score, split into :math:`M` near-equal groups (ACE,
+        and NannyML's ECE); ``equal_width``: :math:`[0,\frac1M),\dots,[\frac{M-1}M,1]`, empty
+        bins skipped (the classic ECE).
+    kind : {"positive", "top_label"}
+        ``positive``: :math:`A_m` the mean label and :math:`C_m` the mean score in bin
+        :math:`m` (Definition 1 of ``specs/cbpe.md``); ``top_label``: :math:`A_m` the mean of
+        :math:`\mathbb 1[y=\hat y]` with :math:`\hat y=\mathbb 1[s\ge\frac12]` and :math:`C_m`
+        the mean of :math:`\max(s,1-s)`, binned by that confidence.
+
+    Returns
+    -------
+    float in [0, 1]
+
+    Examples
+    --------
+    >>> calibration_error([0.25, 0.25, 0.75, 0.75], [0, 0, 1, 1], n_bins=2)
+    0.25
+    """
+    s, y = _labelled(scores, labels)
+    if int(n_bins) != n_bins or n_bins < 1:
+        raise ValueError(f"n_bins must be a positive integer, got {n_bins!r}.")
+    binning = as_choice(binning, "binning", BINNINGS)
+    kind = as_choice(kind, "kind", KINDS)
+    if kind == "top_label":
+        y = (y == (s >= 0.5)).astype(np.int8)
+        s = np.maximum(s, 1 - s)
+    if binning == "equal_count":
+        sizes = _split_sizes(s.size, int(n_bins))
+        bins = np.empty(s.size, dtype=np.int64)
+        bins[np.argsort(s, kind="stable")] = np.repeat(np.arange(sizes.size), sizes)
+    else:
+        bins = np.minimum((s * n_bins).astype(np.int64), int(n_bins) - 1)
+    gap = np.bincount(bins, weights=y - s)
+    return float(np.abs(gap).sum() / s.size)
+
+
+def ece(scores: Any, labels: Any, *, n_bins: int = 10, kind: str = "positive") -> float:
+    """Expected calibration error: :func:`calibration_error` with equal-width bins."""
+    return calibration_error(scores, labels, n_bins=n_bins, binning="equal_width", kind=kind)
+
+
+def ace(scores: Any, labels: Any, *, n_bins: int = 20, kind: str = "positive") -> float:
+    """Adaptive calibration error (the CBPE paper's Eq. 1, 20 bins): equal-count bins."""
+    return calibration_error(scores, labels, n_bins=n_bins, binning="equal_count", kind=kind)
+
+
+# ---------------------------------------------------------------------------------------------
+# selection on held-out folds
+
+
+def _folds(y: np.ndarray, n_folds: int, rng: np.random.Generator) -> np.ndarray:
+    """Fold index per row, stratified: each class shuffled and dealt round-robin."""
+    fold = np.empty(y.size, dtype=np.int64)
+    for cls in (0, 1):
+        rows = rng.permutation(np.flatnonzero(y == cls))
+        fold[rows] = (np.arange(rows.size) + rng.integers(n_folds)) % n_folds
+    return fold
+
+
+def cross_fitted(name: str, scores: Any, labels: Any, *, threshold: float | None = None,
+                 n_folds: int = 10, random_seed: Any = None) -> np.ndarray:
+    """Out-of-fold predictions of a calibrator: each fold predicted by a fit on the others.
+
+    Parameters are those of :func:`select_calibrator`; the folds are the same for the same
+    ``random_seed``. Unlike in-sample predictions, these are not fitted to the very labels they
+    are compared with.
+    """
+    return _out_of_fold([as_choice(name, "name", CALIBRATORS)], *_labelled(scores, labels),
+                        threshold, n_folds, random_seed)[name]
+
+
+def _out_of_fold(names: list[str], s: np.ndarray, y: np.ndarray, threshold: float | None,
+                 n_folds: int, random_seed: Any) -> dict[str, np.ndarray]:
+    smallest = int(min(np.sum(y == 0), np.sum(y == 1)))
+    if smallest < 2:
+        raise ValueError("labels need at least 2 rows of each class to fit calibrators on "
+                         f"held-out folds; the smaller class has {smallest}.")
+    n_folds = min(int(n_folds), smallest)
+    fold = _folds(y, n_folds, as_seed(random_seed))
+    oof = {name: np.empty(s.size) for name in names}
+    for k in range(n_folds):
+        test = fold == k
+        for name in names:
+            cal = make_calibrator(name, threshold).fit(s[~test], y[~test])
+            oof[name][test] = cal.predict(s[test])
+    return oof
+
+
+def select_calibrator(scores: Any, labels: Any, *,
+                      candidates=("none", "isotonic", "platt", "beta"),
+                      threshold: float | None = None, n_folds: int = 10, n_bins: int = 10,
+                      random_seed: Any = None) -> tuple[Calibrator, pd.DataFrame, np.ndarray]:
+    r"""Pick the calibrator with the lowest calibration error on held-out folds, and fit it.
+
+    Each candidate is fitted on all folds but one and predicts the held-out fold (stratified
+    folds, :func:`cross_fitted`); the out-of-fold predictions of all rows are scored with
+    :func:`calibration_error` (``n_bins`` equal-count bins, NannyML's criterion). The identity
+    (``"none"``) is kept unless a candidate is strictly better.
+
+    Parameters
+    ----------
+    scores, labels : array-like
+        Labelled data with at least 2 rows of each class (e.g. the reference period).
+    candidates : sequence of str
+        Keys of :data:`CALIBRATORS`; ``"none"`` is always added.
+    threshold : float, optional
+        Split every calibrator at this decision threshold (:class:`SplitAtThreshold`).
+    n_folds : int
+        Folds (fewer if a class has fewer rows).
+    random_seed : None, int or Generator
+
+    Returns
+    -------
+    calibrator : Calibrator
+        The chosen one, fitted on all rows.
+    errors : DataFrame
+        Indexed by candidate: ``heldout_error`` and ``chosen``.
+    oof : ndarray
+        The chosen calibrator's out-of-fold predictions.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(1)
+    >>> s = rng.random(2000)
+    >>> y = rng.random(2000) < s**2  # scores too high: calibration helps
+    >>> cal, errors, _ = select_calibrator(s, y, random_seed=0)
+    >>> cal.name != "none"
+    True
+    """
+    s, y = _labelled(scores, labels)
+    names = ["none", *(as_choice(c, "candidates", CALIBRATORS) for c in candidates
+                       if c != "none")]
+    oof = _out_of_fold(names, s, y, threshold, n_folds, random_seed)
+    errors = pd.DataFrame({"heldout_error": [calibration_error(oof[name], y, n_bins=n_bins)
+                                             for name in names]},
+                          index=pd.Index(names, name="calibrator"))
+    best = names[int(np.argmin(errors["heldout_error"].to_numpy()))]
+    errors["chosen"] = errors.index == best
+    return make_calibrator(best, threshold).fit(s, y), errors, oof[best]

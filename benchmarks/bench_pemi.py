@@ -1,0 +1,99 @@
+"""PEMI-Gauss against PEMI (Algorithm 1): speed at scale and agreement, measured in one run.
+
+Rows: PEMI-Gauss for precision, recall, accuracy, F1 and ROC-AUC at n = 10^6 with 30 % of the
+labels missing (MCAR), through the entry point with given p: under 3 s; the same with the
+default calibrator (scaling-binning fitted on the 700,000 labelled rows), for information.
+Then, at n = 10^5, PEMI-Gauss against PEMI with
+B = 10,000 imputations (same p): the time ratio and, per metric, the Wasserstein-1 distance
+between the normal law and the empirical law of the imputations, in units of the normal's sd
+(the Monte-Carlo floor for B = 10,000 is about 0.01). Run ``python -m benchmarks pemi``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from bayeval.datasets import calibrated_scores, mask_labels
+from bayeval.methods.pemi import pemi
+
+SEED = 20261122
+METRICS = ("precision", "recall", "accuracy", "f1", "roc_auc")
+
+
+def best_time(fn: Callable[[], Any], repeats: int) -> tuple[float, Any]:
+    """Best wall time of ``repeats`` calls, in seconds, and the last result."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - start)
+    return min(times), out
+
+
+def row(case: str, ours_s: float, peer: str, peer_s: float | None, target: str, ok: bool | None,
+        note: str) -> dict:
+    return {"benchmark": "pemi", "case": case, "ours_s": ours_s, "peer": peer,
+            "peer_s": peer_s, "target": target, "ok": ok, "note": note}
+
+
+def data(n: int, seed: int):
+    """Calibrated Beta(2, 2) scores with their labels, 30 % hidden at random."""
+    d = calibrated_scores(n, random_seed=seed)
+    return d.scores, mask_labels(d.labels, p_m=0.3, random_seed=seed + 1).labels
+
+
+def w1_to_normal(draws: np.ndarray, mean: float, sd: float) -> float:
+    r""":math:`\int|\hat F_B(t)-\Phi((t-\mu)/\sigma)|\,dt` on a fine grid."""
+    lo, hi = min(draws.min(), mean - 8 * sd), max(draws.max(), mean + 8 * sd)
+    t = np.linspace(lo, hi, 200_001)
+    ecdf = np.searchsorted(np.sort(draws), t, side="right") / draws.size
+    return float(np.trapezoid(np.abs(ecdf - stats.norm.cdf(t, mean, sd)), t))
+
+
+def at_scale(n: int = 1_000_000) -> list[dict]:
+    scores, labels = data(n, SEED)
+    p = np.clip(scores, 0.0, 1.0)
+    ours_s, ev = best_time(lambda: pemi(scores, labels, p=p, metrics=METRICS), 3)
+    sd = ev.closed_form["sd"].values
+    fit_s, _ = best_time(lambda: pemi(scores, labels, metrics=METRICS), 1)
+    return [
+        row(f"PEMI-Gauss, 5 metrics incl. ROC-AUC, n={n:,}, 30% missing", ours_s, "", None,
+            "< 3 s", ours_s < 3.0, "entry point with given p (validation, complete-case and "
+            "bounds included); sd: " + ", ".join(f"{m} {s:.2g}"
+                                                 for m, s in zip(METRICS, sd, strict=True))),
+        row(f"the same with the default calibrator fitted on {int(np.sum(~np.isnan(labels))):,} "
+            "labelled rows", fit_s, "", None, "", None,
+            f"scaling-binning fit: {fit_s - ours_s:.2f} s of it"),
+    ]
+
+
+def against_imputation(n: int = 100_000, b: int = 10_000) -> dict:
+    scores, labels = data(n, SEED + 2)
+    p = np.clip(scores, 0.0, 1.0)  # calibrated by construction: both sides use the same p
+    ours_s, gauss = best_time(lambda: pemi(scores, labels, p=p, metrics=METRICS), 3)
+    peer_s, imputed = best_time(lambda: pemi(scores, labels, p=p, metrics=METRICS,
+                                             method="impute", n_imputations=b,
+                                             random_seed=SEED), 1)
+    cf = gauss.closed_form
+    w1 = {m: w1_to_normal(imputed.draws.sel(metric=m).values.ravel(),
+                          float(cf["mean"].sel(metric=m)), float(cf["sd"].sel(metric=m)))
+          / float(cf["sd"].sel(metric=m)) for m in METRICS}
+    worst = max(w1.values())
+    return row(f"PEMI-Gauss vs PEMI B={b:,}, n={n:,}, 30% missing, 5 metrics", ours_s,
+               f"PEMI (Algorithm 1), B={b:,}", peer_s, "W1 / sd <= 0.05", worst <= 0.05,
+               f"{peer_s / ours_s:,.0f}x faster; W1/sd: "
+               + ", ".join(f"{m} {v:.3f}" for m, v in w1.items()))
+
+
+def run() -> list[dict]:
+    return [*at_scale(), against_imputation()]
+
+
+if __name__ == "__main__":
+    for r in run():
+        print(r)
