@@ -3,6 +3,10 @@
 import subprocess
 import sys
 
+import numpy as np
+import pandas as pd
+import pytest
+
 
 def bayeval(*args, cwd=None):
     return subprocess.run([sys.executable, "-m", "bayeval.cli", *map(str, args)], cwd=cwd,
@@ -21,3 +25,67 @@ def test_demo_writes_a_report(tmp_path):
 def test_unknown_command_is_a_usage_error():
     run = bayeval("frobnicate")
     assert run.returncode == 2 and "invalid choice" in run.stderr
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """The same judge and PEMI data as CSV and Parquet, and bad files."""
+    from bayeval import datasets
+
+    folder = tmp_path_factory.mktemp("cli")
+    judge = datasets.noisy_judge(150, 1000, random_seed=3)
+    human = np.r_[judge.y, np.full(judge.yhat_unlabeled.size, np.nan)]
+    frame = pd.DataFrame({"human": human, "llm": np.r_[judge.yhat, judge.yhat_unlabeled]})
+    frame.to_csv(folder / "judge.csv", index=False)
+    frame.to_parquet(folder / "judge.parquet")
+    d = datasets.breast_cancer()
+    masked = datasets.mask_labels(d.labels, p_m=0.3, random_seed=1).labels
+    pd.DataFrame({"score": d.scores, "label": masked}).to_csv(folder / "pemi.csv", index=False)
+    (folder / "empty.csv").write_text("")
+    pd.DataFrame({"score": ["0.2", "high"], "label": [0, 1]}).to_csv(folder / "text.csv",
+                                                                     index=False)
+    return folder
+
+
+@pytest.mark.parametrize("name", ["judge.csv", "judge.parquet"])
+def test_judge_from_csv_and_parquet(files, name, tmp_path):
+    run = bayeval("judge", files / name, "--label-col", "human", "--judge-col", "llm",
+                  "--method", "all", "--netcdf", tmp_path / "judge.nc")
+    assert run.returncode == 0, run.stderr
+    assert "eif" in run.stdout and "rogan_gladen" in run.stdout
+    assert (tmp_path / "judge.nc").is_file()
+
+
+def test_csv_and_parquet_give_the_same_numbers(files):
+    csv = bayeval("judge", files / "judge.csv", "--label-col", "human", "--judge-col", "llm")
+    parquet = bayeval("judge", files / "judge.parquet", "--label-col", "human",
+                      "--judge-col", "llm")
+    assert csv.returncode == parquet.returncode == 0
+    assert csv.stdout == parquet.stdout
+
+
+def test_pemi_with_a_report(files, tmp_path):
+    run = bayeval("pemi", files / "pemi.csv", "--score-col", "score", "--label-col", "label",
+                  "--report", tmp_path / "pemi.html")
+    assert run.returncode == 0, run.stderr
+    assert "precision" in run.stdout and (tmp_path / "pemi.html").is_file()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["pemi", "{d}/pemi.csv", "--score-col", "prob", "--label-col", "label"],
+     "--score-col: column 'prob' is not in"),
+    (["pemi", "{d}/text.csv", "--score-col", "score", "--label-col", "label"],
+     "--score-col: column 'score' of {d}/text.csv has non-numeric values such as 'high'"),
+    (["pemi", "{d}/empty.csv", "--score-col", "score", "--label-col", "label"],
+     "DATA: {d}/empty.csv is empty"),
+    (["pemi", "{d}/missing.csv", "--score-col", "score", "--label-col", "label"],
+     "DATA: no such file"),
+    (["judge", "{d}/judge.csv", "--label-col", "human"], "--judge-col is required"),
+    (["pemi", "{d}/pemi.csv", "--score-col", "score", "--label-col", "label",
+      "--ci-prob", "2"], "ci_prob must lie strictly between 0 and 1"),
+])
+def test_bad_input_is_one_line_and_exit_code_2(files, args, message):
+    run = bayeval(*(a.format(d=files) for a in args))
+    assert run.returncode == 2, (run.stdout, run.stderr)
+    assert message.format(d=files) in run.stderr
+    assert "Traceback" not in run.stderr and len(run.stderr.strip().splitlines()) == 1
