@@ -213,10 +213,11 @@ class _GridLaw:
       the moments are :math:`O(w\log w)` sums over :math:`s` (:meth:`moments`).
     * **Monotone in rows.** For fixed :math:`t` each metric is non-increasing in :math:`f`
       (for MCC, :math:`\partial/\partial s` has the sign of :math:`-(s\,FP+t\,(n-s))\le0`), and
-      so are the doubles :func:`~bayeval.metrics.from_counts` returns (one correctly rounded
-      division of exact integers). The cells of row :math:`i` with :math:`g\le v` are then a
-      suffix :math:`[c_i(v), e_i)` of its defined cells :math:`[l_i, e_i)`, found by
-      bisection, and
+      so are the doubles of :func:`~bayeval.metrics.from_counts`: correctly rounded quotients of
+      exact integers (MCC's rounded products move it far less than one step in :math:`f`). The
+      cells of row :math:`i` with :math:`g\le v` are then a suffix :math:`[c_i(v), e_i)` of its
+      defined cells :math:`[l_i, e_i)`, found by bisection in :math:`O(\log w)` evaluations of
+      the row, and
 
       .. math:: P(g\le v)=\sum_i a_i\,B[c_i(v), e_i),\qquad P(g>v)=\sum_i a_i\,B[l_i, c_i(v)),
 
@@ -263,6 +264,7 @@ class _GridLaw:
             return float(defined / (1.0 - self.p_undefined))
         return float(defined + self.p_undefined * undefined)
 
+    @cached_property
     def moments(self) -> tuple[float, float]:
         r"""Mean and standard deviation from the diagonals :math:`s` of the grid.
 
@@ -334,35 +336,39 @@ class _GridLaw:
             lo, hi = min(lo, self.zero_division), max(hi, self.zero_division)
         return lo, hi
 
-    def quantile(self, level: float, upper: bool, guess: float) -> float:
+    def quantile(self, level: float, upper: bool) -> float:
         r"""Lower: :math:`\min\{v: P(g\le v)\ge q\}`; ``upper``: :math:`\min\{v: P(g>v)\le q\}`.
 
-        Bisection on the value, starting at ``guess``, keeps a bracket :math:`(v_0, v_1]`
-        holding the answer and, per row, the columns :math:`[c_i(v_1), c_i(v_0))` of its cells
-        (each bisection searches only there), until it holds at most :data:`_ENUMERATE` cells.
-        Those are then sorted and merged, and their cumulated masses added to the tail at the
-        bracket's end, so the answer is a support value as in :meth:`MetricDistribution.interval`.
+        A bracket :math:`(v_0, v_1]` holding the answer is narrowed, keeping per row the columns
+        :math:`[c_i(v_1), c_i(v_0))` of its cells (each search looks only there): from the
+        normal quantile, steps of :math:`\sigma/50` doubling until the answer is bracketed,
+        then bisection, until it holds at most :data:`_ENUMERATE` cells. Those are sorted and
+        merged, and their masses cumulated from the tail beyond the bracket's end, so the answer
+        is a support value, chosen as in :meth:`MetricDistribution.interval`.
         """
-
-        def hit(cut: np.ndarray, v: float) -> bool:
-            tail = self.tail(cut, v, upper)
-            return tail <= level if upper else tail >= level
-
+        mean, sd = self.moments
         lo, hi = self._range()
         lo = float(np.nextafter(lo, -np.inf))
         cut_lo, cut_hi = self.end, self.start  # no cell <= lo, every cell <= hi
-        mid = guess
+        mid = mean + sd * special.ndtri(1.0 - level if upper else level)
+        step, before = sd / 50, None
         while (cut_lo - cut_hi).sum() > _ENUMERATE:
             if not lo < mid < hi:
                 mid = 0.5 * (lo + hi)
                 if not lo < mid < hi:
                     break
             cut = self.first(mid, lo=cut_hi, hi=cut_lo)
-            if hit(cut, mid):
+            tail = self.tail(cut, mid, upper)
+            now = bool(tail <= level if upper else tail >= level)  # the answer is <= mid
+            if now:
                 hi, cut_hi = mid, cut
             else:
                 lo, cut_lo = mid, cut
-            mid = 0.5 * (lo + hi)
+            if step and before in (None, now):  # still on one side of the answer: step further
+                mid, step = mid - step if now else mid + step, 2 * step
+            else:
+                mid, step = 0.5 * (lo + hi), 0.0
+            before = now
         return self._enumerate(level, upper, (lo, hi), cut_lo, cut_hi)
 
     def _enumerate(self, level: float, upper: bool, bracket: tuple[float, float],
@@ -430,7 +436,10 @@ class MetricDistribution:
     NPV) *lazily*: ``mean``, ``sd``, ``p_undefined``, ``mass`` and ``interval(kind="eti")`` are
     computed from the TP x FN grid without listing its support (``_GridLaw``), and ``values``,
     ``probs`` and the other intervals build and sort the support on first use (cached). Both
-    routes give the same law: the moments and masses agree to rounding, the ETI exactly.
+    routes give the same law: the moments and masses agree to rounding, and the ETI is the same
+    pair of support values (the two routes sum the tail masses in different orders, so they
+    could part only where a tail mass equals :math:`\alpha/2` to within rounding; exact ties,
+    such as dyadic masses, are reproduced).
     """
 
     def __init__(self, metric: str, values: np.ndarray, probs: np.ndarray, p_undefined: float,
@@ -452,6 +461,7 @@ class MetricDistribution:
                 f"zero_division={self.zero_division})")
 
     def _materialised(self) -> tuple[np.ndarray, np.ndarray]:
+        """(values, probs), listed and sorted from the grid on first use if lazy."""
         if self._support is None:
             values, probs, _ = _support(*self._grid.cells(), self.zero_division)
             self._support = values, probs
@@ -470,7 +480,7 @@ class MetricDistribution:
     @cached_property
     def _moments(self) -> tuple[float, float]:
         if self._grid is not None:
-            return self._grid.moments()
+            return self._grid.moments
         mean = float(self.values @ self.probs)
         return mean, float(np.sqrt((self.values - mean) ** 2 @ self.probs))
 
@@ -514,9 +524,7 @@ class MetricDistribution:
         kind = as_choice(kind, "kind", INTERVAL_KINDS)
         alpha = 1.0 - ci_prob
         if kind == "eti" and self._grid is not None:
-            z = special.ndtri(1.0 - alpha / 2) * self.sd
-            return (self._grid.quantile(alpha / 2, False, self.mean - z),
-                    self._grid.quantile(alpha / 2, True, self.mean + z))
+            return self._grid.quantile(alpha / 2, False), self._grid.quantile(alpha / 2, True)
         below, above = _tails(self.probs)
         if kind == "eti":
             i, j = _eti(below, above, alpha)

@@ -447,6 +447,124 @@ def test_algorithm3_is_shortest_for_log_concave_laws(metric):
 
 
 # ---------------------------------------------------------------------------------------------
+# the lazy law (no support listed) against its materialised support
+
+GRID_METRICS = ("recall", "specificity", "f1", "fbeta", "balanced_accuracy", "mcc")
+ZERO_DIVISIONS = (0.0, 1.0, np.nan)
+CI_PROBS = (0.5, 0.95, 0.99)
+
+
+def _lazy_and_eager(metric, yp, p, labels, zero_division, beta=BETA):
+    """The lazy law's (mean, sd, p_undefined, ETIs, masses at bounds) before and after its
+    support is listed, the latter from a MetricDistribution built on that support."""
+    d = C.metric_distribution(metric, yp, p, labels, zero_division=zero_division, beta=beta)
+    assert d._grid is not None and d._support is None
+    below_one = np.nextafter(1.0, 0)
+    bounds = [(0.0, 0.0), (0.0, 0.5), (0.5, 0.5), (0.5, 1.0), (d.mean, below_one),
+              (-1.0, d.mean), (d.mean, d.mean - 1e-3)]
+
+    def summary(x):
+        etis = [x.interval(ci) for ci in CI_PROBS]
+        masses = [x.mass(lo, hi) for lo, hi in [*bounds, *etis]]
+        return x.mean, x.sd, x.p_undefined, etis, masses
+
+    lazy = summary(d)
+    assert d._support is None  # nothing above listed the support
+    eager = C.MetricDistribution(metric, d.values, d.probs, d.p_undefined, zero_division)
+    values, probs = d._grid.cells()
+    return lazy, summary(eager), float(probs[np.isnan(values)].sum())
+
+
+def _assert_same(lazy, eager, p_undefined):
+    np.testing.assert_allclose(lazy[:2], eager[:2], rtol=0, atol=1e-12)
+    assert lazy[2] == pytest.approx(p_undefined, abs=1e-12)
+    assert lazy[3] == eager[3]  # the same support values, exactly
+    np.testing.assert_allclose(lazy[4], eager[4], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize(("case", "metric", "zero_division"),
+                         [(c, m, z) for c in CASES for m in GRID_METRICS for z in ZERO_DIVISIONS])
+def test_lazy_law_equals_its_support_on_the_enumerated_cases(case, metric, zero_division):
+    yp, p, labels, _ = CASES[case]
+    d = C.metric_distribution(metric, yp, p, labels, zero_division=zero_division, beta=BETA)
+    if d._grid is None:  # never defined: a point mass, nothing lazy
+        assert np.isnan(zero_division) or d.values.tolist() == [zero_division]
+        assert d.p_undefined == 1.0
+        return
+    _assert_same(*_lazy_and_eager(metric, yp, p, labels, zero_division))
+
+
+def _random_case(seed: int, n: int):
+    """Predictions, p (continuous, coarse, some 0 and 1) and about a third of labels known."""
+    rng = np.random.default_rng(seed)
+    p = np.where(rng.random(n) < 0.05, rng.integers(0, 2, n), np.round(rng.beta(2, 2, n), 2))
+    labels = np.where(rng.random(n) < 1 / 3, rng.integers(0, 2, n), np.nan)
+    return rng.integers(0, 2, n), p, labels
+
+
+@pytest.mark.parametrize("metric", GRID_METRICS)
+@pytest.mark.parametrize("zero_division", ZERO_DIVISIONS)
+def test_lazy_law_equals_its_support_when_quantiles_bisect(metric, zero_division):
+    """n = 2000: more grid cells than a quantile enumerates, so it bisects first."""
+    yp, p, labels = _random_case(3, 2000)
+    grid = C._GridLaw(metric, C._rows(yp, p, labels), BETA, 0.0)
+    assert grid.a.size * grid.b.size > 2 * C._ENUMERATE
+    _assert_same(*_lazy_and_eager(metric, yp, p, labels, zero_division))
+
+
+@pytest.mark.parametrize(("metric", "beta"), [("mcc", 1.0), ("fbeta", 0.3), ("fbeta", 0.0),
+                                              ("fbeta", np.inf), ("f1", 1.0)])
+def test_lazy_law_with_rounded_values_and_beta_limits(metric, beta):
+    """n = 3e4: MCC's squared numerator passes 2^53 (values rounded); beta^2 = 0.09 is not a
+    short rational; beta = 0 (precision: constant rows) and inf (recall)."""
+    yp, p, labels = _random_case(4, 30_000)
+    _assert_same(*_lazy_and_eager(metric, yp, p, labels, 0.0, beta=beta))
+
+
+@pytest.mark.parametrize("metric", GRID_METRICS)
+def test_grid_rows_are_monotone_with_undefined_cells_at_their_ends(metric):
+    """What the lazy law relies on: in each row (fixed TP) the metric's doubles do not increase
+    with FN, and undefined cells are a row's first or last cell, or the whole row."""
+    cases = [CASES[c][:3] for c in CASES] + [_random_case(5, 30_000)]
+    for yp, p, labels in cases:
+        grid = C._GridLaw(metric, C._rows(yp, p, labels), BETA, 0.0)
+        values = grid.cells()[0].reshape(grid.a.size, grid.b.size)
+        defined = np.arange(grid.b.size)
+        defined = (defined >= grid.start[:, None]) & (defined < grid.end[:, None])
+        assert np.array_equal(~np.isnan(values), defined)
+        assert not (np.diff(values, axis=1) > 0).any()  # NaN differences compare False
+
+
+def test_lazy_eti_breaks_exact_ties_like_the_support():
+    """Recall with y_pred 1 1 0 and p = 1/2: the cells (TP, FN) give 0 w.p. 1/8 (undefined at
+    (0, 0)) + 1/8, 1/2 w.p. 1/4, 2/3 w.p. 1/8 and 1 w.p. 3/8; all masses dyadic, so exact."""
+    args = ("recall", [1, 1, 0], [0.5, 0.5, 0.5])
+    d = C.metric_distribution(*args)  # 0 1/4, 1/2 1/4, 2/3 1/8, 1 3/8
+    assert d.interval(0.5) == (0.0, 1.0)  # F(0) = 1/4 = alpha/2 exactly: Q(1/4) = 0
+    assert d.mass(0.5, 2 / 3) == 0.375
+    d = C.metric_distribution(*args, zero_division=1.0)  # 0 1/8, 1/2 1/4, 2/3 1/8, 1 1/2
+    assert d.interval(0.5) == (0.5, 1.0)
+    assert d.interval(0.75) == (0.0, 1.0)  # F(0) = 1/8 = alpha/2 exactly
+    d = C.metric_distribution(*args, zero_division=np.nan)  # 1/7, 2/7, 1/7, 3/7 given defined
+    assert d.interval(0.5) == (0.5, 1.0)
+    assert (d.mean, d.p_undefined) == (pytest.approx(2 / 3, abs=1e-15), 0.125)
+    assert d.values.tolist() == [0, 0.5, 2 / 3, 1]
+    np.testing.assert_allclose(d.probs, np.array([1, 2, 1, 3]) / 7, rtol=1e-15)
+
+
+def test_lazy_law_builds_its_support_once_and_only_when_asked():
+    yp, p, labels = _random_case(6, 300)
+    d = C.metric_distribution("f1", yp, p, labels)
+    assert "metric='f1'" in repr(d)
+    d.mean, d.interval(0.9), d.mass(0.2, 0.8)
+    assert d._support is None
+    assert d.values is d.values and d.probs is d.probs
+    assert not d.values.flags.writeable and not d.probs.flags.writeable
+    (a, b), (c, e) = d.interval(0.9, "hdi"), d.interval(0.9)
+    assert b - a <= e - c
+
+
+# ---------------------------------------------------------------------------------------------
 # input validation
 
 

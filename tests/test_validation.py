@@ -7,12 +7,14 @@ import xarray as xr
 
 from bayeval.validation import (
     as_array,
+    as_beta,
     as_binary,
     as_choice,
     as_ci_prob,
     as_labels,
     as_scores,
     as_seed,
+    as_zero_division,
     check_same_length,
 )
 
@@ -77,3 +79,25 @@ def test_seed_gives_reproducible_generators():
     assert as_seed(5).random() == as_seed(5).random()
     rng = np.random.default_rng(1)
     assert as_seed(rng) is rng
+
+
+def test_zero_division_and_beta_accept_their_values():
+    assert [as_zero_division(v) for v in (0, 1, 0.0, np.float32(1.0))] == [0.0, 1.0, 0.0, 1.0]
+    assert np.isnan(as_zero_division(np.nan))
+    assert [as_beta(b) for b in (0, 0.5, np.int64(2), np.inf)] == [0.0, 0.5, 2.0, np.inf]
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda: as_zero_division(2), r"zero_division must be 0.0, 1.0 or np.nan, got 2\."),
+    (lambda: as_zero_division(0.5), r"zero_division must be 0.0, 1.0 or np.nan, got 0.5\."),
+    (lambda: as_zero_division("warn"), r"zero_division must be 0.0, 1.0 or np.nan, got 'warn'"),
+    (lambda: as_zero_division(None), r"zero_division must be 0.0, 1.0 or np.nan, got None"),
+    (lambda: as_zero_division(np.inf, "fill"), r"fill must be 0.0, 1.0 or np.nan, got inf"),
+    (lambda: as_beta(-1), r"beta must be a number >= 0 \(np.inf allowed\), got -1\."),
+    (lambda: as_beta(np.nan), r"beta must be a number >= 0 \(np.inf allowed\), got nan"),
+    (lambda: as_beta("2"), r"beta must be a number >= 0 \(np.inf allowed\), got '2'"),
+    (lambda: as_beta([1.0], "weight"), r"weight must be a number >= 0"),
+])
+def test_zero_division_and_beta_errors_name_the_argument(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
