@@ -5,6 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 export PYTENSOR_FLAGS ?= compiledir=$(CURDIR)/.cache/pytensor
 export MPLBACKEND ?= Agg
+export OPENBLAS_NUM_THREADS ?= 1
 
 .PHONY: demo test bench docs lint clean venv
 

@@ -11,10 +11,11 @@ from importlib.metadata import version
 
 from bayeval import methods
 from bayeval.evaluation import Evaluation, load
+from bayeval.methods.cbpe import cbpe
 from bayeval.methods.judge import judge
 from bayeval.methods.labelled import labelled
 from bayeval.methods.pemi import pemi
 from bayeval.report import report
 
 __version__ = version("bayeval")
-__all__ = ["Evaluation", "__version__", "judge", "labelled", "load", "methods", "pemi", "report"]
+__all__ = ["Evaluation", "__version__", "cbpe", "judge", "labelled", "load", "methods", "pemi", "report"]

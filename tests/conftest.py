@@ -1,6 +1,9 @@
 """Test configuration: the repository root on sys.path (for models/), a headless backend."""
 
 import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy: no oversubscription
+
 import sys
 from pathlib import Path
 

@@ -1,0 +1,136 @@
+"""Splitting rows into chunks (monitoring windows): by key, by size or by count.
+
+A :class:`Chunking` holds one integer code per row and the chunks' labels in order of first
+appearance. Labels are strings, so that any key (a date, a batch id, a number) and the
+whole-period label :data:`WHOLE` live on one coordinate that netCDF can store.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["WHOLE", "Chunking", "make_chunks"]
+
+WHOLE = "all"
+"""Label of the whole period (all rows), reported besides the chunks."""
+
+
+@dataclass(frozen=True, eq=False)
+class Chunking:
+    """Rows grouped into chunks.
+
+    Attributes
+    ----------
+    labels : tuple of str
+        One per chunk, in order of first appearance (``"[first:last]"`` row ranges for chunks
+        made by size or count, like NannyML's keys).
+    codes : ndarray of int
+        The chunk of every row, an index into ``labels``.
+    """
+
+    labels: tuple[str, ...]
+    codes: np.ndarray
+
+    @cached_property
+    def sizes(self) -> np.ndarray:
+        """Rows per chunk."""
+        return np.bincount(self.codes, minlength=len(self.labels))
+
+    def rows(self, order: np.ndarray | None = None) -> list[np.ndarray]:
+        """The row indices of each chunk, in row order or in the order of ``order``.
+
+        ``order`` is a permutation of the rows (e.g. an argsort of the scores).
+        """
+        order = np.arange(self.codes.size) if order is None else order
+        codes = self.codes[order]
+        if len(self.labels) < 2**15:  # small integers: numpy's stable sort is a radix sort
+            codes = codes.astype(np.int16)
+        by_chunk = order[np.argsort(codes, kind="stable")]
+        return np.split(by_chunk, np.cumsum(self.sizes)[:-1])
+
+
+def _positive_int(value: Any, name: str, most: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}.")
+    if value > most:
+        raise ValueError(f"{name}={value} exceeds the number of rows ({most}): some chunks "
+                         "would be empty.")
+    return int(value)
+
+
+def _ranges(bounds: np.ndarray, n: int) -> Chunking:
+    """Contiguous chunks starting at ``bounds`` (ascending, first 0)."""
+    ends = np.r_[bounds[1:], n] - 1
+    labels = tuple(f"[{a}:{b}]" for a, b in zip(bounds, ends, strict=True))
+    return Chunking(labels, np.repeat(np.arange(bounds.size), np.diff(np.r_[bounds, n])))
+
+
+def _from_keys(keys: Any, n: int) -> Chunking:
+    if hasattr(keys, "to_numpy"):
+        keys = keys.to_numpy()
+    keys = np.asarray(keys)
+    if keys.ndim != 1 or keys.size != n:
+        raise ValueError(f"chunks must hold one key per row ({n} rows), got shape "
+                         f"{keys.shape}.")
+    missing = pd.isna(keys)
+    if missing.any():
+        raise ValueError(f"chunks has {int(missing.sum())} missing key(s) (NaN, None or NaT; "
+                         f"first at row {int(np.flatnonzero(missing)[0])}); every row needs "
+                         "a chunk key.")
+    codes, uniques = pd.factorize(keys, sort=False)
+    labels = tuple(str(k) for k in uniques)
+    clash = [k for k in labels if k == WHOLE]
+    if clash or len(set(labels)) < len(labels):
+        raise ValueError(f"chunks keys must give distinct labels other than {WHOLE!r} (the "
+                         "whole period); got keys that print alike or as that label.")
+    return Chunking(labels, codes.astype(np.int64))
+
+
+def make_chunks(n: int, *, chunks: Any = None, chunk_size: Any = None,
+                n_chunks: Any = None) -> Chunking:
+    """Split ``n`` rows by keys, by size or into a number of chunks (at most one of them).
+
+    Parameters
+    ----------
+    n : int
+        Number of rows.
+    chunks : array-like, optional
+        One key per row (dates, periods, batch ids...); a chunk per distinct key, in order of
+        first appearance; rows of a chunk need not be contiguous.
+    chunk_size : int, optional
+        Contiguous chunks of this many rows; the last one keeps the remainder (NannyML's
+        ``incomplete="keep"``).
+    n_chunks : int, optional
+        This many contiguous chunks of near-equal size (sizes differ by at most one row).
+
+    Returns
+    -------
+    Chunking
+        With none of the three, a single chunk of all rows.
+
+    Examples
+    --------
+    >>> make_chunks(5, chunk_size=2).labels
+    ('[0:1]', '[2:3]', '[4:4]')
+    >>> c = make_chunks(4, chunks=["b", "a", "b", "c"])
+    >>> c.labels, c.codes
+    (('b', 'a', 'c'), array([0, 1, 0, 2]))
+    """
+    given = [k for k, v in (("chunks", chunks), ("chunk_size", chunk_size),
+                            ("n_chunks", n_chunks)) if v is not None]
+    if len(given) > 1:
+        raise ValueError(f"give at most one of chunks, chunk_size and n_chunks; got "
+                         f"{' and '.join(given)}.")
+    if chunks is not None:
+        return _from_keys(chunks, n)
+    if chunk_size is not None:
+        return _ranges(np.arange(0, n, _positive_int(chunk_size, "chunk_size", n)), n)
+    count = 1 if n_chunks is None else _positive_int(n_chunks, "n_chunks", n)
+    sizes = np.full(count, n // count)
+    sizes[: n % count] += 1
+    return _ranges(np.r_[0, np.cumsum(sizes)[:-1]], n)

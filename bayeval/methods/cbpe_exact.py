@@ -1,0 +1,419 @@
+r"""CBPE's fast paths: exact laws of the metrics of a window from the laws of its counts.
+
+Given the predictions, a window's confusion matrix is fixed by :math:`(TP, FN)`
+(:math:`FP=n_+-TP`, :math:`TN=n_--FN`), and in every CBPE model the two counts are independent
+given a component :math:`j` of a mixture (``specs/cbpe.md`` §5):
+
+.. math:: P(TP=t, FN=f)=\sum_j w_j\,a_j(t)\,b_j(f).
+
+One component for V0 (:math:`a, b` Poisson-binomial) and V2 (convolutions of Beta-binomials),
+the grid over :math:`\kappa` for V2b. :class:`CountLaw` holds this law, cut (like
+:mod:`bayeval.confusion`) to the counts of probability above :data:`~bayeval.confusion.TOL`.
+A metric :math:`g(TP, FN)` then has
+
+* for accuracy, precision and NPV, which depend on one count (:math:`TP+TN`, :math:`TP`,
+  :math:`FN`), a one-dimensional exact PMF;
+* for the others, while the grid has at most :data:`GRID_CELLS` cells, the exact PMF pushed
+  forward from the grid (as :func:`bayeval.confusion.metric_distribution`);
+* beyond that, :class:`ConditionalLaw`: the exact mean, sd, CDF and equal-tailed interval
+  without enumerating the grid. Given :math:`S=TP+FN=s`, every metric is affine in :math:`TP`,
+  :math:`g=\alpha(s)+\beta(s)\,TP` (:math:`FN=s-TP`), so with
+  :math:`m_k(s)=\sum_t t^k P(TP=t, S=s)`, three convolutions,
+
+  .. math:: \mathbb E\,g=\sum_s \alpha(s)\,m_0(s)+\beta(s)\,m_1(s),\qquad
+            \mathbb E\,g^2=\sum_s \alpha^2m_0+2\alpha\beta\, m_1+\beta^2m_2 ;
+
+  and every metric is non-decreasing in :math:`TP` for fixed :math:`FN` (for MCC: the
+  derivative in :math:`TP` has the sign of :math:`\varphi(n_--2f)+f\ge0`), so
+  :math:`P(g\le v)=\sum_f P(FN=f)\,P(TP\le t^*(f, v))` with :math:`t^*` found by a vectorised
+  bisection. Quantiles are bracketed, then the few support points inside the bracket are
+  enumerated: exact, at :math:`O(w\log w)` cost for windows of width :math:`w`.
+
+Undefined values (a zero denominator) depend on :math:`S` only and follow ``zero_division``
+as in :class:`bayeval.confusion.MetricDistribution`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import scipy.fft
+from scipy import stats
+
+from bayeval.confusion import TOL, MetricDistribution
+from bayeval.metrics import from_counts
+from bayeval.poibin import convolve, truncated_pmf
+
+__all__ = ["GRID_CELLS", "ONE_COUNT", "ConditionalLaw", "CountLaw", "NormalLaw",
+           "beta_binomial_pmf"]
+
+ONE_COUNT = ("accuracy", "precision", "npv")
+"""Metrics that depend on one count: their PMF is always computed whole."""
+
+GRID_CELLS = 250_000
+"""Two-count metrics whose (TP, FN) grid has more cells use :class:`ConditionalLaw`."""
+
+HDI_CELLS = 30_000_000
+"""The shortest interval needs the whole PMF; refused beyond this many grid cells."""
+
+_ENUMERATE = 1 << 16  # a quantile's bracket is halved until it holds this many cells
+
+
+def _trim(start: int, pmf: np.ndarray) -> tuple[int, np.ndarray]:
+    """Rows of ``pmf`` (components x counts) cut to the counts above TOL, renormalised."""
+    keep = np.flatnonzero(pmf.max(axis=0) > TOL)
+    lo, hi = (keep[0], keep[-1]) if keep.size else (int(np.argmax(pmf.max(axis=0))),) * 2
+    out = pmf[:, lo : hi + 1]
+    return start + int(lo), out / out.sum(axis=1, keepdims=True)
+
+
+def beta_binomial_pmf(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    r"""PMF of :math:`\mathrm{BetaBinomial}(n, a_j, b_j)` on :math:`0..n`, one row per j.
+
+    With :math:`c=a/(a+b)` and rising factorials :math:`x^{(k)}=x^k\prod_{i<k}(1+i/x)`,
+
+    .. math:: P(K=k)=\binom nk\frac{a^{(k)}\,b^{(n-k)}}{(a+b)^{(n)}}
+              =\binom nk c^k(1-c)^{n-k}\,
+              \frac{\prod_{i<k}(1+\frac ia)\prod_{i<n-k}(1+\frac ib)}{\prod_{i<n}(1+\frac i{a+b})},
+
+    summed in logarithms (``log1p`` for the products): accurate for any concentration, including the
+    binomial limit :math:`a+b\to\infty` where a difference of ``betaln`` loses all digits.
+    """
+    a, b = np.asarray(a, float)[:, None], np.asarray(b, float)[:, None]
+    i, k = np.arange(n), np.arange(n + 1)
+
+    def rising(x):  # sum_{i < m} log1p(i / x) for m = 0..n
+        return np.concatenate([np.zeros((x.shape[0], 1)), np.cumsum(np.log1p(i / x), axis=1)],
+                              axis=1)
+
+    log_choose = np.r_[0.0, np.cumsum(np.log((n - i) / (i + 1.0)))]
+    log = (log_choose + k * np.log(a / (a + b)) + (n - k) * np.log(b / (a + b))
+           + rising(a)[:, k] + rising(b)[:, n - k] - rising(a + b)[:, n:])
+    return np.exp(log)
+
+
+@dataclass(frozen=True, eq=False)
+class CountLaw:
+    r"""Law of a window's :math:`(TP, FN)`: a mixture of independent pairs.
+
+    Attributes
+    ----------
+    n_pos, n_neg : int
+        Rows predicted positive and negative.
+    tp_start, fn_start : int
+        The counts of the first columns of ``tp`` and ``fn``.
+    tp, fn : ndarray, shape (J, w)
+        :math:`P(TP=\text{tp\_start}+i\mid j)` and :math:`P(FN=\text{fn\_start}+i\mid j)`.
+    weights : ndarray, shape (J,)
+        Mixture weights :math:`w_j`, summing to 1.
+    """
+
+    n_pos: int
+    n_neg: int
+    tp_start: int
+    tp: np.ndarray
+    fn_start: int
+    fn: np.ndarray
+    weights: np.ndarray
+
+    @classmethod
+    def poisson_binomial(cls, p: np.ndarray, y_pred: np.ndarray) -> CountLaw:
+        """V0: :math:`TP` and :math:`FN` Poisson-binomial over the predicted positives and
+        negatives."""
+        pos = y_pred == 1
+        (ts, tp), (fs, fn) = (truncated_pmf(p[side], tol=TOL) for side in (pos, ~pos))
+        return cls(int(pos.sum()), int((~pos).sum()), ts, (tp / tp.sum())[None, :], fs,
+                   (fn / fn.sum())[None, :], np.ones(1))
+
+    @classmethod
+    def beta_binomial(cls, n: np.ndarray, c: np.ndarray, y_pred: np.ndarray,
+                      kappa: np.ndarray, weights: np.ndarray) -> CountLaw:
+        r"""V2 (one :math:`\kappa`) or V2b (a grid of :math:`\kappa` with posterior weights).
+
+        Group :math:`g` of the window has :math:`n_g` rows, centre :math:`c_g` and prediction
+        :math:`\hat y_g`; given :math:`\kappa_j`,
+        :math:`K_g\sim\mathrm{BetaBinomial}(n_g,\kappa_jc_g,\kappa_j(1-c_g))` independently, and
+        :math:`TP=\sum_{\hat y_g=1}K_g`, :math:`FN=\sum_{\hat y_g=0}K_g`.
+        """
+        kappa = np.asarray(kappa, float)
+        sides = []
+        for side in (y_pred == 1, y_pred == 0):
+            parts = [_trim(0, beta_binomial_pmf(int(m), kappa * cg, kappa * (1 - cg)))
+                     for m, cg in zip(n[side], c[side], strict=True)]
+            start = sum(s for s, _ in parts)
+            rows = np.array([convolve(*(pmf[j] for _, pmf in parts)) for j in
+                             range(kappa.size)]) if parts else np.ones((kappa.size, 1))
+            sides.append(_trim(start, rows))
+        (ts, tp), (fs, fn) = sides
+        return cls(int(n[y_pred == 1].sum()), int(n[y_pred == 0].sum()), ts, tp, fs, fn,
+                   np.asarray(weights, float))
+
+    def __add__(self, other: CountLaw) -> CountLaw:
+        """Law of the summed counts of two windows, independent given the component."""
+        def conv(a, b):
+            return np.array([convolve(x, y) for x, y in zip(a, b, strict=True)])
+
+        ts, tp = _trim(self.tp_start + other.tp_start, conv(self.tp, other.tp))
+        fs, fn = _trim(self.fn_start + other.fn_start, conv(self.fn, other.fn))
+        return CountLaw(self.n_pos + other.n_pos, self.n_neg + other.n_neg, ts, tp, fs, fn,
+                        self.weights)
+
+    @property
+    def cells(self) -> int:
+        return self.tp.shape[1] * self.fn.shape[1]
+
+    def tp_moments(self) -> tuple[float, float]:
+        """Mean and variance of TP."""
+        t = self.tp_start + np.arange(self.tp.shape[1])
+        marginal = self.weights @ self.tp
+        mean = float(marginal @ t)
+        return mean, float(marginal @ (t - mean) ** 2)
+
+    def law(self, metric: str, zero_division: float = 0.0, beta: float = 1.0):
+        """The exact law of ``metric``: a MetricDistribution, or a ConditionalLaw if large."""
+        if metric in ONE_COUNT:
+            return self._one_count(metric, zero_division)
+        if self.cells <= GRID_CELLS or min(self.tp.shape[1], self.fn.shape[1]) == 1:
+            return self.grid(metric, zero_division, beta)
+        return ConditionalLaw(self, metric, zero_division, beta)
+
+    def _one_count(self, metric: str, zero_division: float) -> MetricDistribution:
+        if metric == "precision":
+            tp = self.tp_start + np.arange(self.tp.shape[1], dtype=float)
+            values = from_counts(metric, tp, self.n_pos - tp, 0.0, 0.0, zero_division=np.nan)
+            probs = self.weights @ self.tp
+        elif metric == "npv":
+            fn = self.fn_start + np.arange(self.fn.shape[1], dtype=float)
+            values = from_counts(metric, 0.0, 0.0, fn, self.n_neg - fn, zero_division=np.nan)
+            probs = self.weights @ self.fn
+        else:  # accuracy: correct = TP + n_neg - FN
+            start, probs = _trim(
+                self.tp_start + self.n_neg - (self.fn_start + self.fn.shape[1] - 1),
+                (self.weights @ np.array([convolve(a, b[::-1]) for a, b in
+                                          zip(self.tp, self.fn, strict=True)]))[None, :])
+            probs = probs[0]
+            correct = start + np.arange(probs.size, dtype=float)
+            wrong = self.n_pos + self.n_neg - correct
+            values = from_counts(metric, correct, wrong, 0.0, 0.0, zero_division=np.nan)
+        return _distribution(metric, values, probs, zero_division)
+
+    def grid(self, metric: str, zero_division: float = 0.0,
+             beta: float = 1.0) -> MetricDistribution:
+        """The exact PMF of ``metric`` pushed forward from the whole (TP, FN) grid."""
+        joint = (self.tp.T * self.weights) @ self.fn
+        tp = self.tp_start + np.arange(self.tp.shape[1], dtype=float)[:, None]
+        fn = self.fn_start + np.arange(self.fn.shape[1], dtype=float)[None, :]
+        values = from_counts(metric, tp, self.n_pos - tp, fn, self.n_neg - fn, beta=beta,
+                             zero_division=np.nan)
+        return _distribution(metric, np.ravel(values), joint.ravel(), zero_division)
+
+
+def _distribution(metric: str, values: np.ndarray, probs: np.ndarray,
+                  zero_division: float) -> MetricDistribution:
+    """Merge equal values; the undefined (NaN) cells follow ``zero_division``."""
+    undefined = np.isnan(values)
+    p_undefined = float(probs[undefined].sum())
+    if not np.isnan(zero_division):
+        values = np.where(undefined, zero_division, values)
+    elif undefined.all():
+        values, probs = np.full(1, np.nan), np.ones(1)
+    else:
+        values, probs = values[~undefined], probs[~undefined] / (1.0 - p_undefined)
+    support, where = np.unique(values, return_inverse=True)
+    merged = np.bincount(where.ravel(), weights=probs, minlength=support.size)
+    support.flags.writeable = merged.flags.writeable = False
+    return MetricDistribution(metric, support, merged, min(p_undefined, 1.0), zero_division)
+
+
+class ConditionalLaw:
+    r"""Exact mean, sd, CDF and equal-tailed interval of a two-count metric, without its grid.
+
+    See the module docstring for the method. ``interval(kind="hdi")`` needs the whole PMF and
+    computes the grid (refused beyond :data:`HDI_CELLS` cells).
+    """
+
+    def __init__(self, law: CountLaw, metric: str, zero_division: float, beta: float) -> None:
+        self.count_law, self.metric = law, metric
+        self.zero_division, self.beta = zero_division, beta
+        self._mean, self._sd, self.p_undefined = self._moments()
+        self._tp_cdf = np.concatenate([np.zeros((law.tp.shape[0], 1)),
+                                       np.cumsum(law.tp, axis=1)], axis=1)
+        self._fn_weighted = law.fn * law.weights[:, None]
+        # the cell (TP, FN) = (0, 0) is undefined for some metrics and sits first in its row
+        zero = np.zeros(1, dtype=np.int64)
+        origin = law.tp_start == 0 and law.fn_start == 0 and np.isnan(self._values(zero, zero)[0])
+        self._origin = float(law.weights @ (law.tp[:, 0] * law.fn[:, 0])) if origin else 0.0
+
+    @property
+    def mean(self) -> float:
+        return self._mean
+
+    @property
+    def sd(self) -> float:
+        return self._sd
+
+    def _values(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Metric at grid indices (a into tp, b into fn); NaN where undefined."""
+        law = self.count_law
+        tp, fn = law.tp_start + a.astype(float), law.fn_start + b.astype(float)
+        return np.asarray(from_counts(self.metric, tp, law.n_pos - tp, fn, law.n_neg - fn,
+                                      beta=self.beta, zero_division=np.nan))
+
+    def _moments(self) -> tuple[float, float, float]:
+        law = self.count_law
+        w_t, w_f = law.tp.shape[1], law.fn.shape[1]
+        centre = (law.weights @ law.tp) @ np.arange(w_t)
+        u = np.arange(w_t) - centre
+        size = scipy.fft.next_fast_len(w_t + w_f - 1, real=True)
+        spectra = scipy.fft.rfft(np.stack([law.tp, u * law.tp, u**2 * law.tp]), size, axis=-1)
+        spectra *= scipy.fft.rfft(law.fn, size, axis=-1) * law.weights[:, None]
+        m0, m1, m2 = scipy.fft.irfft(spectra.sum(axis=1), size, axis=-1)[:, : w_t + w_f - 1]
+        # per s = tp_start + fn_start + k: the valid TP indices [a1, a2], g affine between them
+        k = np.arange(w_t + w_f - 1)
+        a1, a2 = np.maximum(0, k - (w_f - 1)), np.minimum(w_t - 1, k)
+        g1, g2 = self._values(a1, k - a1), self._values(a2, k - a2)
+        slope = np.where(a2 > a1, (g2 - g1) / np.maximum(a2 - a1, 1), 0.0)
+        level = g1 + slope * (centre - a1)  # g = level + slope * u
+        defined = ~np.isnan(g1)
+        p_undefined = float(np.clip(m0[~defined].sum(), 0.0, 1.0))
+        level, slope, m0, m1, m2 = (x[defined] for x in (level, slope, m0, m1, m2))
+        mass = m0.sum()
+        zd = self.zero_division
+        mean = float(level @ m0 + slope @ m1)
+        if np.isnan(zd):
+            mean /= mass
+        else:
+            mean += zd * p_undefined
+        d = level - mean
+        var = float(d**2 @ m0 + 2 * (d * slope) @ m1 + slope**2 @ m2)
+        var = var / mass if np.isnan(zd) else var + (zd - mean) ** 2 * p_undefined
+        return mean, float(np.sqrt(max(var, 0.0))), p_undefined
+
+    def _below(self, v: float, strict: bool = False, lo: np.ndarray | None = None,
+               hi: np.ndarray | None = None) -> np.ndarray:
+        """Per FN index: how many TP indices have g <= v (g < v if ``strict``), by bisection.
+
+        ``lo`` and ``hi`` bound the answers (counts at smaller and larger values).
+        """
+        law = self.count_law
+        w_t, w_f = law.tp.shape[1], law.fn.shape[1]
+        lo = np.zeros(w_f, dtype=np.int64) if lo is None else lo.copy()
+        hi = np.full(w_f, w_t, dtype=np.int64) if hi is None else hi.copy()
+        while (active := np.flatnonzero(lo < hi)).size:
+            mid = (lo[active] + hi[active]) // 2
+            g = self._values(mid, active)
+            g = np.where(np.isnan(g), np.where(law.tp_start + mid == 0, -np.inf, np.inf), g)
+            ok = np.isneginf(g) | ((g < v) if strict else (g <= v))
+            lo[active] = np.where(ok, mid + 1, lo[active])
+            hi[active] = np.where(ok, hi[active], mid)
+        return lo
+
+    def _cdf_at(self, counts: np.ndarray, v: float, strict: bool = False) -> float:
+        """P(g <= v) (or < v) from the counts of ``_below``."""
+        cdf = float(np.sum(self._fn_weighted * np.take_along_axis(
+            self._tp_cdf, np.broadcast_to(counts, self._fn_weighted.shape), axis=1)))
+        cdf -= self._origin  # the undefined cell counted as -inf by the bisection
+        zd = self.zero_division
+        if np.isnan(zd):
+            return cdf / (1.0 - self.p_undefined)
+        return cdf + self.p_undefined * float(zd < v if strict else zd <= v)
+
+    def cdf(self, v: float, strict: bool = False) -> float:
+        """:math:`P(g\\le v)`, or :math:`P(g<v)` with ``strict``."""
+        return self._cdf_at(self._below(v, strict), v, strict)
+
+    def mass(self, lower: float, upper: float) -> float:
+        """P(lower <= metric <= upper)."""
+        return self.cdf(upper) - self.cdf(lower, strict=True)
+
+    def quantile(self, q: float) -> float:
+        r""":math:`\min\{v \in \text{support}: P(g\le v)\ge q\}`, exactly.
+
+        A bracket :math:`(v_0, v_1]` with :math:`F(v_0)<q\le F(v_1)` is grown from the normal
+        approximation, then halved while it holds many support points; those are enumerated.
+        """
+        step = 0.05 * self.sd
+        guess = self.mean + stats.norm.ppf(q) * self.sd
+        lo, hi = guess - step, guess + step
+        c_lo, c_hi = self._below(lo), None
+        while self._cdf_at(c_lo, lo) >= q:
+            hi, c_hi = lo, c_lo
+            lo, step = lo - step, 2 * step
+            c_lo = self._below(lo, hi=c_hi)
+        if c_hi is None:
+            c_hi = self._below(hi, lo=c_lo)
+            while self._cdf_at(c_hi, hi) < q:
+                lo, c_lo = hi, c_hi
+                hi, step = hi + step, 2 * step
+                c_hi = self._below(hi, lo=c_lo)
+        while (c_hi - c_lo).sum() > _ENUMERATE:
+            mid = (lo + hi) / 2
+            c_mid = self._below(mid, lo=c_lo, hi=c_hi)
+            if self._cdf_at(c_mid, mid) >= q:
+                hi, c_hi = mid, c_mid
+            else:
+                lo, c_lo = mid, c_mid
+        return self._enumerate(q, (lo, hi), c_lo, c_hi)
+
+    def _enumerate(self, q: float, bracket: tuple[float, float], c_lo: np.ndarray,
+                   c_hi: np.ndarray) -> float:
+        """The quantile from the support points in the bracket (lo, hi], counted from F(lo)."""
+        lo, hi = bracket
+        law = self.count_law
+        runs = c_hi - c_lo
+        b = np.repeat(np.arange(runs.size), runs)
+        a = np.repeat(c_lo - np.cumsum(runs) + runs, runs) + np.arange(runs.sum())
+        values = self._values(a, b)
+        probs = law.weights @ (law.tp[:, a] * law.fn[:, b])
+        defined = ~np.isnan(values)
+        values, probs = values[defined], probs[defined]
+        zd = self.zero_division
+        if np.isnan(zd):
+            probs = probs / (1.0 - self.p_undefined)
+        elif lo < zd <= hi:
+            values, probs = np.r_[values, zd], np.r_[probs, self.p_undefined]
+        order = np.argsort(values, kind="stable")
+        cum = self._cdf_at(c_lo, lo) + np.cumsum(probs[order])
+        hit = min(int(np.searchsorted(cum, q, side="left")), order.size - 1)
+        return float(values[order][hit])
+
+    def interval(self, ci_prob: float = 0.95, kind: str = "eti") -> tuple[float, float]:
+        """Equal-tailed interval; ``hdi`` and ``paper_hdi`` from the whole PMF."""
+        if kind != "eti":
+            return self.distribution.interval(ci_prob, kind)
+        alpha = 1.0 - ci_prob
+        return self.quantile(alpha / 2), self.quantile(1 - alpha / 2)
+
+    @cached_property
+    def distribution(self) -> MetricDistribution:
+        """The whole PMF (the grid), for the shortest interval."""
+        law = self.count_law
+        if law.cells > HDI_CELLS:
+            raise ValueError(f"ci_kind='hdi' needs the whole PMF of {self.metric}, whose grid "
+                             f"has {law.cells:.2g} cells here (limit {HDI_CELLS:.0e}); use "
+                             "ci_kind='eti' (exact at any size) or smaller chunks.")
+        return law.grid(self.metric, self.zero_division, self.beta)
+
+
+class NormalLaw:
+    r"""A normal approximation :math:`N(\mu,\sigma^2)` (ROC-AUC from its exact moments).
+
+    Its interval is :math:`\mu\pm z\sigma` (equal-tailed and highest-density), clipped to the
+    metric's range; ``mass`` uses the normal CDF.
+    """
+
+    def __init__(self, mean: float, sd: float, p_undefined: float,
+                 limits: tuple[float, float] = (0.0, 1.0)) -> None:
+        self.mean, self.sd, self.p_undefined, self.limits = mean, sd, p_undefined, limits
+
+    def interval(self, ci_prob: float = 0.95, kind: str = "eti") -> tuple[float, float]:
+        half = stats.norm.ppf((1 + ci_prob) / 2) * self.sd
+        return max(self.mean - half, self.limits[0]), min(self.mean + half, self.limits[1])
+
+    def mass(self, lower: float, upper: float) -> float:
+        if self.sd == 0:
+            return float(lower <= self.mean <= upper)
+        law = stats.norm(self.mean, self.sd)
+        return float(law.cdf(upper) - law.cdf(lower))
