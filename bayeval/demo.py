@@ -1,20 +1,44 @@
-"""The demo: every method on embedded data (``bayeval demo``, ``make demo``)."""
+"""The demo: every method on embedded or simulated data (``bayeval demo``, ``make demo``)."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
 
 import bayeval as be
 from bayeval import datasets
 
 
-def run(seed: int = 0, verbose: bool = False) -> list[be.Evaluation]:
-    """Evaluations of each method on embedded or simulated data, fast path and model checked."""
+def _steps(seed: int) -> list[tuple[str, Callable[[], be.Evaluation]]]:
     data = datasets.breast_cancer(random_seed=seed)
-    steps = [
-        ("labelled: all labels known (breast-cancer classifier)",
+    rng = np.random.default_rng(seed)
+    # production: 400 held-out cases resampled in 4 chunks, no labels
+    rows = rng.choice(data.scores.size, size=400)
+    masked = datasets.mask_labels(data.labels, p_m=0.3, mechanism="mnar", eta=0.7,
+                                  random_seed=seed)
+    judge = datasets.noisy_judge(200, 5000, prevalence=0.6, sensitivity=0.9,
+                                 specificity=0.8, random_seed=seed)
+    return [
+        ("labelled: every label known (breast-cancer classifier)",
          lambda: be.labelled(data.scores, data.labels, method="both", random_seed=seed)),
+        ("cbpe: no labels in production, 4 chunks of 100 cases",
+         lambda: be.cbpe(data.scores[rows], reference=(data.scores, data.labels),
+                         chunk_size=100, metrics=["accuracy", "precision", "recall", "f1"],
+                         method="both", random_seed=seed)),
+        ("pemi: 30% of the test labels missing, mostly positives (MNAR)",
+         lambda: be.pemi(data.scores, masked.labels, mnar=(0.0, 1.0),
+                         metrics=["precision", "recall", "f1", "roc_auc"], random_seed=seed)),
+        ("judge: an LLM judge on 5,200 answers, humans on 200",
+         lambda: be.judge(judge.y, judge.yhat, judge.yhat_unlabeled, estimator="all",
+                          random_seed=seed)),
     ]
+
+
+def run(seed: int = 0, verbose: bool = False) -> list[be.Evaluation]:
+    """Evaluations of each method; the fast path and the model are checked where both ran."""
     out = []
-    for title, step in steps:
+    for title, step in _steps(seed):
         if verbose:
             print(f"== {title}", flush=True)
         out.append(step())

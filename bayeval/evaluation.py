@@ -408,15 +408,17 @@ def _diagnose(prior: float, likelihood: float) -> str:
 
 
 def _draws_summary(draws: xr.DataArray, ci_prob: float, ci_kind: str) -> pd.DataFrame:
-    """mean, sd, interval, MCSE, ESS and R-hat of draws, one row per non-sample coordinate."""
+    """mean, sd, interval, MCSE, ESS (and R-hat with several chains), one row per coordinate."""
     interval = (az.eti if ci_kind == "eti" else az.hdi)(draws, prob=ci_prob)
     ds = xr.Dataset({
         "mean": draws.mean(SAMPLE_DIMS), "sd": draws.std(SAMPLE_DIMS, ddof=1),
         "lower": interval.sel(ci_bound="lower", drop=True),
         "upper": interval.sel(ci_bound="upper", drop=True),
         "mcse_mean": az.mcse(draws), "ess_bulk": az.ess(draws, method="bulk"),
-        "ess_tail": az.ess(draws, method="tail"), "r_hat": az.rhat(draws),
+        "ess_tail": az.ess(draws, method="tail"),
     })
+    if draws.sizes["chain"] > 1:  # R-hat compares chains; one chain of draws has none
+        ds["r_hat"] = az.rhat(draws)
     if ds["mean"].ndim == 0:
         return pd.DataFrame({k: [float(v)] for k, v in ds.data_vars.items()},
                             index=pd.Index([draws.name], name="quantity"))

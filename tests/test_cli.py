@@ -89,3 +89,20 @@ def test_bad_input_is_one_line_and_exit_code_2(files, args, message):
     assert run.returncode == 2, (run.stdout, run.stderr)
     assert message.format(d=files) in run.stderr
     assert "Traceback" not in run.stderr and len(run.stderr.strip().splitlines()) == 1
+
+
+def test_cbpe_with_a_reference_and_chunks(tmp_path):
+    from bayeval import datasets
+
+    d = datasets.breast_cancer()
+    pd.DataFrame({"score": d.scores, "label": d.labels}).to_csv(tmp_path / "ref.csv",
+                                                                index=False)
+    pd.DataFrame({"p": d.scores[:200]}).to_parquet(tmp_path / "prod.parquet")
+    run = bayeval("cbpe", tmp_path / "prod.parquet", "--score-col", "p", "--reference",
+                  tmp_path / "ref.csv", "--ref-label-col", "label", "--chunk-size", "50")
+    assert run.returncode == 2 and "--score-col: column 'p' is not in" in run.stderr
+    pd.DataFrame({"score": d.scores[:200]}).to_parquet(tmp_path / "prod.parquet")
+    run = bayeval("cbpe", tmp_path / "prod.parquet", "--score-col", "score", "--reference",
+                  tmp_path / "ref.csv", "--ref-label-col", "label", "--chunk-size", "50")
+    assert run.returncode == 0, run.stderr
+    assert "[150:199]" in run.stdout and "all" in run.stdout
