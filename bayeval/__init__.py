@@ -18,4 +18,7 @@ from bayeval.methods.pemi import pemi
 from bayeval.report import report
 
 __version__ = version("bayeval")
-__all__ = ["Evaluation", "__version__", "cbpe", "judge", "labelled", "load", "methods", "pemi", "report"]
+__all__ = [
+    "Evaluation", "__version__", "cbpe", "judge", "labelled", "load", "methods", "pemi",
+    "report",
+]

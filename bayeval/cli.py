@@ -1,5 +1,9 @@
 """The ``bayeval`` command: every method on CSV or Parquet files, and the demo.
 
+``--scheduler`` (a dask scheduler's address, or ``local``) runs a command on dask
+(:mod:`bayeval.scale`): ``cbpe`` then reads DATA lazily and uses the partitioned fast path, and
+``--group-col`` runs one evaluation per value of a column on the workers.
+
 Exit codes: 0 success, 2 bad usage or bad input (a one-line message naming the column, option or
 argument), 1 an internal error.
 """
@@ -7,6 +11,7 @@ argument), 1 an internal error.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 from typing import Any
@@ -68,9 +73,15 @@ def column(frame: pd.DataFrame, name: str | None, option: str, path: str,
     return values.to_numpy(dtype=float)
 
 
+def _frame(args) -> pd.DataFrame:
+    """The command's rows: one group's under --group-col, else all of DATA."""
+    frame = getattr(args, "frame", None)
+    return read_table(args.data, "DATA") if frame is None else frame
+
+
 # ----------------------------------------------------------------------------------- commands
 def _cbpe(args) -> be.Evaluation:
-    data = read_table(args.data, "DATA")
+    data = _frame(args)
     scores = column(data, args.score_col, "--score-col", args.data)
     kwargs: dict[str, Any] = {}
     if args.pred_col:
@@ -91,7 +102,7 @@ def _cbpe(args) -> be.Evaluation:
 
 
 def _pemi(args) -> be.Evaluation:
-    data = read_table(args.data, "DATA")
+    data = _frame(args)
     kwargs = {}
     if args.pred_col:
         kwargs["y_pred"] = column(data, args.pred_col, "--pred-col", args.data)
@@ -102,7 +113,7 @@ def _pemi(args) -> be.Evaluation:
 
 
 def _judge(args) -> be.Evaluation:
-    data = read_table(args.data, "DATA")
+    data = _frame(args)
     human = column(data, args.label_col, "--label-col", args.data, missing_ok=True)
     judge = column(data, args.judge_col, "--judge-col", args.data)
     labelled = ~np.isnan(human)
@@ -111,7 +122,7 @@ def _judge(args) -> be.Evaluation:
 
 
 def _bounds(args) -> be.Evaluation:
-    data = read_table(args.data, "DATA")
+    data = _frame(args)
     if not args.weak_cols:
         raise InputError("--weak-cols is required (comma-separated labelling-function columns)")
     weak = np.column_stack([column(data, c.strip(), "--weak-cols", args.data)
@@ -129,6 +140,91 @@ def _check_column(frame, name, option, path) -> str:
 
 def _common(args) -> dict[str, Any]:
     return {"ci_prob": args.ci_prob, "random_seed": args.seed}
+
+
+# ---------------------------------------------------------------------------------------- dask
+def _client(args):
+    """A dask client for --scheduler (closed on exit), or nothing."""
+    address = getattr(args, "scheduler", None)
+    if not address:
+        return contextlib.nullcontext()
+    try:
+        from bayeval import scale
+
+        return scale.connect(address)
+    except ImportError:
+        raise InputError("--scheduler needs dask: pip install 'bayeval[scale]'") from None
+    except OSError as err:
+        raise InputError(f"--scheduler: cannot connect to {address}: {err}") from None
+
+
+def _read_lazy(path: str):
+    """DATA as a dask DataFrame: a CSV file or glob, or a Parquet file, folder or glob."""
+    import dask.dataframe as dd
+
+    name = path.lower()
+    if name.endswith((".csv", ".csv.gz", ".tsv", ".txt")):
+        return dd.read_csv(path, sep="\t" if name.endswith(".tsv") else ",")
+    if not Path(path).exists() and "*" not in path:
+        raise InputError(f"DATA: no such file or folder: {path}")
+    return dd.read_parquet(path)
+
+
+def _cbpe_dask(args) -> be.Evaluation:
+    """cbpe partition by partition (DATA is never read whole); a calibrator is fitted on the
+    reference in memory and applied to every partition."""
+    from bayeval import scale
+    from bayeval.calibration import select_calibrator
+
+    if args.pred_col:
+        raise InputError("--pred-col: with --scheduler the predictions are scores >= "
+                         "--threshold; leave it out")
+    if not args.score_col:
+        raise InputError("--score-col is required")
+    data = _read_lazy(args.data)
+    _check_column(data, args.score_col, "--score-col", args.data)
+    if args.chunk_col:
+        _check_column(data, args.chunk_col, "--chunk-col", args.data)
+    calibrator = None
+    if args.reference:
+        ref = read_table(args.reference, "--reference")
+        calibrator, _, _ = select_calibrator(
+            column(ref, args.score_col, "--score-col", args.reference),
+            column(ref, args.ref_label_col or args.label_col, "--ref-label-col", args.reference),
+            threshold=args.threshold, random_seed=args.seed)
+    return scale.cbpe(data[args.score_col], threshold=args.threshold,
+                      chunks=data[args.chunk_col] if args.chunk_col else None,
+                      chunk_size=args.chunk_size, n_chunks=args.n_chunks, calibrator=calibrator,
+                      ci_prob=args.ci_prob)
+
+
+def _one_group(payload) -> be.Evaluation:
+    """The command on one group's rows (run on a worker)."""
+    args, frame = payload
+    return args.func(argparse.Namespace(**{**vars(args), "frame": frame}))
+
+
+def _by_group(args, client) -> be.Evaluation:
+    """One evaluation per value of --group-col, gathered over ``group``."""
+    from bayeval import scale
+
+    data = read_table(args.data, "DATA")
+    key = _check_column(data, args.group_col, "--group-col", args.data)
+    for option in ("score_col", "pred_col", "label_col", "judge_col", "chunk_col"):
+        if getattr(args, option, None):
+            _check_column(data, getattr(args, option), f"--{option.replace('_', '-')}",
+                          args.data)
+    groups = {str(k): (args, rows.drop(columns=key))
+              for k, rows in data.groupby(key, sort=False)}
+    return scale.map_evaluations(_one_group, groups, client)
+
+
+def _run(args, client):
+    if getattr(args, "group_col", None):
+        return _by_group(args, client)
+    if client is not None and args.command == "cbpe":
+        return _cbpe_dask(args)
+    return args.func(args)
 
 
 def _demo(args) -> list[be.Evaluation]:
@@ -172,6 +268,13 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--seed", type=int, default=None, help="random seed")
         p.add_argument("--report", help="write the HTML report to this path")
         p.add_argument("--netcdf", help="write the Evaluation to this netCDF path")
+        p.add_argument("--scheduler", help="run on dask: a scheduler address, or 'local' for a "
+                                           "LocalCluster of one process per core (needs the "
+                                           "scale extra); cbpe then reads DATA lazily (a "
+                                           "Parquet file or folder, or CSV) partition by "
+                                           "partition")
+        p.add_argument("--group-col", help="one evaluation per value of this column, gathered "
+                                           "over 'group' (in parallel with --scheduler)")
         p.set_defaults(func=func)
         return p
 
@@ -205,7 +308,8 @@ _COL_HELP = {
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        evaluations = args.func(args)
+        with _client(args) as client:
+            evaluations = _run(args, client)
         evaluations = evaluations if isinstance(evaluations, list) else [evaluations]
         if args.command == "demo":
             out = Path(args.out)

@@ -54,6 +54,7 @@ __all__ = [
     "RatioMoments",
     "auc_moments",
     "auc_numerator_moments",
+    "count_moments",
     "metric_distribution",
     "metric_moments",
 ]
@@ -767,14 +768,36 @@ def metric_moments(metric: str, y_pred: Any, p: Any, labels: Any = None, *, beta
     \mu_z\sigma_w^2/\mu_w^3`, whose remaining bias is :math:`O(n^{-2})` instead of
     :math:`O(n^{-1})`. Balanced accuracy adds two ratios; MCC uses its own derivatives.
     """
+    rows = _rows(y_pred, p, labels)
+    return count_moments(metric, rows.n_pos, rows.n_neg,
+                         mean_tp=rows.tp_known + float(rows.p_pos.sum()),
+                         mean_fn=rows.fn_known + float(rows.p_neg.sum()),
+                         var_tp=float((rows.p_pos * (1 - rows.p_pos)).sum()),
+                         var_fn=float((rows.p_neg * (1 - rows.p_neg)).sum()), beta=beta,
+                         zero_division=zero_division, second_order=second_order)
+
+
+def count_moments(metric: str, n_pos: int, n_neg: int, *, mean_tp: float, mean_fn: float,
+                  var_tp: float, var_fn: float, beta: float = 1.0, zero_division: float = 0.0,
+                  second_order: bool = True) -> tuple[float, float]:
+    r""":func:`metric_moments` from the first two moments of :math:`TP` and :math:`FN`.
+
+    Parameters
+    ----------
+    metric, beta, zero_division, second_order
+        As in :func:`metric_moments`.
+    n_pos, n_neg : int
+        Rows predicted positive and negative.
+    mean_tp, mean_fn, var_tp, var_fn : float
+        :math:`\mathbb E\,TP=TP_K+\sum_{\hat y=1}p_i`, :math:`\operatorname{Var}TP=
+        \sum_{\hat y=1}p_i(1-p_i)` over the unknown rows, likewise :math:`FN`: sums over rows,
+        so those of data split in partitions add (:func:`bayeval.scale.pemi_gauss`).
+    """
     metric = as_choice(metric, "metric", METRICS)
     zero_division = as_zero_division(zero_division)
     beta = as_beta(beta)
-    rows = _rows(y_pred, p, labels)
-    t = rows.tp_known + float(rows.p_pos.sum())
-    f = rows.fn_known + float(rows.p_neg.sum())
-    var_t = float((rows.p_pos * (1 - rows.p_pos)).sum())
-    var_f = float((rows.p_neg * (1 - rows.p_neg)).sum())
+    rows = _Rows(n_pos, n_neg, 0, 0, 0, np.empty(0), np.empty(0))  # the derivatives need sizes
+    t, f, var_t, var_f = mean_tp, mean_fn, var_tp, var_fn
     if metric == "mcc":
         d = _mcc_derivatives(rows, t, f)
     else:

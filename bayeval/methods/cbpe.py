@@ -69,8 +69,8 @@ from bayeval.validation import (
     check_same_length,
 )
 
-__all__ = ["ALERT_SD", "METRICS", "NOISES", "cbpe", "kappa_posterior", "model_v0",
-           "model_v2", "model_v2b", "predictive_v2b"]
+__all__ = ["ALERT_SD", "METRICS", "NOISES", "cbpe", "closed_form", "kappa_posterior", "model_v0",
+           "model_v2", "model_v2b", "predictive_v2b", "size_notes"]
 
 METRICS = (*M.METRICS, "roc_auc")
 METHODS = ("exact", "pymc", "both")
@@ -295,7 +295,7 @@ def _thresholds(realized_ref: np.ndarray, metrics, alert_thresholds) -> tuple[np
 # the closed form
 
 
-def _closed_form(laws, auc, expected, chunk_labels, metrics, ci_prob, ci_kind, zero_division,
+def closed_form(laws, auc, expected, chunk_labels, metrics, ci_prob, ci_kind, zero_division,
                  beta, thresholds) -> xr.Dataset:
     """mean, sd, interval, its mass, p_undefined, plugin, exact, thresholds, p_alert, PMFs."""
     size, k = len(laws), len(metrics)
@@ -366,7 +366,7 @@ def _options(calibration, threshold, zero_division, noise, kappa, kappa_prior, n
     return calibration, float(threshold), float(zero_division)
 
 
-def _size_notes(sizes: np.ndarray) -> list[str]:
+def size_notes(sizes: np.ndarray) -> list[str]:
     if sizes.min() < sizes.max() / 2:
         return [f"chunk sizes vary from {sizes.min()} to {sizes.max()} rows: interval widths "
                 "and alerts are not comparable across chunks."]
@@ -427,7 +427,7 @@ def _estimates(scores, p, y_pred, chunking, laws, metrics, ci_prob, ci_kind, zer
     if "roc_auc" in metrics:
         order = np.argsort(scores)  # the order of tied scores does not matter
         auc = [_auc_law(scores[r], p[r], zero_division) for r in [*chunking.rows(order), order]]
-    closed = _closed_form(laws, auc, expected, chunking.labels, metrics, ci_prob, ci_kind,
+    closed = closed_form(laws, auc, expected, chunking.labels, metrics, ci_prob, ci_kind,
                           zero_division, beta, thresholds)
     closed["n"] = ("chunk", np.r_[chunking.sizes, scores.size])
     closed["n_predicted_positive"] = ("chunk", [law.n_pos for law in laws])
@@ -561,7 +561,7 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
         check_same_length(scores=scores, labels=labels)
     chunking = make_chunks(scores.size, chunks=chunks, chunk_size=chunk_size,
                            n_chunks=n_chunks)
-    notes = _size_notes(chunking.sizes)
+    notes = size_notes(chunking.sizes)
     if reference is None:
         if calibration not in ("auto", "none"):
             raise ValueError(f"calibration={calibration!r} needs reference=(scores, labels).")

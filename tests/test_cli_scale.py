@@ -1,0 +1,47 @@
+"""The bayeval command on a dask scheduler and by group (the scale extra)."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import bayeval as be
+
+
+def bayeval(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "bayeval.cli", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_cbpe_on_a_scheduler_reads_parquet_by_partition(tmp_path):
+    pytest.importorskip("distributed", reason="--scheduler needs the 'scale' extra")
+    rng = np.random.default_rng(0)
+    folder = tmp_path / "scores"
+    folder.mkdir()
+    for i in range(3):
+        pd.DataFrame({"score": rng.beta(2, 5, 1000), "day": np.repeat([i, i + 1], 500)}
+                     ).to_parquet(folder / f"part-{i}.parquet")
+    run = bayeval("cbpe", folder, "--score-col", "score", "--chunk-col", "day", "--scheduler",
+                  "local", "--netcdf", tmp_path / "ev.nc")
+    assert run.returncode == 0, run.stderr
+    ev = be.load(tmp_path / "ev.nc")
+    assert list(ev.closed_form["chunk"].values) == ["0", "1", "2", "3", "all"]
+    assert ev.closed_form["n"].values.tolist() == [500, 1000, 1000, 500, 3000]
+
+
+def test_group_col_runs_one_evaluation_per_group_and_reports_failures(tmp_path):
+    rng = np.random.default_rng(1)
+    y = (rng.random(900) < 0.3).astype(float)
+    judge = np.where(y == 1, rng.random(900) < 0.85, rng.random(900) < 0.2).astype(int)
+    y[rng.random(900) < 0.8] = np.nan
+    groups = np.repeat(["gpt", "claude", "llama"], 300)
+    y[groups == "llama"] = np.where(np.isnan(y[groups == "llama"]), np.nan, 1.0)  # one class
+    pd.DataFrame({"human": y, "llm": judge, "judge": groups}).to_csv(tmp_path / "j.csv",
+                                                                      index=False)
+    run = bayeval("judge", tmp_path / "j.csv", "--label-col", "human", "--judge-col", "llm",
+                  "--group-col", "judge")
+    assert run.returncode == 0, run.stderr
+    assert "gpt" in run.stdout and "claude" in run.stdout
+    assert "warning: [llama] failed: ValueError" in run.stdout

@@ -1,0 +1,270 @@
+"""bayeval.scale on a LocalCluster of 2 worker processes: partitioned fast paths equal the
+in-memory ones (1e-12), and many evaluations fan out, a failing group reported, none lost."""
+
+import os
+import socket
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("dask.dataframe", reason="bayeval.scale needs the 'scale' extra (dask)")
+distributed = pytest.importorskip("distributed", reason="bayeval.scale needs the 'scale' extra "
+                                                        "(dask.distributed)")
+import dask.array as da  # noqa: E402
+import dask.dataframe as dd  # noqa: E402
+
+import bayeval as be  # noqa: E402
+from bayeval import scale  # noqa: E402
+from bayeval.calibration import Platt  # noqa: E402
+from bayeval.methods.bounds import bounds  # noqa: E402
+from bayeval.methods.cbpe import cbpe  # noqa: E402
+from bayeval.methods.judge import judge  # noqa: E402
+from bayeval.methods.judge_estimators import Counts  # noqa: E402
+from bayeval.methods.mvu_confidence import gaussian_vote_probs  # noqa: E402
+from bayeval.methods.mvu_estimators import GaussianImputer  # noqa: E402
+from bayeval.methods.pemi import pemi  # noqa: E402
+from bayeval.poibin import PoissonBinomial  # noqa: E402
+
+pytestmark = pytest.mark.xdist_group("scale")  # one cluster per test run under xdist
+EXACT = 1e-12
+SEED = 20261010
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                       dashboard_address=":0")
+    with cluster, distributed.Client(cluster) as c:
+        yield c
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(SEED)
+
+
+def assert_same(a, b, tol=EXACT):
+    """Every variable of Dataset ``b`` equals ``a``'s: floats to ``tol`` (NaN where NaN); PMFs
+    as laws (:func:`assert_same_laws`)."""
+    if "pmf_prob" in b:
+        assert_same_laws(a, b, tol)
+    for name in set(b.data_vars) - {"pmf_value", "pmf_prob"}:
+        x, y = a[name].values, b[name].values
+        assert x.shape == y.shape, name
+        if x.dtype.kind == "f":
+            np.testing.assert_allclose(y, x, rtol=0, atol=tol, err_msg=name)
+        else:
+            np.testing.assert_array_equal(y, x, err_msg=name)
+
+
+def assert_same_laws(a, b, tol):
+    """The PMFs (``pmf_value``, ``pmf_prob`` over ``support``) of ``a`` and ``b`` give every value
+    the same probability to ``tol``. The supports may differ by values of probability below
+    1e-15: each side cuts its count PMFs where they fall below 1e-16, and those ends differ by
+    rounding."""
+    for point in np.ndindex(a["pmf_prob"].shape[:-1]):
+        laws = [(ds["pmf_value"].values[point], ds["pmf_prob"].values[point]) for ds in (a, b)]
+        laws = [(v[np.isfinite(p)], p[np.isfinite(p)]) for v, p in laws]
+        support = np.union1d(laws[0][0], laws[1][0])
+        aligned = []
+        for values, probs in laws:
+            full = np.zeros(support.size)
+            full[np.searchsorted(support, values)] = probs
+            aligned.append(full)
+        np.testing.assert_allclose(aligned[1], aligned[0], rtol=0, atol=tol)
+
+
+# ------------------------------------------------------------------------ partitioned paths
+def test_poisson_binomial_convolves_partitions(client, rng):
+    p = np.r_[rng.beta(2, 5, 40_000), np.zeros(30), np.ones(20)]
+    rng.shuffle(p)
+    full = PoissonBinomial(p).pmf()
+    start, probs = scale.poisson_binomial(da.from_array(p, chunks=6_000))
+    padded = np.zeros(p.size + 1)
+    padded[start : start + probs.size] = probs
+    np.testing.assert_allclose(padded, full, rtol=0, atol=EXACT)
+    start, probs = scale.poisson_binomial(dd.from_array(p, chunksize=9_000), tol=1e-10)
+    assert full[:start].max() <= 1e-10 and full[start + probs.size :].max() <= 1e-10
+    np.testing.assert_allclose(probs, full[start : start + probs.size], rtol=0, atol=EXACT)
+
+
+@pytest.mark.parametrize("metrics", [["accuracy", "precision", "npv", "recall"],
+                                     ["f1", "mcc", "balanced_accuracy", "specificity"]])
+def test_cbpe_by_key_equals_in_memory(client, rng, metrics):
+    n = 1_200  # small enough for the closed form to keep every PMF
+    frame = pd.DataFrame({"score": rng.beta(2, 3, n),
+                          "day": np.repeat(["mon", "tue", "wed", "thu"], n // 4)})
+    lazy = dd.from_pandas(frame, npartitions=5)  # chunks straddle partitions
+    ev = scale.cbpe(lazy["score"], chunks=lazy["day"], metrics=metrics)
+    mem = cbpe(frame["score"], chunks=frame["day"], calibration="none", metrics=metrics)
+    assert "pmf_prob" in mem.closed_form  # the exact PMFs too
+    assert_same(mem.closed_form, ev.closed_form)
+    assert ev.summary().index.equals(mem.summary().index)
+
+
+def test_empty_partitions_add_nothing(client, rng):
+    n = 1_200
+    frame = pd.DataFrame({"score": rng.beta(2, 3, n), "judge": rng.integers(0, 2, n),
+                          "day": np.repeat(["mon", "tue", "wed", "thu"], n // 4)})
+    frame["label"] = np.where(rng.random(n) < 0.5, np.nan, frame["judge"])
+    lazy = dd.from_pandas(frame, npartitions=6)
+    kept, lazy = frame[frame["day"].isin(["mon", "thu"])], lazy[lazy["day"].isin(["mon", "thu"])]
+    assert (lazy.map_partitions(len).compute() == 0).sum() == 2  # tue and wed only
+    mem = cbpe(kept["score"], chunks=kept["day"], calibration="none", metrics=["f1"])
+    assert_same(mem.closed_form, scale.cbpe(lazy["score"], chunks=lazy["day"],
+                                            metrics=["f1"]).closed_form)
+    counts = scale.judge_counts(lazy["judge"], lazy["judge"], lazy["judge"])
+    assert counts == Counts.from_labels(kept["judge"], kept["judge"], kept["judge"])
+    sums = scale.pemi_sums(lazy["judge"], lazy["score"], lazy["label"])
+    assert (sums.m1 + sums.m0, sums.tp + sums.fp) == (kept["label"].isna().sum(),
+                                                      (kept["label"].notna()
+                                                       & (kept["judge"] == 1)).sum())
+    cells = scale.bounds_cells(lazy["judge"], lazy[["judge"]])
+    np.testing.assert_array_equal(cells.cell_counts, [[(kept["judge"] == 0).sum(), 0],
+                                                      [0, (kept["judge"] == 1).sum()]])
+
+
+def test_cbpe_contiguous_chunks_and_calibrator_equal_in_memory(client, rng):
+    ref_scores = rng.beta(2, 3, 3_000)
+    ref_labels = (rng.random(3_000) < ref_scores**1.3).astype(int)
+    cal = Platt().fit(ref_scores, ref_labels)
+    scores = rng.beta(2, 3, 20_000)
+    ev = scale.cbpe(da.from_array(scores, chunks=3_500), n_chunks=7, calibrator=cal,
+                    metrics=["accuracy", "f1"], ci_kind="hdi")
+    mem = cbpe(scores, n_chunks=7, reference=(ref_scores, ref_labels), calibration=cal,
+               metrics=["accuracy", "f1"], ci_kind="hdi")
+    assert list(ev.closed_form["chunk"].values) == list(mem.closed_form["chunk"].values)
+    fast = ["mean", "sd", "lower", "upper", "interval_mass", "p_undefined", "plugin", "n"]
+    assert_same(mem.closed_form[fast], ev.closed_form[fast])
+    assert ev.meta["calibration"] == "platt"
+
+
+@pytest.mark.parametrize("mnar", [None, 0.7, (0.3, 0.5)])
+def test_pemi_gauss_sums_equal_in_memory(client, rng, mnar):
+    n = 30_000
+    scores = rng.beta(2, 3, n)
+    labels = (rng.random(n) < scores).astype(float)
+    labels[rng.random(n) < 0.7] = np.nan
+    metrics = ["precision", "recall", "accuracy", "f1", "mcc", "balanced_accuracy"]
+    mem = pemi(scores, labels, p=scores, mnar=mnar, metrics=metrics).closed_form
+    chunked = (da.from_array(x, chunks=4_000) for x in ((scores >= 0.5).astype(int), scores,
+                                                         labels))
+    assert_same(mem, scale.pemi_gauss(*chunked, mnar=mnar, metrics=metrics))
+
+
+def test_judge_counts_and_estimators_equal_in_memory(client, rng):
+    y = (rng.random(500) < 0.3).astype(int)
+    yhat = np.where(y == 1, rng.random(500) < 0.8, rng.random(500) < 0.15).astype(int)
+    yhat_u = (rng.random(200_000) < 0.33).astype(int)
+    counts = scale.judge_counts(da.from_array(y, chunks=128), da.from_array(yhat, chunks=128),
+                                dd.from_array(yhat_u, chunksize=30_000))
+    assert counts == Counts.from_labels(y, yhat, yhat_u)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        mem = judge(y, yhat, yhat_u, estimator="all", ci_prob=0.9)
+    assert_same(mem.closed_form, scale.judge_estimates(counts, ci_prob=0.9))
+
+
+@pytest.mark.parametrize("label_model", ["majority_vote", "dawid_skene"])
+def test_bounds_cell_counts_equal_in_memory(client, rng, label_model):
+    n = 20_000
+    weak = rng.integers(-1, 2, (n, 4))
+    weak[(weak == -1).all(axis=1), 0] = 1
+    y_pred = rng.integers(0, 2, n)
+    mem = bounds(y_pred, weak, label_model=label_model).closed_form
+    lazy = dd.from_pandas(pd.DataFrame(np.column_stack([weak, y_pred]), columns=[*"abcd", "h"]),
+                          npartitions=6)
+    ours = scale.bounds_exact(lazy["h"], lazy[list("abcd")], label_model=label_model)
+    assert_same(mem, ours.drop_vars("midpoint_sd"))
+
+
+def test_mvu_maps_rows(client, rng):
+    train = rng.multivariate_normal([0, 1, -1], [[1, .5, .2], [.5, 1, .3], [.2, .3, 1]], 400)
+    imputer = GaussianImputer.fit(train)
+    x = rng.normal(size=(3_000, 3))
+    x[rng.random(x.shape) < 0.3] = np.nan
+    coef, intercept = np.array([[1.0, -0.5, 2.0]]), np.array([0.1])
+    y_hard, c_hard = scale.mvu_hard_confidence(da.from_array(x, chunks=(700, 3)), imputer,
+                                               coef, intercept)
+    mean, cov = imputer.logits(x, np.isnan(x), coef, intercept)
+    probs = gaussian_vote_probs(mean[:, 0], cov[:, 0, 0])
+    np.testing.assert_allclose(c_hard.compute(), probs.max(axis=1), rtol=0, atol=EXACT)
+    np.testing.assert_array_equal(y_hard.compute(), probs.argmax(axis=1))
+
+
+# ------------------------------------------------------------------------------- fan-out
+def fit(payload):
+    """One group: the labelled model, exact and NUTS; a group with a bad label raises."""
+    labels, y_pred = payload
+    return be.labelled(labels=labels, y_pred=y_pred, method="both", random_seed=1,
+                       sample_kwargs={"draws": 200, "tune": 200})
+
+
+def rates(payload):
+    labels, y_pred = payload
+    return be.labelled(labels=labels, y_pred=y_pred)
+
+
+def groups(rng, bad=True):
+    out = {}
+    for name, skill in (("model_a", 0.9), ("model_b", 0.7)):
+        y = (rng.random(300) < 0.4).astype(int)
+        out[name] = (y, np.where(rng.random(300) < skill, y, 1 - y))
+    if bad:
+        out["broken"] = (np.full(10, 2), np.ones(10, int))  # labels must be binary
+    return out
+
+
+def test_fan_out_pymc_reports_a_failing_group_and_keeps_the_others(client, rng, tmp_path):
+    data = groups(rng)
+    ev = scale.map_evaluations(fit, data, client)
+    status = scale.group_status(ev)
+    assert status["status"].to_dict() == {"model_a": "ok", "model_b": "ok", "broken": "error"}
+    assert "labels must be binary" in status.loc["broken", "error"]
+    assert ev.meta["failed"] == ["broken"] and any("[broken] failed" in w for w in ev.warnings)
+    here = f"{socket.gethostname()}:{os.getpid()}"
+    assert here not in set(status["process"])  # the fits ran in the worker processes
+    assert list(ev.tree["posterior"]["group"].values) == ["model_a", "model_b"]
+    for name in ("model_a", "model_b"):  # the fast path of each group, as in memory
+        assert_same(rates(data[name]).closed_form, ev.closed_form.sel(group=name, drop=True))
+        one = scale.select(ev, name)
+        assert one.meta["variant"] == "both" and one.draws.sizes == {"chain": 2, "draw": 200,
+                                                                     "metric": 5}
+    assert ev.check().attrs["passed"]  # every group's draws against its closed form
+    diagnostics = scale.group_diagnostics(ev)
+    assert set(diagnostics.index.get_level_values("group")) == {"model_a", "model_b"}
+    with pytest.raises(ValueError, match="failed: ValueError"):
+        scale.select(ev, "broken")
+    assert be.load(ev.to_netcdf(tmp_path / "groups.nc")).equals(ev)
+
+
+def test_fan_out_on_workers_equals_sequential(client, rng):
+    data = groups(rng)
+    on_workers = scale.map_evaluations(rates, data, client)
+    here = scale.map_evaluations(rates, data)
+    assert_same(here.closed_form, on_workers.closed_form, tol=0)
+    assert scale.group_status(here)["status"].tolist() == ["ok", "ok", "error"]
+
+
+def test_gathering_aligns_chunks_in_order(rng):
+    scores = rng.beta(2, 3, 4_000)
+    segments = {"eu": (scores[:3_000], ["q1"] * 1_000 + ["q2"] * 2_000),
+                "us": (scores[3_000:], ["q0"] * 500 + ["q2"] * 500)}
+    ev = scale.map_evaluations(lambda s: cbpe(s[0], chunks=s[1], metrics=["accuracy"]),
+                               segments)
+    assert list(ev.closed_form["chunk"].values) == ["q1", "q2", "all", "q0"]
+    assert np.isnan(ev.closed_form["mean"].sel(group="eu", chunk="q0")).all()
+    one = scale.select(ev, "us")
+    assert list(one.closed_form["chunk"].values) == ["q2", "all", "q0"]
+
+
+def test_fan_out_errors():
+    with pytest.raises(ValueError, match="distinct labels"):
+        scale.map_evaluations(rates, [1, "1"])
+    with pytest.raises(RuntimeError, match=r"every group failed: \[a\] ValueError"):
+        scale.map_evaluations(rates, {"a": ([2], [1]), "b": ([3], [1])})
+    with pytest.raises(ValueError, match="disagree on ci_prob"):
+        scale.map_evaluations(lambda ci: be.labelled(labels=[1, 0], y_pred=[1, 1],
+                                                     ci_prob=ci), {"a": 0.9, "b": 0.95})
