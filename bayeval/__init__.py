@@ -11,6 +11,7 @@ from importlib.metadata import version
 
 from bayeval import methods
 from bayeval.evaluation import Evaluation, load
+from bayeval.methods.bounds import bounds
 from bayeval.methods.cbpe import cbpe
 from bayeval.methods.judge import judge
 from bayeval.methods.labelled import labelled
@@ -19,6 +20,6 @@ from bayeval.report import report
 
 __version__ = version("bayeval")
 __all__ = [
-    "Evaluation", "__version__", "cbpe", "judge", "labelled", "load", "methods", "pemi",
+    "Evaluation", "__version__", "bounds", "cbpe", "judge", "labelled", "load", "methods", "pemi",
     "report",
 ]

@@ -53,6 +53,10 @@ def _interval_label(ci_prob: float, ci_kind: str) -> str:
     return f"{100 * ci_prob:g}% {kind} intervals ({ci_kind})"
 
 
+_CLASSES: dict[str, type[Evaluation]] = {}
+"""Subclasses by method name, so that :func:`load` gives back the class that was saved."""
+
+
 class Evaluation:
     """Result of an evaluation: fast path and/or posterior draws, with checks and diagnostics.
 
@@ -65,6 +69,11 @@ class Evaluation:
     model : pm.Model or None
         The PyMC model that was sampled, when there was one in this session (not saved).
     """
+
+    def __init_subclass__(cls, *, method: str | None = None, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if method:
+            _CLASSES[method] = cls
 
     def __init__(self, tree: xr.DataTree, model: Any = None):
         if "bayeval" not in tree.attrs:
@@ -382,10 +391,13 @@ class Evaluation:
 
 
 def load(path) -> Evaluation:
-    """Read an Evaluation written by :meth:`Evaluation.to_netcdf`."""
+    """Read an Evaluation written by :meth:`Evaluation.to_netcdf`, as the class that wrote it."""
     tree = xr.open_datatree(path, engine="h5netcdf").load()
     tree.close()
-    return Evaluation(tree)
+    if "bayeval" not in tree.attrs:
+        raise ValueError(f"{path} is not a bayeval Evaluation: its root has no 'bayeval' "
+                         "attribute.")
+    return _CLASSES.get(json.loads(tree.attrs["bayeval"])["method"], Evaluation)(tree)
 
 
 def _flatten(var: str, values: xr.DataArray):

@@ -115,3 +115,15 @@ def test_load_rejects_a_foreign_file(tmp_path):
     xr.DataTree(xr.Dataset({"x": ("i", [1.0, 2.0])})).to_netcdf(path, engine="h5netcdf")
     with pytest.raises(ValueError, match="not a bayeval Evaluation"):
         be.load(path)
+
+
+def test_load_gives_back_the_subclass_that_was_saved(tmp_path):
+    class Custom(Evaluation, method="custom_test_method"):
+        pass
+
+    ev = Custom.create(method="custom_test_method", variant="exact",
+                       closed_form=xr.Dataset({"mean": 0.5, "sd": 0.1, "lower": 0.3,
+                                               "upper": 0.7}))
+    back = be.load(ev.to_netcdf(tmp_path / "custom.nc"))
+    assert type(back) is Custom and back == ev
+    assert back.summary().loc["custom_test_method", "mean"] == 0.5
