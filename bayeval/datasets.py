@@ -65,7 +65,7 @@ def noisy_judge(n_labelled: int = 200, n_unlabelled: int = 5000, *, prevalence: 
 
 
 def weak_labels(n: int = 2000, *, prior=(0.5, 0.5), accuracy=(0.85, 0.75, 0.65),
-                propensity=(0.7, 0.5, 0.4), separation: float = 1.0,
+                propensity=(0.7, 0.5, 0.4), separation: float = 1.0, min_votes: int = 0,
                 random_seed=None) -> Bunch:
     r"""Labelling functions from a Dawid–Skene model, with features and a linear classifier.
 
@@ -74,7 +74,8 @@ def weak_labels(n: int = 2000, *, prior=(0.5, 0.5), accuracy=(0.85, 0.75, 0.65),
     ``accuracy[j]`` and otherwise picks another class uniformly. The oracle label model
     :math:`P(Y \mid Z)` follows by Bayes' rule. Features :math:`X \mid Y \sim N(s\,e_Y, I)` give
     a dependence of :math:`X` and :math:`Y` beyond :math:`Z`; ``y_pred`` is the Bayes rule on
-    :math:`X` alone.
+    :math:`X` alone. With ``min_votes`` the votes of items with fewer votes are drawn again;
+    voting does not depend on :math:`Y`, so :math:`P(Y \mid Z)` is unchanged.
 
     Returns ``labels``, ``weak_labels`` (n x k, -1 = abstain), ``X``, ``y_pred`` and
     ``p_y_given_z`` (n x classes, the oracle label model).
@@ -93,7 +94,12 @@ def weak_labels(n: int = 2000, *, prior=(0.5, 0.5), accuracy=(0.85, 0.75, 0.65),
     rng = as_seed(random_seed)
     c, k = pi.size, acc.size
     y = rng.choice(c, size=n, p=pi)
+    if not 0 <= min_votes <= k:
+        raise ValueError(f"min_votes must be between 0 and the {k} labelling functions, "
+                         f"got {min_votes}.")
     votes = rng.random((n, k)) < prop
+    while (few := votes.sum(axis=1) < min_votes).any():
+        votes[few] = rng.random((int(few.sum()), k)) < prop
     right = rng.random((n, k)) < acc
     other = (y[:, None] + rng.integers(1, c, size=(n, k))) % c
     z = np.where(votes, np.where(right, y[:, None], other), -1)

@@ -19,6 +19,7 @@ def _steps(seed: int) -> list[tuple[str, Callable[[], be.Evaluation]]]:
                                   random_seed=seed)
     judge = datasets.noisy_judge(200, 5000, prevalence=0.6, sensitivity=0.9,
                                  specificity=0.8, random_seed=seed)
+    weak = datasets.weak_labels(3000, min_votes=1, random_seed=seed)
     return [
         ("labelled: every label known (breast-cancer classifier)",
          lambda: be.labelled(data.scores, data.labels, method="both", random_seed=seed)),
@@ -32,6 +33,8 @@ def _steps(seed: int) -> list[tuple[str, Callable[[], be.Evaluation]]]:
         ("judge: an LLM judge on 5,200 answers, humans on 200",
          lambda: be.judge(judge.y, judge.yhat, judge.yhat_unlabeled, estimator="all",
                           random_seed=seed)),
+        ("bounds: no labels, three labelling functions vote",
+         lambda: be.bounds(weak.y_pred, weak.weak_labels, random_seed=seed)),
     ]
 
 

@@ -106,3 +106,18 @@ def test_cbpe_with_a_reference_and_chunks(tmp_path):
                   tmp_path / "ref.csv", "--ref-label-col", "label", "--chunk-size", "50")
     assert run.returncode == 0, run.stderr
     assert "[150:199]" in run.stdout and "all" in run.stdout
+
+
+def test_bounds_from_weak_label_columns(tmp_path):
+    from bayeval import datasets
+
+    w = datasets.weak_labels(1000, min_votes=1, random_seed=2)
+    frame = pd.DataFrame(w.weak_labels, columns=["lf1", "lf2", "lf3"]).assign(pred=w.y_pred)
+    frame.to_csv(tmp_path / "weak.csv", index=False)
+    run = bayeval("bounds", tmp_path / "weak.csv", "--pred-col", "pred", "--weak-cols",
+                  "lf1,lf2,lf3")
+    assert run.returncode == 0, run.stderr
+    assert "lower_bound" in run.stdout and "accuracy" in run.stdout
+    run = bayeval("bounds", tmp_path / "weak.csv", "--pred-col", "pred", "--weak-cols",
+                  "lf1,lf9")
+    assert run.returncode == 2 and "--weak-cols: column 'lf9' is not in" in run.stderr

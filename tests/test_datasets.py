@@ -73,3 +73,18 @@ def test_breast_cancer_is_a_good_reproducible_classifier():
     assert a.scores.shape == a.labels.shape == (285,)
     assert roc_auc_score(a.labels, a.scores) > 0.97
     assert set(np.unique(a.labels)) == {0, 1}
+
+
+def test_weak_labels_with_a_minimum_of_votes_keep_their_label_model():
+    d = datasets.weak_labels(20000, min_votes=1, random_seed=5)
+    assert ((d.weak_labels >= 0).sum(axis=1) >= 1).all()
+    free = datasets.weak_labels(20000, random_seed=5)
+    assert ((free.weak_labels >= 0).sum(axis=1) == 0).any()
+    # the oracle P(Y = 1 | Z) stays calibrated in every cell
+    cells = np.ravel_multi_index((d.weak_labels + 1).T, (3, 3, 3))
+    for cell in np.unique(cells):
+        inc = cells == cell
+        p = d.p_y_given_z[inc, 1][0]
+        assert abs(d.labels[inc].mean() - p) <= 4 * np.sqrt(p * (1 - p) / inc.sum()) + 1e-12
+    with pytest.raises(ValueError, match="min_votes must be between 0 and the 3"):
+        datasets.weak_labels(10, min_votes=4)
