@@ -15,11 +15,12 @@ from bayeval.methods.bounds import bounds
 from bayeval.methods.cbpe import cbpe
 from bayeval.methods.judge import judge
 from bayeval.methods.labelled import labelled
+from bayeval.methods.mvu import mvu
 from bayeval.methods.pemi import pemi
 from bayeval.report import report
 
 __version__ = version("bayeval")
 __all__ = [
-    "Evaluation", "__version__", "bounds", "cbpe", "judge", "labelled", "load", "methods", "pemi",
-    "report",
+    "Evaluation", "__version__", "bounds", "cbpe", "judge", "labelled", "load", "methods", "mvu",
+    "pemi", "report",
 ]

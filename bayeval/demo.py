@@ -20,6 +20,8 @@ def _steps(seed: int) -> list[tuple[str, Callable[[], be.Evaluation]]]:
     judge = datasets.noisy_judge(200, 5000, prevalence=0.6, sensitivity=0.9,
                                  specificity=0.8, random_seed=seed)
     weak = datasets.weak_labels(3000, min_votes=1, random_seed=seed)
+    incomplete = data.X[:40].copy()
+    incomplete[rng.random(incomplete.shape) < 0.3] = np.nan
     return [
         ("labelled: every label known (breast-cancer classifier)",
          lambda: be.labelled(data.scores, data.labels, method="both", random_seed=seed)),
@@ -35,6 +37,9 @@ def _steps(seed: int) -> list[tuple[str, Callable[[], be.Evaluation]]]:
                           random_seed=seed)),
         ("bounds: no labels, three labelling functions vote",
          lambda: be.bounds(weak.y_pred, weak.weak_labels, random_seed=seed)),
+        ("mvu: 40 new patients with 30% of their measurements missing",
+         lambda: be.mvu(data.classifier.predict_proba, incomplete, train=data.X[40:],
+                        random_seed=seed)),
     ]
 
 
