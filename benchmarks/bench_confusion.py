@@ -15,28 +15,15 @@ Run ``python -m benchmarks.bench_confusion`` to print the rows.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-from typing import Any
-
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
 from bayeval.confusion import auc_moments, metric_distribution
 from bayeval.poibin import PoissonBinomial
+from benchmarks.timing import best_time
 
 SEED = 20260902
 N = 1_000_000
-
-
-def best_time(fn: Callable[[], Any], repeats: int) -> tuple[float, Any]:
-    """Best wall time of ``repeats`` calls, in seconds, and the last result."""
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - start)
-    return min(times), out
 
 
 def row(benchmark: str, case: str, ours_s: float, peer: str, peer_s: float,

@@ -24,27 +24,16 @@ from __future__ import annotations
 import json
 import time
 import warnings
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from bayeval.methods import judge_estimators as E
 from bayeval.methods.judge import judge, ppi_mean_ci
+from benchmarks.timing import best_time
 
 SEED = 20261122
 ARENA = Path(__file__).resolve().parents[2] / "shared" / "data" / "arena_judge"
-
-
-def best_time(fn: Callable[[], Any], repeats: int) -> tuple[float, Any]:
-    """Best wall time of ``repeats`` calls, in seconds, and the last result."""
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - start)
-    return min(times), out
 
 
 def row(benchmark: str, case: str, ours_s, peer: str, peer_s, target: str, ok, note: str

@@ -11,28 +11,15 @@ between the normal law and the empirical law of the imputations, in units of the
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-from typing import Any
-
 import numpy as np
 from scipy import stats
 
 from bayeval.datasets import calibrated_scores, mask_labels
 from bayeval.methods.pemi import pemi
+from benchmarks.timing import best_time
 
 SEED = 20261122
 METRICS = ("precision", "recall", "accuracy", "f1", "roc_auc")
-
-
-def best_time(fn: Callable[[], Any], repeats: int) -> tuple[float, Any]:
-    """Best wall time of ``repeats`` calls, in seconds, and the last result."""
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - start)
-    return min(times), out
 
 
 def row(case: str, ours_s: float, peer: str, peer_s: float | None, target: str, ok: bool | None,

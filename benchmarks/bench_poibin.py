@@ -8,26 +8,13 @@ Run ``python -m benchmarks.bench_poibin`` to print the rows.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-from typing import Any
-
 import numpy as np
 import scipy.stats
 
 from bayeval.poibin import PoissonBinomial
+from benchmarks.timing import best_time
 
 SEED = 20260901
-
-
-def best_time(fn: Callable[[], Any], repeats: int) -> tuple[float, Any]:
-    """Best wall time of ``repeats`` calls, in seconds, and the last result."""
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - start)
-    return min(times), out
 
 
 def row(case: str, ours_s: float, peer: str, peer_s: float, target: str, ok: bool | None,
