@@ -446,3 +446,115 @@ def sensitivity(ev: Evaluation, var_names=None) -> Figure:
                  "prior above the threshold: the prior matters; likelihood below: weak data")
     _legend(fig)
     return fig
+
+
+# ---------------------------------------------------------------------- method-specific
+def _metrics(ev: Evaluation, coords: dict | None) -> list[str]:
+    """The metrics shown: those of ``coords`` (``{"metric": [...]}``), else all present."""
+    present = ev.closed_form["metric"].values.tolist()
+    chosen = (coords or {}).get("metric")
+    return present if chosen is None else list(np.atleast_1d(chosen).tolist())
+
+
+@register("chunks", "metric per chunk: estimate with its interval as a band, realized values, "
+                    "alert thresholds and alerts", applies=for_methods("cbpe"))
+def chunks(ev: Evaluation, coords: dict | None = None) -> Figure:
+    """Per metric (at most :data:`MAX_PANELS`): the estimate per chunk in order (without the
+    whole period ``all``) with its interval as a band, the realized values where labels are known,
+    the reference thresholds (dashed) and the chunks in alert (red)."""
+    cf = ev.closed_form
+    cf = cf.sel(chunk=[c for c in cf["chunk"].values.tolist() if c != "all"])
+    metrics = _metrics(ev, coords)[:MAX_PANELS]
+    names = [str(c) for c in cf["chunk"].values]
+    x = np.arange(len(names))
+    fig, axes = _grid(len(metrics), height=2.6)
+    for ax, metric in zip(axes, metrics, strict=True):
+        m = cf.sel(metric=metric)
+        ax.fill_between(x, m["lower"].values, m["upper"].values, color=FAST_COLOR, alpha=0.2,
+                        lw=0, label=f"estimate {_level(ev)}")
+        ax.plot(x, m["mean"].values, "-o", color=FAST_COLOR, ms=3.5, lw=1.4, label="estimate")
+        if "realized" in m:
+            realized = m["realized"].values
+            known = np.isfinite(realized)
+            if known.any():
+                ax.plot(x[known], realized[known], "D", color="black", ms=4, mfc="none",
+                        label="realized")
+        for var in ("lower_threshold", "upper_threshold"):
+            values = m[var].values[np.isfinite(m[var].values)] if var in m else []
+            if len(values):
+                ax.axhline(float(values[0]), color="0.35", lw=1, ls="--",
+                           label="alert thresholds")
+        if "alert" in m:
+            alert = m["alert"].values.astype(bool)
+            if alert.any():
+                ax.plot(x[alert], m["mean"].values[alert], "o", ms=9, mfc="none", mew=1.8,
+                        color=ALERT_COLOR, label="alert")
+        tilt = len(names) > 4
+        ax.set_xticks(x, names, rotation=30 if tilt else 0, ha="right" if tilt else "center")
+        ax.set_title(str(metric))
+    fig.suptitle(f"{ev.meta['method']} ({ev.meta['variant']}): estimated metrics per chunk")
+    _legend(fig)
+    return fig
+
+
+@register("bounds", "per metric: the identified interval [lower bound, upper bound] and the "
+                    "interval covering it with its uncertainty", applies=for_methods("bounds"))
+def bounds(ev: Evaluation, coords: dict | None = None) -> Figure:
+    """Per metric: [lower_bound, upper_bound] as a thick bar, [lower, upper] as a thin bar."""
+    table = ev.summary()
+    metrics = [m for m in _metrics(ev, coords) if m in table.index]
+    fig, ax = plt.subplots(figsize=(8, 1.4 + 0.5 * len(metrics)), layout="constrained")
+    y = -np.arange(len(metrics))
+    for yi, metric in zip(y, metrics, strict=True):
+        row = table.loc[metric]
+        ax.plot([row["lower"], row["upper"]], [yi, yi], color=DRAWS_COLOR, lw=1.4,
+                solid_capstyle="butt", label=f"covering interval {_level(ev)}")
+        ax.plot([row["lower_bound"], row["upper_bound"]], [yi, yi], color=FAST_COLOR, lw=8,
+                solid_capstyle="butt", alpha=0.8, label="identified interval [L, U]")
+    ax.set_yticks(y, metrics)
+    ax.set_ylim(-len(metrics) + 0.5, 0.5)
+    ax.grid(axis="x", color="0.9")
+    ax.set_xlabel("value")
+    fig.suptitle(f"{ev.meta['method']} ({ev.meta['variant']}): sharp bounds per metric")
+    _legend(fig)
+    return fig
+
+
+@register("confidence", "hard confidence: its histogram over instances and a reliability "
+                        "diagram against the consistency of the decisions",
+          applies=for_methods("mvu"))
+def confidence(ev: Evaluation, n_bins: int = 10) -> Figure:
+    """Left: histogram of ``c_hard``. Right: per bin of ``c_hard`` (the ``n_bins`` equal-width
+    bins of :func:`~bayeval.methods.mvu_calibration.reliability`), the mean confidence against
+    the share of instances whose hard decision ``y_hard`` equals the soft one ``y_soft``."""
+    from bayeval.methods.mvu_calibration import reliability
+
+    table = ev.summary()
+    c = table["c_hard"].to_numpy(dtype=float)
+    keep = np.isfinite(c)
+    rel = reliability(c[keep], table["y_hard"].to_numpy()[keep],
+                      table["y_soft"].to_numpy()[keep], n_bins)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6), layout="constrained")
+    left.hist(c[keep], bins=np.linspace(0, 1, 2 * n_bins + 1), color=DRAWS_COLOR, alpha=0.6,
+              label="instances")
+    left.set_xlabel("hard confidence c_hard")
+    left.set_ylabel("instances")
+    left.set_title("hard confidence")
+    right.plot([0, 1], [0, 1], color="0.6", lw=1, ls="--", label="perfect calibration")
+    right.plot(rel["confidence"], rel["consistency"], "-o", color=FAST_COLOR, ms=4,
+               label="share with y_hard = y_soft")
+    for conf, cons, count in zip(rel["confidence"], rel["consistency"], rel["count"],
+                                 strict=True):
+        right.annotate(str(count), (conf, cons), xytext=(4, 4), textcoords="offset points",
+                       fontsize=7, color="0.35")
+    right.set_xlim(0, 1.02)
+    right.set_ylim(-0.02, 1.05)
+    right.set_xlabel("mean c_hard in bin")
+    right.set_ylabel("consistency")
+    right.set_title("reliability (bin counts annotated)")
+    fig.suptitle(f"{ev.meta['method']} ({ev.meta['variant']}): hard confidence")
+    _legend(fig)
+    return fig
+
+
+DEFAULT_KINDS.update(cbpe="chunks", bounds="bounds", mvu="confidence")

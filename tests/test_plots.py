@@ -203,3 +203,90 @@ def test_a_method_adds_a_kind_with_one_function(exact, monkeypatch):
         plots.plot(exact, "chunks")
     monkeypatch.setitem(plots.DEFAULT_KINDS, "labelled", "counts")
     assert plots.default_kind(exact) == "counts"
+
+
+# ---------------------------------------------------------------------- method-specific
+@pytest.fixture(scope="module")
+def cbpe_ev():
+    from bayeval.methods.cbpe import cbpe
+    ref = datasets.calibrated_scores(1000, random_seed=0)
+    ana = datasets.calibrated_scores(1000, random_seed=1)
+    # a tight band on accuracy so that some chunks are in alert
+    return cbpe(ana.scores, reference=(ref.scores, ref.labels), labels=ana.labels,
+                chunk_size=200, metrics=["accuracy", "recall", "precision"], method="exact",
+                alert_thresholds={"accuracy": (0.67, 0.9)})
+
+
+def test_chunks_show_estimates_realized_values_thresholds_and_alerts(cbpe_ev):
+    assert plots.default_kind(cbpe_ev) == "chunks"
+    assert "chunks" in plots.available(cbpe_ev)
+    fig = plots.plot(cbpe_ev)
+    cf = cbpe_ev.closed_form.drop_sel(chunk="all")
+    names = list(cf["chunk"].values)
+    assert [ax.get_title() for ax in fig.axes] == ["accuracy", "recall", "precision"]
+    n_alerts = 0
+    for ax in fig.axes:
+        m = cf.sel(metric=ax.get_title())
+        assert [t.get_text() for t in ax.get_xticklabels()] == names
+        (estimate,) = lines(ax, "estimate")
+        np.testing.assert_array_equal(estimate.get_ydata(), m["mean"].values)
+        (band,) = ax.collections  # fill_between: the interval as a band
+        ys = band.get_paths()[0].vertices[:, 1]
+        assert ys.min() == pytest.approx(m["lower"].min()) and ys.max() == pytest.approx(
+            m["upper"].max())
+        (realized,) = lines(ax, "realized")
+        np.testing.assert_array_equal(realized.get_ydata(), m["realized"].values)
+        thresholds = lines(ax, "alert thresholds")
+        assert sorted(t.get_ydata()[0] for t in thresholds) == pytest.approx(
+            [float(m["lower_threshold"][0]), float(m["upper_threshold"][0])])
+        assert all(t.get_linestyle() == "--" for t in thresholds)
+        alerts = lines(ax, "alert")
+        shown = len(alerts[0].get_xdata()) if alerts else 0
+        assert shown == int(m["alert"].sum())
+        if alerts:
+            np.testing.assert_array_equal(alerts[0].get_xdata(), np.flatnonzero(m["alert"]))
+        n_alerts += shown
+    assert n_alerts == int(cf["alert"].sum()) > 0
+    fig = plots.plot(cbpe_ev, "chunks", coords={"metric": ["recall"]})
+    assert [ax.get_title() for ax in fig.axes] == ["recall"]
+
+
+def test_bounds_draw_the_identified_and_the_covering_interval():
+    from bayeval.methods.bounds import bounds
+    w = datasets.weak_labels(2000, min_votes=1, random_seed=0)
+    ev = bounds(w.y_pred, w.weak_labels)
+    assert plots.default_kind(ev) == "bounds"
+    table = ev.summary()
+    (ax,) = plots.plot(ev).axes
+    assert [t.get_text() for t in ax.get_yticklabels()] == list(table.index)
+    identified = lines(ax, "identified interval [L, U]")
+    covering = lines(ax, "covering interval 95% ETI")
+    assert len(identified) == len(covering) == len(table)
+    np.testing.assert_allclose([b.get_xdata() for b in identified],
+                               table[["lower_bound", "upper_bound"]])
+    np.testing.assert_allclose([b.get_xdata() for b in covering], table[["lower", "upper"]])
+    assert all(i.get_linewidth() > 3 * c.get_linewidth()
+               for i, c in zip(identified, covering, strict=True))
+    # the covering interval contains the identified one
+    assert all(c.get_xdata()[0] <= i.get_xdata()[0] <= i.get_xdata()[1] <= c.get_xdata()[1]
+               for i, c in zip(identified, covering, strict=True))
+
+
+def test_confidence_shows_the_histogram_and_the_reliability_of_c_hard(data):
+    from bayeval.methods.mvu import mvu
+    from bayeval.methods.mvu_calibration import reliability
+    X = data.X[:40].copy()
+    X[np.random.default_rng(0).random(X.shape) < 0.3] = np.nan
+    ev = mvu(data.classifier.predict_proba, X, train=data.X[40:], random_seed=0)
+    assert plots.default_kind(ev) == "confidence"
+    cf = ev.closed_form
+    left, right = plots.plot(ev).axes
+    heights = [p.get_height() for p in left.patches]
+    assert sum(heights) == 40
+    edges = np.linspace(0, 1, 21)
+    np.testing.assert_array_equal(heights, np.histogram(cf["c_hard"].values, edges)[0])
+    table = reliability(cf["c_hard"].values, cf["y_hard"].values, cf["y_soft"].values)
+    (curve,) = lines(right, "share with y_hard = y_soft")
+    np.testing.assert_allclose(curve.get_xdata(), table["confidence"])
+    np.testing.assert_allclose(curve.get_ydata(), table["consistency"])
+    assert [t.get_text() for t in right.texts] == [str(n) for n in table["count"]]
