@@ -26,6 +26,7 @@ bins as in the CBPE paper.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Any
 
 import numpy as np
@@ -119,7 +120,7 @@ def _logistic_mle(features: np.ndarray, labels: np.ndarray, start: list[float],
         free.remove(min(negative, key=lambda j: w[j]))
 
 
-class Calibrator:
+class Calibrator(ABC):
     """Base class: ``fit(scores, labels)`` returns the calibrator, ``predict(scores)`` maps.
 
     Subclasses implement ``_fit(s, y)`` and ``_predict(s)`` on validated numpy arrays.
@@ -144,11 +145,13 @@ class Calibrator:
                              "labels) first.")
         return self._predict(as_scores(scores, "scores"))
 
+    @abstractmethod
     def _fit(self, s: np.ndarray, y: np.ndarray) -> None:
-        raise NotImplementedError
+        """Fit on validated scores and labels."""
 
+    @abstractmethod
     def _predict(self, s: np.ndarray) -> np.ndarray:
-        raise NotImplementedError
+        """Calibrated probabilities of validated scores."""
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"

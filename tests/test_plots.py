@@ -17,22 +17,6 @@ P_PMF = {"accuracy": 0.3, "recall": 0.7}
 
 
 @pytest.fixture(scope="module")
-def data():
-    return datasets.breast_cancer()
-
-
-@pytest.fixture(scope="module")
-def exact(data):
-    return be.labelled(data.scores, data.labels)
-
-
-@pytest.fixture(scope="module")
-def both(data):
-    return be.labelled(data.scores, data.labels, method="both", random_seed=5,
-                       sample_kwargs={"draws": 300, "tune": 300})
-
-
-@pytest.fixture(scope="module")
 def pmf():
     """Binomial rates k/n: the exact PMF as fast path and independent draws of it."""
     support = np.arange(N_PMF + 1)

@@ -14,8 +14,6 @@ import pandas as pd
 import pytest
 import xarray as xr
 
-import bayeval as be
-from bayeval import datasets
 from bayeval.evaluation import Evaluation
 from bayeval.report import _sensitivity, report
 from bayeval.table import table
@@ -35,22 +33,6 @@ window.addEventListener("load", () => {
 });
 </script>"""
 UNSAFE = "<script>alert('x')</script> & <b>co</b>"
-
-
-@pytest.fixture(scope="module")
-def data():
-    return datasets.breast_cancer()
-
-
-@pytest.fixture(scope="module")
-def exact(data):
-    return be.labelled(data.scores, data.labels)
-
-
-@pytest.fixture(scope="module")
-def both(data):
-    return be.labelled(data.scores, data.labels, method="both", random_seed=5,
-                       sample_kwargs={"draws": 300, "tune": 300})
 
 
 @pytest.fixture(scope="module")
