@@ -51,8 +51,15 @@ from bayeval.methods.bounds import METRICS as BOUNDS_METRICS
 from bayeval.methods.bounds import default_metrics, exact_bounds
 from bayeval.methods.cbpe_exact import CountLaw
 from bayeval.methods.mvu_confidence import gaussian_vote_probs
-from bayeval.methods.pemi_fast import closed_form, delta_nodes, mixture, shift
-from bayeval.metrics import METRICS, undefined
+from bayeval.methods.pemi import as_mnar
+from bayeval.methods.pemi_fast import (
+    closed_form,
+    delta_nodes,
+    mixture,
+    shift,
+    undefined_probability,
+)
+from bayeval.metrics import METRICS
 from bayeval.poibin import convolve, truncated_pmf
 from bayeval.validation import (
     as_array,
@@ -517,31 +524,6 @@ def _moments(s: LabelSums, k: int, metric: str, beta: float, zero_division: floa
                          zero_division=zero_division, second_order=second_order)
 
 
-def _p_undefined(s: LabelSums, k: int, metric: str, beta: float) -> float:
-    r"""P(the metric's denominator is 0), as :func:`bayeval.methods.pemi_fast.p_undefined`:
-    only with every missing label 0 (:math:`\pi_0`) or every one 1 (:math:`\pi_1`)."""
-    def at(u: int, v: int) -> bool:
-        return bool(undefined(metric, s.tp + u, s.fp + s.m1 - u, s.fn + v, s.tn + s.m0 - v,
-                              beta=beta))
-
-    m = s.m1 + s.m0
-    if m == 0:
-        return float(at(0, 0))
-    pi0, pi1 = np.exp(s.log0[k]), np.exp(s.log1[k])
-    mixed = (1, 0) if s.m1 else (0, 1)
-    cases = [(pi0, (0, 0)), (pi1, (s.m1, s.m0)), (max(1.0 - pi0 - pi1, 0.0), mixed)]
-    return float(sum(w * at(*uv) for w, uv in (cases[:2] if m == 1 else cases)))
-
-
-def _as_mnar(mnar: Any) -> tuple[float, float]:
-    """(mean, sd) of the MNAR shift: None is MAR, a number fixed, a pair a normal prior."""
-    values = np.atleast_1d(np.asarray(0.0 if mnar is None else mnar, dtype=float))
-    if values.size not in (1, 2) or not np.isfinite(values).all() or (
-            values.size == 2 and values[1] < 0):
-        raise ValueError(f"mnar must be None, a number or (mean, sd) with sd >= 0; got {mnar!r}.")
-    return float(values[0]), float(values[1]) if values.size == 2 else 0.0
-
-
 def pemi_gauss(y_pred: Any, p: Any, labels: Any, *, metrics: Any = None, mnar: Any = None,
                ci_prob: float = 0.95, zero_division: float = 0.0, beta: float = 1.0,
                second_order: bool = True) -> xr.Dataset:
@@ -578,7 +560,7 @@ def pemi_gauss(y_pred: Any, p: Any, labels: Any, *, metrics: Any = None, mnar: A
     zero_division = as_zero_division(zero_division)
     metrics = (("precision", "recall", "accuracy", "f1") if metrics is None else
                tuple(as_choice(m, "metrics", METRICS) for m in np.atleast_1d(metrics)))
-    nodes, weights = delta_nodes(_as_mnar(mnar))
+    nodes, weights = delta_nodes(as_mnar(mnar))
     sums = pemi_sums(y_pred, p, labels, nodes=nodes)
     normal = {}
     for metric in metrics:
@@ -586,7 +568,10 @@ def pemi_gauss(y_pred: Any, p: Any, labels: Any, *, metrics: Any = None, mnar: A
                        for k in range(nodes.size)])
         summary = (np.nan,) * 4 if np.isnan(mv).any() else mixture(mv[:, 0], mv[:, 1], weights,
                                                                    ci_prob)
-        normal[metric] = (*summary, _p_undefined(sums, nodes.size // 2, metric, beta))
+        normal[metric] = (*summary, undefined_probability(
+            (sums.tp, sums.fp, sums.fn, sums.tn), sums.m1, sums.m0,
+            np.exp(sums.log0[nodes.size // 2]), np.exp(sums.log1[nodes.size // 2]), metric,
+            beta))
     return closed_form(metrics, {}, normal, ci_prob=ci_prob, ci_kind="eti")
 
 
@@ -656,15 +641,7 @@ def judge_estimates(counts: E.Counts, *, ci_prob: float = 0.95, ci: str = "logit
     ci_prob, ci = as_ci_prob(ci_prob), as_choice(ci, "ci", ("logit", "wald"))
     z = E.z_value(ci_prob)
     mo = E.Moments.from_counts(counts)
-    lam = E.ppi_pp_lambda(mo, clip=False)
-    fns = {
-        "naive": lambda: E.naive(mo), "classical": lambda: E.classical(mo),
-        "rogan_gladen": lambda: E.rogan_gladen(counts),
-        "rogan_gladen_adjusted": lambda: E.rogan_gladen(counts, adjust=True, z=z),
-        "ppi": lambda: E.ppi(mo), "ppi_pp": lambda: E.ppi_pp(mo, np.clip(lam, 0.0, 1.0)),
-        "ppi_pp_unclipped": lambda: E.ppi_pp(mo, lam), "eif": lambda: E.eif_cells(*counts.cells()),
-        "mle": lambda: E.mle(counts),
-    }
+    fns = E.by_name(mo, counts, counts.cells(), z)
     names = [n for n in E.ESTIMATORS if not (n.startswith("rogan_gladen") and not E.youden(
         counts, adjust=n.endswith("adjusted"), z=z) > 0)]
     est = np.array([[float(v) for v in fns[n]()] for n in names])

@@ -395,15 +395,7 @@ def _fast_paths(y, yhat, yhat_u, binary: bool, names, z: float, mu_model) -> tup
             notes.append(f"{share:.1%} of the unlabelled items have a judge value that no "
                          "labelled item has; their cell mean falls back to the labelled mean "
                          "(bin the scores or use mu_model='linear').")
-    fns = {
-        "naive": lambda: E.naive(mo), "classical": lambda: E.classical(mo),
-        "ppi": lambda: E.ppi(mo), "ppi_pp": lambda: E.ppi_pp(mo, info["lam"]),
-        "ppi_pp_unclipped": lambda: E.ppi_pp(mo, lam),
-        "eif": lambda: E.eif_linear(mo) if cells is None else E.eif_cells(*cells),
-        "rogan_gladen": lambda: E.rogan_gladen(counts),
-        "rogan_gladen_adjusted": lambda: E.rogan_gladen(counts, adjust=True, z=z),
-        "mle": lambda: E.mle(counts),
-    }
+    fns = E.by_name(mo, counts, cells, z)
     if binary:
         notes += _judge_notes(counts, info)
         unusable = [n for n in names if n in ROGAN_GLADEN

@@ -40,6 +40,7 @@ __all__ = [
     "Estimate",
     "Moments",
     "Posterior",
+    "by_name",
     "classical",
     "conjugate_posterior",
     "eif_cells",
@@ -470,3 +471,22 @@ def conjugate_posterior(c: Counts, prior: dict, ci_prob: float,
     finite_var = (c.t1 * m1v + c.t1**2 * (m12 - m1**2) + c.t0 * m0v
                   + c.t0**2 * (m02 - m0**2)) / n_total**2
     return Posterior(mean, sd, bounds[0], bounds[1], finite_mean, np.sqrt(finite_var))
+
+
+def by_name(mo: Moments, counts: Counts | None, cells, z: float) -> dict:
+    r"""Every estimator as a thunk returning its :class:`Estimate`, keyed by its name.
+
+    ``counts`` (a binary judge) enables Rogan–Gladen and the MLE; ``cells`` (``eif_cells``'s
+    arguments) selects the cell EIF, else the linear one. PPI++ uses ppi_py's clipped
+    :math:`\lambda\in[0,1]` and ``ppi_pp_unclipped`` the raw one.
+    """
+    lam = ppi_pp_lambda(mo, clip=False)
+    return {
+        "naive": lambda: naive(mo), "classical": lambda: classical(mo),
+        "ppi": lambda: ppi(mo), "ppi_pp": lambda: ppi_pp(mo, np.clip(lam, 0.0, 1.0)),
+        "ppi_pp_unclipped": lambda: ppi_pp(mo, lam),
+        "eif": lambda: eif_linear(mo) if cells is None else eif_cells(*cells),
+        "rogan_gladen": lambda: rogan_gladen(counts),
+        "rogan_gladen_adjusted": lambda: rogan_gladen(counts, adjust=True, z=z),
+        "mle": lambda: mle(counts),
+    }

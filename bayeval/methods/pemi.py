@@ -67,7 +67,7 @@ from bayeval.validation import (
     check_same_length,
 )
 
-__all__ = ["delta_sensitivity", "model_m1", "model_m3", "pemi"]
+__all__ = ["as_mnar", "delta_sensitivity", "model_m1", "model_m3", "pemi"]
 
 METHODS = ("gauss", "exact", "impute", "quadrature", "pymc", "both")
 MODELS = ("quadrature", "pymc", "both")
@@ -86,7 +86,7 @@ ASSUMPTIONS = (
 
 
 # ---------------------------------------------------------------------------- input handling
-def _as_mnar(mnar: Any) -> tuple[float, float]:
+def as_mnar(mnar: Any) -> tuple[float, float]:
     """(mean, sd) of delta: None is (0, 0), a number is fixed, a pair is a normal prior."""
     if mnar is None:
         return 0.0, 0.0
@@ -391,7 +391,7 @@ def pemi(scores, labels, *, y_pred=None, threshold: float = 0.5, p=None,
     ci_prob = as_ci_prob(ci_prob)
     ci_kind = as_choice(ci_kind, "ci_kind", CI_KINDS)
     metrics = _as_metrics(metrics, method)
-    delta = _as_mnar(mnar)
+    delta = as_mnar(mnar)
     if random_seed is not None and not (isinstance(random_seed, (int, np.integer))
                                         and random_seed >= 0):
         raise ValueError(f"random_seed must be None or a non-negative int, got {random_seed!r}.")

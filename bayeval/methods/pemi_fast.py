@@ -47,6 +47,7 @@ __all__ = [
     "p_undefined",
     "shift",
     "simulate",
+    "undefined_probability",
 ]
 
 #: label cells (draws x rows) per chunk of :func:`simulate`
@@ -214,17 +215,28 @@ def p_undefined(rows: Rows, p: np.ndarray, metric: str, beta: float = 1.0) -> fl
     has both classes. So :math:`P=\pi_0u_0+\pi_1u_1+(1-\pi_0-\pi_1)u_{\mathrm{mix}}`, with
     :math:`u` whether the metric is undefined at each kind of completion.
     """
-    if rows.m == 0:
-        return float(M.undefined(metric, *rows.counts(0, 0), beta=beta))
     q = p[rows.order]
     with np.errstate(divide="ignore"):
         pi0, pi1 = np.exp(np.log1p(-q).sum()), np.exp(np.log(q).sum())
-    m0 = rows.m - rows.m1
-    mixed = (1, 0) if rows.m1 else (0, 1)
-    cases = [(pi0, (0, 0)), (pi1, (rows.m1, m0)), (max(1.0 - pi0 - pi1, 0.0), mixed)]
-    if rows.m == 1:
-        cases = cases[:2]
-    return float(sum(w * M.undefined(metric, *rows.counts(*uv), beta=beta) for w, uv in cases))
+    return undefined_probability(rows.known_counts, rows.m1, rows.m - rows.m1, pi0, pi1,
+                                 metric, beta)
+
+
+def undefined_probability(known_counts, m1: int, m0: int, pi0: float, pi1: float, metric: str,
+                          beta: float = 1.0) -> float:
+    r""":math:`\pi_0u_0+\pi_1u_1+(1-\pi_0-\pi_1)u_{\mathrm{mix}}` of :func:`p_undefined`, from
+    the known counts (TP, FP, FN, TN), the missing rows predicted positive (``m1``) and negative
+    (``m0``), and the probabilities that every missing label is 0 (``pi0``) or 1 (``pi1``)."""
+    tp, fp, fn, tn = known_counts
+
+    def undefined(u: int, v: int) -> bool:
+        return bool(M.undefined(metric, tp + u, fp + m1 - u, fn + v, tn + m0 - v, beta=beta))
+
+    if m1 + m0 == 0:
+        return float(undefined(0, 0))
+    mixed = (1, 0) if m1 else (0, 1)
+    cases = [(pi0, (0, 0)), (pi1, (m1, m0)), (max(1.0 - pi0 - pi1, 0.0), mixed)]
+    return float(sum(w * undefined(*uv) for w, uv in (cases[:2] if m1 + m0 == 1 else cases)))
 
 
 def moments(rows: Rows, p: np.ndarray, metric: str, opts: Options) -> tuple[float, float]:
