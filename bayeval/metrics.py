@@ -29,7 +29,7 @@ import numpy as np
 
 from bayeval.validation import as_array, as_beta, as_binary, as_choice, as_zero_division
 
-__all__ = ["METRICS", "confusion_counts", "from_counts", "roc_auc", "undefined"]
+__all__ = ["METRICS", "confusion_counts", "from_counts", "metric_value", "roc_auc", "undefined"]
 
 METRICS = ("accuracy", "precision", "recall", "specificity", "npv", "f1", "fbeta",
            "balanced_accuracy", "mcc")
@@ -118,8 +118,23 @@ def from_counts(metric: str, tp: Any, fp: Any, fn: Any, tn: Any, *, beta: float 
     """
     metric = as_choice(metric, "metric", METRICS)
     zd = as_zero_division(zero_division)
-    num, den = _ratio(metric, *_as_counts(tp, fp, fn, tn), beta)
-    out = np.full(np.shape(num), zd)
+    return metric_value(metric, *_as_counts(tp, fp, fn, tn), beta, zd)
+
+
+def metric_value(metric: str, tp: np.ndarray, fp: np.ndarray, fn: np.ndarray, tn: np.ndarray,
+                 beta: float, zero_division: float) -> np.ndarray | float:
+    """:func:`from_counts` without its checks, for arguments already checked (inner loops).
+
+    ``metric`` must be one of :data:`METRICS`, the counts numpy arrays (or floats) of one
+    broadcast shape, ``zero_division`` 0.0, 1.0 or NaN.
+
+    Examples
+    --------
+    >>> metric_value("recall", np.array([3.0]), 1.0, np.array([1.0]), 5.0, 1.0, np.nan)
+    array([0.75])
+    """
+    num, den = _ratio(metric, tp, fp, fn, tn, beta)
+    out = np.full(np.shape(num), zero_division)
     np.divide(num, den, out=out, where=den > 0)
     if metric == "mcc":
         np.copysign(np.sqrt(np.abs(out)), out, out=out)
@@ -133,6 +148,29 @@ def undefined(metric: str, tp: Any, fp: Any, fn: Any, tn: Any, *,
     ``metric`` may also be ``"roc_auc"``, undefined where one class is absent
     (TP + FN = 0 or FP + TN = 0). :func:`from_counts` and :func:`roc_auc` return
     ``zero_division`` exactly at these cells.
+
+    Parameters
+    ----------
+    metric : str
+        One of :data:`METRICS` or ``"roc_auc"``.
+    tp, fp, fn, tn : array-like
+        Non-negative counts, broadcastable to one shape.
+    beta : float
+        Weight of recall in ``fbeta``.
+
+    Returns
+    -------
+    numpy.ndarray or bool
+        True where the metric's denominator is 0.
+
+    Examples
+    --------
+    Precision :math:`TP/(TP+FP)` is undefined when nothing is predicted positive:
+
+    >>> undefined("precision", [3, 0], [1, 0], [2, 4], [4, 5])
+    array([False,  True])
+    >>> from_counts("precision", [3, 0], [1, 0], [2, 4], [4, 5])
+    array([0.75, 0.  ])
     """
     metric = as_choice(metric, "metric", (*METRICS, "roc_auc"))
     tp, fp, fn, tn = _as_counts(tp, fp, fn, tn)
@@ -142,10 +180,38 @@ def undefined(metric: str, tp: Any, fp: Any, fn: Any, tn: Any, *,
 
 
 def confusion_counts(labels: Any, y_pred: Any) -> tuple[np.ndarray, ...]:
-    """(tp, fp, fn, tn) of binary ``labels`` against binary ``y_pred``, one matrix per draw.
+    r"""(tp, fp, fn, tn) of binary ``labels`` against binary ``y_pred``, one matrix per draw.
 
-    ``labels`` has shape (..., n); ``y_pred`` has shape (n,) (shared by all draws) or one that
-    broadcasts with ``labels``. Returns int64 arrays of the broadcast leading shape.
+    :math:`TP=\sum_i y_i\hat y_i`, :math:`FP=\sum_i(1-y_i)\hat y_i`,
+    :math:`FN=\sum_i y_i(1-\hat y_i)`, :math:`TN=\sum_i(1-y_i)(1-\hat y_i)`.
+
+    Parameters
+    ----------
+    labels : array-like, shape (n,) or (..., n)
+        Binary labels; leading dimensions are draws.
+    y_pred : array-like, shape (n,) or broadcasting with ``labels``
+        Binary predictions, shared by all draws when 1-D.
+
+    Returns
+    -------
+    tp, fp, fn, tn : numpy.ndarray
+        int64 counts of the broadcast leading shape (0-d for one label vector).
+
+    Raises
+    ------
+    ValueError
+        If the inputs are not binary or their last dimensions differ.
+
+    Examples
+    --------
+    >>> tp, fp, fn, tn = confusion_counts([1, 0, 1, 1, 0, 0], [1, 0, 0, 1, 1, 0])
+    >>> int(tp), int(fp), int(fn), int(tn)
+    (2, 1, 1, 2)
+
+    Two draws of the labels against one prediction vector:
+
+    >>> confusion_counts([[1, 0, 1, 1, 0, 0], [1, 1, 1, 1, 0, 0]], [1, 0, 0, 1, 1, 0])
+    (array([2, 2]), array([1, 1]), array([1, 2]), array([2, 1]))
     """
     y = as_binary(labels, "labels", ndim=None).astype(np.int64)
     yp = as_binary(y_pred, "y_pred", ndim=None).astype(np.int64)
@@ -184,6 +250,26 @@ def roc_auc(labels: Any, scores: Any, *, ties: str = "half",
     zero_division : {0.0, 1.0, np.nan}
         Value for draws with one class absent (``undefined("roc_auc", ...)`` marks them). A single
         label vector with one class raises ``ValueError`` instead, like scikit-learn.
+
+    Returns
+    -------
+    numpy.ndarray or float
+        The AUC of each draw, of the leading shape of ``labels``.
+
+    Raises
+    ------
+    ValueError
+        If the shapes do not match, or one label vector holds a single class.
+
+    Examples
+    --------
+    >>> labels, scores = [1, 0, 1, 1, 0, 0], [0.9, 0.2, 0.4, 0.8, 0.4, 0.1]
+    >>> round(float(roc_auc(labels, scores)), 4)  # 8.5 of 9 pairs: one tie counts 1/2
+    0.9444
+    >>> float(roc_auc(labels, scores, ties="one"))
+    1.0
+    >>> roc_auc([labels, [1] * 6], scores)  # the second draw has no negatives
+    array([0.94444444, 0.        ])
     """
     ties = as_choice(ties, "ties", ("half", "one"))
     zd = as_zero_division(zero_division)

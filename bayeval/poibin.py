@@ -190,7 +190,24 @@ class PoissonBinomial:
         return out[()]
 
     def pmf(self, k: Any = None) -> np.ndarray | float:
-        """P(K = k); the whole PMF (length n + 1, read-only) when ``k`` is None."""
+        """Probability mass :math:`P(K=k)`.
+
+        Parameters
+        ----------
+        k : array-like, optional
+            Counts; non-integers and counts outside 0..n have mass 0.
+
+        Returns
+        -------
+        numpy.ndarray or float
+            :math:`P(K=k)`, shaped like ``k``; the whole PMF (length n + 1, read-only) when ``k``
+            is None.
+
+        Examples
+        --------
+        >>> PoissonBinomial([0.1, 0.2, 0.2]).pmf([1, 1.5, 4])
+        array([0.352, 0.   , 0.   ])
+        """
         pmf = self._full()
         if k is None:
             return pmf
@@ -199,15 +216,46 @@ class PoissonBinomial:
         return np.where(ok, pmf[np.where(ok, kk, 0).astype(np.int64)], 0.0)[()]
 
     def cdf(self, k: Any) -> np.ndarray | float:
-        """P(K <= k), for real k."""
+        r"""Distribution function :math:`P(K\le k)=\sum_{j\le\lfloor k\rfloor}P(K=j)`, for real k.
+
+        Examples
+        --------
+        >>> PoissonBinomial([0.1, 0.2, 0.2]).cdf([-1, 1, 1.5, 3])
+        array([0.   , 0.928, 0.928, 1.   ])
+        """
         return self._at(self._cum()[0], k, 0.0, 1.0)
 
     def sf(self, k: Any) -> np.ndarray | float:
-        """P(K > k), summed from the upper tail (accurate where cdf rounds to 1)."""
+        """Survival function :math:`P(K>k)`, summed from the upper tail (accurate where the cdf
+        rounds to 1).
+
+        Examples
+        --------
+        >>> PoissonBinomial([0.1, 0.2, 0.2]).sf([0, 1, 2])
+        array([0.424, 0.072, 0.004])
+        >>> float(PoissonBinomial([1e-3] * 10).sf(9))  # 1 - cdf rounds to 0  # doctest: +ELLIPSIS
+        1.0...e-30
+        """
         return self._at(self._cum()[1], k, 1.0, 0.0)
 
     def ppf(self, q: Any) -> np.ndarray | int:
-        r"""Quantile :math:`\min\{k: P(K\le k)\ge q\}`; q = 0 and q = 1 give the support's ends."""
+        r"""Quantile :math:`\min\{k: P(K\le k)\ge q\}`; q = 0 and q = 1 give the support's ends.
+
+        Parameters
+        ----------
+        q : array-like
+            Probabilities in [0, 1].
+
+        Returns
+        -------
+        numpy.ndarray or int
+            Integer counts, shaped like ``q``.
+
+        Examples
+        --------
+        >>> PoissonBinomial([0.1, 0.2, 0.2]).ppf([0, 0.5, 0.95, 1])
+        array([0, 0, 2, 3])
+        """
         qq = as_scores(q, "q", ndim=None)
         ones, zeros, _ = _split(self.p)
         k = np.minimum(np.searchsorted(self._cum()[0], qq, side="left"), self.n)
@@ -215,16 +263,47 @@ class PoissonBinomial:
         return k.astype(np.int64)[()]
 
     def mean(self) -> float:
-        r""":math:`\sum_i p_i`."""
+        r"""The mean :math:`\mathbb E K=\sum_i p_i`.
+
+        Examples
+        --------
+        >>> PoissonBinomial([0.1, 0.2, 0.2]).mean()
+        0.5
+        """
         return float(self.p.sum())
 
     def var(self) -> float:
-        r""":math:`\sum_i p_i(1-p_i)`."""
+        r"""The variance :math:`\operatorname{Var}K=\sum_i p_i(1-p_i)`.
+
+        Examples
+        --------
+        >>> round(PoissonBinomial([0.1, 0.2, 0.2]).var(), 12)
+        0.41
+        """
         return float((self.p * (1.0 - self.p)).sum())
 
     def rvs(self, size: int | tuple[int, ...] | None = None,
             random_state: Any = None) -> np.ndarray | int:
-        """Draws of K by inversion of the CDF; ``random_state`` is None, an int or a Generator."""
+        r"""Draws of K by inversion of the CDF.
+
+        Parameters
+        ----------
+        size : int or tuple of int, optional
+            Shape of the draws; None gives one int.
+        random_state : None, int or numpy.random.Generator
+            Seed or generator of the uniforms :math:`U`; the draw is
+            :math:`\min\{k: P(K\le k)>U\}`.
+
+        Returns
+        -------
+        numpy.ndarray or int
+            Integer draws of shape ``size``.
+
+        Examples
+        --------
+        >>> PoissonBinomial([0.1, 0.2, 0.2]).rvs(5, random_state=0)
+        array([1, 0, 0, 0, 1])
+        """
         rng = as_seed(random_state, "random_state")
         u = rng.random(size)
         return np.searchsorted(self._cum()[0], u, side="right").astype(np.int64)[()]
@@ -260,6 +339,16 @@ def convolve(*pmfs: Any) -> np.ndarray:
     numpy.ndarray
         Length ``sum(len(f) - 1) + 1``. Long inputs are multiplied by FFT only when its round-off
         bound is at most 1e-12 absolute, otherwise directly; never negative.
+
+    Raises
+    ------
+    ValueError
+        If a PMF is not 1-D or has a negative entry.
+
+    Examples
+    --------
+    >>> convolve([0.5, 0.5], [0.25, 0.5, 0.25])
+    array([0.125, 0.375, 0.375, 0.125])
     """
     arrs = []
     for i, f in enumerate(pmfs):
@@ -294,6 +383,14 @@ def truncated_pmf(p: Any, tol: float = 1e-16) -> tuple[int, np.ndarray]:
         ``PoissonBinomial(p).pmf()[start : start + len(probs)]`` (not renormalised). The PMF is
         log-concave, so the window holds every count above ``tol`` and always holds the mode.
         Its cost is that of the PMF, with the long products kept :math:`O(\sigma)` long.
+
+    Examples
+    --------
+    >>> truncated_pmf([0.1, 0.2, 0.2], tol=0.01)
+    (0, array([0.576, 0.352, 0.068]))
+    >>> start, probs = truncated_pmf([0.5] * 100, tol=1e-6)
+    >>> start, len(probs), round(float(probs.sum()), 6)
+    (27, 47, 0.999998)
     """
     p = _as_p(p)
     if not (isinstance(tol, (int, float, np.floating, np.integer)) and 0 <= tol < 1):

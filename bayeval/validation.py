@@ -62,7 +62,44 @@ def _to_numpy(x: Any, name: str) -> np.ndarray:
 
 def as_array(x: Any, name: str, *, ndim: int | None = 1, allow_nan: bool = False,
              allow_empty: bool = False, dtype: type = float) -> np.ndarray:
-    """Coerce ``x`` to a numpy array of ``dtype`` and check shape, emptiness and finiteness."""
+    """Coerce ``x`` to a numpy array of ``dtype`` and check shape, emptiness and finiteness.
+
+    Parameters
+    ----------
+    x : array-like
+        numpy, pandas, xarray, a list or a scalar.
+    name : str
+        The argument's public name, used in error messages.
+    ndim : int or None
+        Required number of dimensions (None: any); with ``ndim=1`` a column or row vector of
+        shape (n, 1) or (1, n) is flattened.
+    allow_nan : bool
+        Accept NaN (a missing value); infinities are always rejected for float ``dtype``.
+    allow_empty : bool
+        Accept an array with no values.
+    dtype : type
+        The result's dtype.
+
+    Returns
+    -------
+    numpy.ndarray
+        No copy when ``x`` already is such an array.
+
+    Raises
+    ------
+    ValueError
+        If ``x`` is None, a string or mapping, not numeric, of the wrong dimension, empty, or
+        holds NaN or infinite values.
+
+    Examples
+    --------
+    >>> as_array([[1], [2], [3]], "scores")
+    array([1., 2., 3.])
+    >>> as_array([0.5, float("nan")], "scores")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    ValueError: scores has 1 NaN or infinite value(s) (first at index 1); only finite numbers ...
+    """
     arr = _to_numpy(x, name)
     if ndim is not None and arr.ndim != ndim:
         if ndim == 1 and arr.ndim == 2 and 1 in arr.shape:
@@ -85,7 +122,38 @@ def as_array(x: Any, name: str, *, ndim: int | None = 1, allow_nan: bool = False
 
 def as_scores(x: Any, name: str = "scores", *, allow_nan: bool = False,
               ndim: int | None = 1) -> np.ndarray:
-    """Probabilities or scores in [0, 1] as float64."""
+    """Probabilities or scores in [0, 1] as float64.
+
+    Parameters
+    ----------
+    x : array-like
+        The values.
+    name : str
+        The argument's public name, used in error messages.
+    allow_nan : bool
+        Accept NaN (a missing value).
+    ndim : int or None
+        Required number of dimensions (None: any).
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 values in [0, 1].
+
+    Raises
+    ------
+    ValueError
+        As :func:`as_array`, and for a value outside [0, 1].
+
+    Examples
+    --------
+    >>> as_scores([0.2, 1])
+    array([0.2, 1. ])
+    >>> as_scores([0.2, 1.3])
+    Traceback (most recent call last):
+        ...
+    ValueError: scores must lie in [0, 1]; 1 value(s) do not (first at index 1: 1.3).
+    """
     arr = as_array(x, name, ndim=ndim, allow_nan=allow_nan)
     out = (arr < 0) | (arr > 1)
     if out.any():
@@ -99,7 +167,36 @@ as_probabilities = as_scores
 
 
 def as_binary(x: Any, name: str = "labels", *, ndim: int | None = 1) -> np.ndarray:
-    """Binary labels (0/1, False/True, 0.0/1.0) as int8; anything else is rejected."""
+    """Binary labels (0/1, False/True, 0.0/1.0) as int8; anything else is rejected.
+
+    Parameters
+    ----------
+    x : array-like
+        The labels.
+    name : str
+        The argument's public name, used in error messages.
+    ndim : int or None
+        Required number of dimensions (None: any).
+
+    Returns
+    -------
+    numpy.ndarray
+        int8 zeros and ones.
+
+    Raises
+    ------
+    ValueError
+        As :func:`as_array`, and for values other than 0 and 1.
+
+    Examples
+    --------
+    >>> as_binary([True, False, 1.0])
+    array([1, 0, 1], dtype=int8)
+    >>> as_binary([0, 1, 2], "y_pred")
+    Traceback (most recent call last):
+        ...
+    ValueError: y_pred must be binary (0/1 or False/True); got other values such as [2.0].
+    """
     arr = as_array(x, name, ndim=ndim)
     bad = (arr != 0) & (arr != 1)
     if bad.any():
@@ -110,7 +207,36 @@ def as_binary(x: Any, name: str = "labels", *, ndim: int | None = 1) -> np.ndarr
 
 
 def as_labels(x: Any, name: str = "labels", *, allow_missing: bool = False) -> np.ndarray:
-    """Binary labels; with ``allow_missing`` NaN marks a missing label and the result is float."""
+    """Binary labels; with ``allow_missing`` NaN marks a missing label and the result is float.
+
+    Parameters
+    ----------
+    x : array-like, shape (n,)
+        The labels.
+    name : str
+        The argument's public name, used in error messages.
+    allow_missing : bool
+        Accept NaN as a missing label.
+
+    Returns
+    -------
+    numpy.ndarray
+        int8 labels (:func:`as_binary`), or float64 0, 1 and NaN with ``allow_missing``.
+
+    Raises
+    ------
+    ValueError
+        For values other than 0, 1 (and NaN with ``allow_missing``).
+
+    Examples
+    --------
+    >>> as_labels([1, float("nan"), 0], allow_missing=True)
+    array([ 1., nan,  0.])
+    >>> as_labels([1, float("nan"), 0])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    ValueError: labels has 1 NaN or infinite value(s) (first at index 1); only finite numbers ...
+    """
     if not allow_missing:
         return as_binary(x, name)
     arr = as_array(x, name, allow_nan=True)
@@ -124,7 +250,32 @@ def as_labels(x: Any, name: str = "labels", *, allow_missing: bool = False) -> n
 
 
 def check_same_length(**arrays: np.ndarray | None) -> int:
-    """All given arrays have the same first dimension; returns it."""
+    """All given arrays have the same first dimension; returns it.
+
+    Parameters
+    ----------
+    **arrays : numpy.ndarray or None
+        The arrays by their public names; None values are skipped.
+
+    Returns
+    -------
+    int
+        The common length.
+
+    Raises
+    ------
+    ValueError
+        If the lengths differ; the message lists every length.
+
+    Examples
+    --------
+    >>> check_same_length(scores=np.zeros(3), labels=np.ones(3), y_pred=None)
+    3
+    >>> check_same_length(scores=np.zeros(3), labels=np.ones(2))
+    Traceback (most recent call last):
+        ...
+    ValueError: length mismatch: scores has 3, labels has 2; they must have one value per row.
+    """
     lengths = {k: len(v) for k, v in arrays.items() if v is not None}
     if len(set(lengths.values())) > 1:
         desc = ", ".join(f"{k} has {n}" for k, n in lengths.items())
@@ -133,7 +284,33 @@ def check_same_length(**arrays: np.ndarray | None) -> int:
 
 
 def as_ci_prob(ci_prob: Any, name: str = "ci_prob") -> float:
-    """An interval probability strictly between 0 and 1."""
+    """An interval probability strictly between 0 and 1.
+
+    Parameters
+    ----------
+    ci_prob : float
+        The probability.
+    name : str
+        The argument's public name, used in error messages.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If ``ci_prob`` is not a number in (0, 1).
+
+    Examples
+    --------
+    >>> as_ci_prob(0.9)
+    0.9
+    >>> as_ci_prob(95)
+    Traceback (most recent call last):
+        ...
+    ValueError: ci_prob must lie strictly between 0 and 1 (e.g. 0.95), got 95.0.
+    """
     try:
         value = float(ci_prob)
     except (TypeError, ValueError):
@@ -144,7 +321,33 @@ def as_ci_prob(ci_prob: Any, name: str = "ci_prob") -> float:
 
 
 def as_zero_division(value: Any, name: str = "zero_division") -> float:
-    """The value of a metric where it is undefined: 0.0, 1.0 or NaN (scikit-learn's choices)."""
+    """The value of a metric where it is undefined: 0.0, 1.0 or NaN (scikit-learn's choices).
+
+    Parameters
+    ----------
+    value : float
+        The value.
+    name : str
+        The argument's public name, used in error messages.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        For any other value, or a string such as ``"warn"``.
+
+    Examples
+    --------
+    >>> as_zero_division(1), as_zero_division(np.nan)
+    (1.0, nan)
+    >>> as_zero_division("warn")
+    Traceback (most recent call last):
+        ...
+    ValueError: zero_division must be 0.0, 1.0 or np.nan, got 'warn'.
+    """
     if isinstance(value, (int, float, np.integer, np.floating)) and (
             value in (0, 1) or np.isnan(value)):
         return float(value)
@@ -152,14 +355,69 @@ def as_zero_division(value: Any, name: str = "zero_division") -> float:
 
 
 def as_beta(beta: Any, name: str = "beta") -> float:
-    """The weight of recall in an F-beta score: a number >= 0, ``np.inf`` included."""
+    """The weight of recall in an F-beta score: a number >= 0, ``np.inf`` included.
+
+    Parameters
+    ----------
+    beta : float
+        The weight.
+    name : str
+        The argument's public name, used in error messages.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If ``beta`` is not a number >= 0.
+
+    Examples
+    --------
+    >>> as_beta(2), as_beta(np.inf)
+    (2.0, inf)
+    >>> as_beta(-1)
+    Traceback (most recent call last):
+        ...
+    ValueError: beta must be a number >= 0 (np.inf allowed), got -1.
+    """
     if isinstance(beta, (int, float, np.integer, np.floating)) and beta >= 0:
         return float(beta)
     raise ValueError(f"{name} must be a number >= 0 (np.inf allowed), got {beta!r}.")
 
 
 def as_choice(value: Any, name: str, choices: Iterable[str]) -> str:
-    """One of a fixed set of string options."""
+    """One of a fixed set of string options.
+
+    Parameters
+    ----------
+    value : str
+        The option given.
+    name : str
+        The argument's public name, used in error messages.
+    choices : iterable of str
+        The accepted options.
+
+    Returns
+    -------
+    str
+        ``value`` unchanged.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not among ``choices``; the message lists them.
+
+    Examples
+    --------
+    >>> as_choice("eti", "ci_kind", ("eti", "hdi"))
+    'eti'
+    >>> as_choice("HDI", "ci_kind", ("eti", "hdi"))
+    Traceback (most recent call last):
+        ...
+    ValueError: ci_kind must be one of 'eti', 'hdi'; got 'HDI'.
+    """
     choices = tuple(choices)
     if value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; "
@@ -168,7 +426,33 @@ def as_choice(value: Any, name: str, choices: Iterable[str]) -> str:
 
 
 def as_seed(random_seed: Any, name: str = "random_seed") -> np.random.Generator:
-    """A numpy Generator from None, an int, a SeedSequence or a Generator."""
+    """A numpy Generator from None, an int, a SeedSequence or a Generator.
+
+    Parameters
+    ----------
+    random_seed : None, int, numpy.random.SeedSequence or numpy.random.Generator
+        The seed; a Generator is returned as it is (its state is shared).
+    name : str
+        The argument's public name, used in error messages.
+
+    Returns
+    -------
+    numpy.random.Generator
+
+    Raises
+    ------
+    ValueError
+        For a negative int or any other type.
+
+    Examples
+    --------
+    >>> float(as_seed(0).random()) == float(np.random.default_rng(0).random())
+    True
+    >>> as_seed(1.5)
+    Traceback (most recent call last):
+        ...
+    ValueError: random_seed must be None, a non-negative int or a numpy Generator, got float.
+    """
     if isinstance(random_seed, np.random.Generator):
         return random_seed
     if random_seed is None or isinstance(random_seed, (int, np.integer, np.random.SeedSequence)):
