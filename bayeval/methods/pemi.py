@@ -67,7 +67,8 @@ from bayeval.validation import (
     check_same_length,
 )
 
-__all__ = ["as_mnar", "delta_sensitivity", "model_m1", "model_m3", "pemi"]
+# as_mnar parses the mnar argument (shared with bayeval.scale_reductions); not public API
+__all__ = ["delta_sensitivity", "model_m1", "model_m3", "pemi"]
 
 METHODS = ("gauss", "exact", "impute", "quadrature", "pymc", "both")
 MODELS = ("quadrature", "pymc", "both")
@@ -227,11 +228,38 @@ def _sensitivity(rows: Rows, p: np.ndarray, metrics, delta, ci_prob, opts) -> xr
 
 
 def delta_sensitivity(ev: Evaluation) -> Table:
-    """How the metrics move with the MNAR shift: PEMI-Gauss at fixed values of delta.
+    r"""How the metrics move with the MNAR shift: PEMI-Gauss at fixed values of delta.
 
-    Rows: ``delta`` = 0 (MAR) and the 2.5, 25, 50, 75 and 97.5 % quantiles of the prior given as
-    ``mnar=(mean, sd)``; columns: ``mean``, ``sd``, ``lower``, ``upper`` per metric. For the
-    models the map is fixed at its posterior mean.
+    Each row is PEMI-Gauss with :math:`p_i` replaced by
+    :math:`\sigma(\operatorname{logit}p_i+\delta)` on the missing rows, at :math:`\delta` = 0
+    (MAR) and at the 2.5, 25, 50, 75 and 97.5 % quantiles of the prior given as
+    ``mnar=(mean, sd)``. For the models the map is fixed at its posterior mean.
+
+    Parameters
+    ----------
+    ev : Evaluation
+        A result of :func:`pemi` run with ``mnar=(mean, sd)``, ``sd > 0``.
+
+    Returns
+    -------
+    Table
+        Indexed by ``delta``; columns ``mean``, ``sd``, ``lower``, ``upper`` per metric
+        (equal-tailed intervals at ``ev.ci_prob``).
+
+    Raises
+    ------
+    ValueError
+        If ``ev`` has no prior on the MNAR shift.
+
+    Examples
+    --------
+    >>> ev = pemi([0.9, 0.8, 0.3, 0.6, 0.2, 0.7], [1, np.nan, 0, 1, np.nan, 0],
+    ...           p=[0.5, 0.8, 0.5, 0.5, 0.1, 0.5], metrics="precision", mnar=(0.0, 1.0))
+    >>> tab = delta_sensitivity(ev)
+    >>> tab.index.values.round(2).tolist()
+    [-1.96, -0.67, 0.0, 0.67, 1.96]
+    >>> tab["mean"]["precision"].round(3).tolist()  # (2 + sigma(logit 0.8 + delta)) / 4
+    [0.59, 0.668, 0.7, 0.722, 0.741]
     """
     if "delta_sensitivity" not in ev.tree.children:
         raise ValueError("this evaluation has no delta sensitivity; run pemi with a prior on the "

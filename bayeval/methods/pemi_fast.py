@@ -31,23 +31,20 @@ from bayeval import metrics as M
 from bayeval.confusion import MetricDistribution, auc_moments, metric_distribution, metric_moments
 from bayeval.intervals import normal_interval
 
+# closed_form, law, merge_laws, moments and undefined_probability are the engine's internals
+# (used by pemi, pemi_models and scale_reductions), not part of the public API
 __all__ = [
     "DEFAULT",
     "Options",
     "Rows",
-    "closed_form",
     "delta_nodes",
     "exact",
     "gauss",
     "imputation_probabilities",
-    "law",
-    "merge_laws",
     "mixture",
-    "moments",
     "p_undefined",
     "shift",
     "simulate",
-    "undefined_probability",
 ]
 
 #: label cells (draws x rows) per chunk of :func:`simulate`
@@ -58,7 +55,24 @@ _EPS = 1e-12  # scores are clipped to [eps, 1 - eps] inside logits only (spec P8
 
 
 class Options(NamedTuple):
-    """Metric conventions shared by every path."""
+    r"""Metric conventions shared by every path.
+
+    Parameters
+    ----------
+    ties : {"half", "one"}
+        Weight of a tied positive-negative pair in ROC-AUC (scikit-learn's 1/2, or the paper's 1).
+    zero_division : float
+        Value of a metric whose denominator is 0 (0, 1 or NaN).
+    beta : float
+        :math:`\beta` of ``fbeta``.
+    second_order : bool
+        Second-order delta-method mean of the ratio metrics in PEMI-Gauss.
+
+    Examples
+    --------
+    >>> Options(ties="one")
+    Options(ties='one', zero_division=0.0, beta=1.0, second_order=True)
+    """
 
     ties: str = "half"
     zero_division: float = 0.0
@@ -70,10 +84,29 @@ DEFAULT = Options()
 
 
 class Rows:
-    """Validated test rows: raw ``scores``, ``y_pred`` (int8) and ``labels`` (float, NaN = missing).
+    r"""Validated test rows: raw ``scores``, ``y_pred`` (int8), ``labels`` (float, NaN: missing).
 
     ``order`` lists the missing rows, those predicted positive first: every matrix of imputed
     labels has its columns in this order, so that :math:`U` and :math:`V` are sums of slices.
+    ``m1`` counts the missing rows predicted positive (:math:`m_1`; :math:`m_0=m-m_1`).
+
+    Parameters
+    ----------
+    scores : numpy.ndarray of float, shape (n,)
+        Raw scores (only ROC-AUC uses them).
+    y_pred : numpy.ndarray of int8, shape (n,)
+        0/1 predictions :math:`\psi_i`.
+    labels : numpy.ndarray of float, shape (n,)
+        0, 1 or NaN (missing). Not validated: :func:`bayeval.methods.pemi.pemi` checks inputs.
+
+    Examples
+    --------
+    >>> s = np.array([0.9, 0.8, 0.3, 0.6, 0.2, 0.7])
+    >>> rows = Rows(s, (s >= 0.5).astype(np.int8), np.array([1, np.nan, 0, 1, np.nan, 0]))
+    >>> rows.n, rows.m, rows.m1, rows.order.tolist()
+    (6, 2, 1, [1, 4])
+    >>> rows.known_counts  # (TP_K, FP_K, FN_K, TN_K)
+    (2, 1, 0, 1)
     """
 
     def __init__(self, scores: np.ndarray, y_pred: np.ndarray, labels: np.ndarray):
@@ -85,10 +118,12 @@ class Rows:
 
     @property
     def n(self) -> int:
+        """Number of rows :math:`n`."""
         return self.labels.size
 
     @property
     def m(self) -> int:
+        """Number of missing labels :math:`m`."""
         return self.order.size
 
     @cached_property
@@ -100,13 +135,32 @@ class Rows:
                 int((~y & ~yp).sum()))
 
     def counts(self, u: Any, v: Any) -> tuple[Any, Any, Any, Any]:
-        r""":math:`TP=TP_K+U,\ FP=FP_K+m_1-U,\ FN=FN_K+V,\ TN=TN_K+m_0-V`."""
+        r"""Confusion counts of a completion with ``u`` positives among the missing rows
+        predicted positive and ``v`` among those predicted negative (scalars or arrays).
+
+        .. math:: TP=TP_K+U,\ FP=FP_K+m_1-U,\ FN=FN_K+V,\ TN=TN_K+m_0-V.
+
+        Examples
+        --------
+        >>> s = np.array([0.9, 0.8, 0.3, 0.6, 0.2, 0.7])
+        >>> rows = Rows(s, (s >= 0.5).astype(np.int8), np.array([1, np.nan, 0, 1, np.nan, 0]))
+        >>> rows.counts(1, 0)  # (TP, FP, FN, TN)
+        (3, 1, 0, 2)
+        """
         tp, fp, fn, tn = self.known_counts
         m0 = self.m - self.m1
         return tp + u, fp + self.m1 - u, fn + v, tn + m0 - v
 
     def completed(self, p: np.ndarray) -> np.ndarray:
-        """``p`` on the missing rows, the known labels elsewhere (the engine's input)."""
+        """``p`` on the missing rows, the known labels elsewhere (the engine's input).
+
+        Examples
+        --------
+        >>> s = np.array([0.9, 0.8, 0.3])
+        >>> Rows(s, (s >= 0.5).astype(np.int8), np.array([1, np.nan, 0])).completed(
+        ...     np.full(3, 0.3))
+        array([1. , 0.3, 0. ])
+        """
         return np.where(self.missing, p, np.nan_to_num(self.labels))
 
 
@@ -118,6 +172,18 @@ def logit_scores(scores: np.ndarray) -> np.ndarray:
 
 def shift(p: Any, delta: Any) -> np.ndarray:
     r"""MNAR shift :math:`\sigma(\operatorname{logit}p+\delta)`; :math:`p\in\{0,1\}` stay fixed.
+
+    Parameters
+    ----------
+    p : array-like of float in [0, 1]
+        Imputation probabilities.
+    delta : float or array-like
+        Shift of the log-odds (broadcast against ``p``).
+
+    Returns
+    -------
+    numpy.ndarray
+        The shifted probabilities.
 
     Examples
     --------
@@ -143,11 +209,25 @@ def imputation_probabilities(rows: Rows, *, p: Any = None, calibrator: Any = "sc
         labels)`` and ``predict(scores)``; fitted on ``reference`` (scores, labels), else on the
         labelled test rows, and applied to the raw scores.
 
+    reference : (scores, labels), optional
+        Labelled calibration data.
+
     Returns
     -------
     p, source, ece
-        ``ece``: :func:`bayeval.calibration.ece` of the fitted map on its own calibration rows
-        (in-sample, 10 equal-width bins; NaN for given p and ``"half"``).
+        ``p`` (n,) clipped to [0, 1]; ``source`` describes it; ``ece``:
+        :func:`bayeval.calibration.ece` of the fitted map on its own calibration rows (in-sample,
+        10 equal-width bins; NaN for given p and ``"half"``).
+
+    Examples
+    --------
+    >>> s = np.array([0.9, 0.8, 0.3, 0.6, 0.2, 0.7])
+    >>> rows = Rows(s, (s >= 0.5).astype(np.int8), np.array([1, np.nan, 0, 1, np.nan, 0]))
+    >>> p, source, ece = imputation_probabilities(rows, calibrator="platt")
+    >>> p[rows.order].round(3), source
+    (array([0.763, 0.041]), 'platt calibrator fitted on 4 rows of the labelled test rows')
+    >>> imputation_probabilities(rows, p="prevalence")[1]
+    'p = prevalence of the calibration labels (0.5)'
     """
     from bayeval import calibration
 
@@ -182,6 +262,32 @@ def simulate(rows: Rows, metrics: tuple[str, ...], p_missing: Callable[[int, int
     draws a matrix :math:`\mathbf Y_{b,:}\sim\mathcal B(p)` at once; confusion-matrix metrics need
     only :math:`U_b=\sum_{\hat y=1}Y_{bi}` and :math:`V_b=\sum_{\hat y=0}Y_{bi}`, ROC-AUC the whole
     completed label vector (:func:`bayeval.metrics.roc_auc`, vectorised over the chunk).
+
+    Parameters
+    ----------
+    rows : Rows
+    metrics : tuple of str
+        Metric names (``"roc_auc"`` included).
+    p_missing : callable
+        ``(start, stop) -> p`` of the missing rows, as above.
+    n_draws : int
+        Number of completions :math:`B`.
+    rng : numpy.random.Generator
+    opts : Options
+
+    Returns
+    -------
+    numpy.ndarray, shape (n_draws, len(metrics))
+
+    Examples
+    --------
+    >>> s = np.array([0.9, 0.8, 0.3, 0.6, 0.2, 0.7])
+    >>> rows = Rows(s, (s >= 0.5).astype(np.int8), np.array([1, np.nan, 0, 1, np.nan, 0]))
+    >>> p = np.array([0.5, 0.8, 0.5, 0.5, 0.1, 0.5])  # used on rows 1 and 4 only
+    >>> draws = simulate(rows, ("precision",), lambda start, stop: p[rows.order], 10_000,
+    ...                  np.random.default_rng(0))
+    >>> draws.shape, round(float(draws.mean()), 2)  # exact mean (2 + 0.8) / 4
+    ((10000, 1), 0.7)
     """
     auc = "roc_auc" in metrics
     chunk = max(1, CELLS // max(rows.n if auc else rows.m, 1))
@@ -214,6 +320,29 @@ def p_undefined(rows: Rows, p: np.ndarray, metric: str, beta: float = 1.0) -> fl
     :math:`\pi_0=\prod(1-p_i)`) or every one 1 (:math:`\pi_1=\prod p_i`); any other completion
     has both classes. So :math:`P=\pi_0u_0+\pi_1u_1+(1-\pi_0-\pi_1)u_{\mathrm{mix}}`, with
     :math:`u` whether the metric is undefined at each kind of completion.
+
+    Parameters
+    ----------
+    rows : Rows
+    p : numpy.ndarray, shape (n,)
+        Imputation probabilities (read on the missing rows).
+    metric : str
+    beta : float
+        :math:`\beta` of ``fbeta``.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    No known positive: recall is undefined when both missing labels are 0,
+    :math:`(1-0.5)(1-0.2)`:
+
+    >>> s = np.array([0.9, 0.2, 0.7])
+    >>> rows = Rows(s, (s >= 0.5).astype(np.int8), np.array([0, np.nan, np.nan]))
+    >>> round(p_undefined(rows, np.array([0.0, 0.5, 0.2]), "recall"), 12)
+    0.4
     """
     q = p[rows.order]
     with np.errstate(divide="ignore"):
@@ -255,7 +384,26 @@ def moments(rows: Rows, p: np.ndarray, metric: str, opts: Options) -> tuple[floa
 def delta_nodes(delta: tuple[float, float]) -> tuple[np.ndarray, np.ndarray]:
     r"""Gauss-Hermite rule for :math:`\int f(\delta)\,\mathcal N(\delta;\mu,s^2)\,d\delta`.
 
-    One node with weight 1 when :math:`s=0` (a fixed shift).
+    One node with weight 1 when :math:`s=0` (a fixed shift); otherwise 24 probabilists'
+    Gauss-Hermite nodes :math:`\mu+s\,x_k` with normalised weights, exact for polynomials in
+    :math:`\delta` of degree up to 47.
+
+    Parameters
+    ----------
+    delta : (mean, sd)
+        :math:`(\mu, s)`, :math:`s\ge0`.
+
+    Returns
+    -------
+    nodes, weights : numpy.ndarray
+
+    Examples
+    --------
+    >>> nodes, weights = delta_nodes((1.0, 2.0))
+    >>> round(float(weights @ nodes), 12), round(float(weights @ (nodes - 1) ** 2), 12)
+    (1.0, 4.0)
+    >>> delta_nodes((0.5, 0.0))
+    (array([0.5]), array([1.]))
     """
     mu, sd = delta
     if sd == 0:
@@ -270,6 +418,22 @@ def mixture(means: np.ndarray, variances: np.ndarray, weights: np.ndarray,
 
     Mean :math:`\sum w_k\mu_k`, variance :math:`\sum w_k(\sigma_k^2+\mu_k^2)-\mu^2` (the law of
     total variance); the interval's ends solve :math:`F(t)=(1\mp p)/2` by Brent's method.
+
+    Parameters
+    ----------
+    means, variances, weights : numpy.ndarray, shape (k,)
+        Components :math:`\mu_k`, :math:`\sigma_k^2` and weights :math:`w_k` (summing to 1).
+    ci_prob : float
+        Interval level :math:`p`.
+
+    Returns
+    -------
+    mean, sd, lower, upper : float
+
+    Examples
+    --------
+    >>> [round(v, 4) for v in mixture(np.array([0.0, 1.0]), np.ones(2), np.full(2, 0.5), 0.95)]
+    [0.5, 1.118, -1.6815, 2.6815]
     """
     mean = float(weights @ means)
     var = max(float(weights @ (variances + means**2)) - mean**2, 0.0)
@@ -296,7 +460,45 @@ def gauss(rows: Rows, p: np.ndarray, metrics: tuple[str, ...], *, delta: tuple[f
     :math:`\mathcal N(\mu,\sigma^2)` with :math:`\mu,\sigma^2` from :func:`metric_moments` and
     :func:`auc_moments` (spec §2.6: exact for accuracy and precision, delta method for ratios);
     with a prior :math:`\delta\sim\mathcal N(\mu_\delta,s^2)` the normal mixture over
-    :func:`delta_nodes`. ``p_undefined`` is at the prior mean of :math:`\delta`.
+    :func:`delta_nodes`. ``p_undefined`` is at the prior mean of :math:`\delta`. For a ratio
+    :math:`Z/W` of counts the delta method gives
+
+    .. math:: \mu=\frac{\mu_Z}{\mu_W},\qquad
+              \sigma^2=\frac{\mu_Z^2\sigma_W^2+\mu_W^2\sigma_Z^2-2\mu_Z\mu_W\,
+              \mathrm{Cov}(Z,W)}{\mu_W^4},
+
+    and the second-order mean adds :math:`-\mathrm{Cov}(Z,W)/\mu_W^2+\mu_Z\sigma_W^2/\mu_W^3`
+    (``opts.second_order``).
+
+    Parameters
+    ----------
+    rows : Rows
+    p : numpy.ndarray, shape (n,)
+        Imputation probabilities (read on the missing rows).
+    metrics : tuple of str
+    delta : (mean, sd)
+        MNAR shift: fixed when ``sd`` is 0, else a normal prior.
+    ci_prob : float
+        Level of the equal-tailed interval.
+    opts : Options
+
+    Returns
+    -------
+    dict, list of str
+        ``{metric: (mean, sd, lower, upper, p_undefined)}`` and warnings (a metric undefined
+        with a probability strictly between 0 and 1).
+
+    Examples
+    --------
+    >>> s = np.array([0.9, 0.8, 0.3, 0.6, 0.2, 0.7])
+    >>> rows = Rows(s, (s >= 0.5).astype(np.int8), np.array([1, np.nan, 0, 1, np.nan, 0]))
+    >>> p = np.array([0.5, 0.8, 0.5, 0.5, 0.1, 0.5])  # used on rows 1 and 4 only
+    >>> out, notes = gauss(rows, p, ("precision", "roc_auc"), delta=(0.0, 0.0), ci_prob=0.95,
+    ...                    opts=DEFAULT)
+    >>> [round(v, 4) for v in out["precision"]]  # precision is exact: (2 + U) / 4
+    [0.7, 0.1, 0.504, 0.896, 0.0]
+    >>> [round(v, 4) for v in out["roc_auc"][:2]]
+    [0.8341, 0.0973]
     """
     nodes, weights = delta_nodes(delta)
     ps = [shift(p, d) for d in nodes]
@@ -345,7 +547,35 @@ def exact(rows: Rows, p: np.ndarray, metrics: tuple[str, ...], *, delta: tuple[f
           opts: Options) -> dict[str, MetricDistribution]:
     r"""Exact laws of confusion-matrix metrics (PEMI with :math:`B\to\infty`, spec §2.6).
 
-    Mixed over :func:`delta_nodes` when :math:`\delta` has a prior.
+    Mixed over :func:`delta_nodes` when :math:`\delta` has a prior. With the known counts
+    fixed, :math:`U` and :math:`V` (the positives among the missing rows predicted positive and
+    negative) are independent Poisson-binomials, so each metric's law is that of
+    ``metric(rows.counts(U, V))`` on the grid of :math:`(U, V)`.
+
+    Parameters
+    ----------
+    rows : Rows
+    p : numpy.ndarray, shape (n,)
+        Imputation probabilities (read on the missing rows).
+    metrics : tuple of str
+        Confusion-matrix metrics (not ``"roc_auc"``).
+    delta : (mean, sd)
+        MNAR shift: fixed when ``sd`` is 0, else a normal prior.
+    opts : Options
+
+    Returns
+    -------
+    dict of str to bayeval.confusion.MetricDistribution
+        Support ``values``, ``probs``, ``mean``, ``sd``, ``p_undefined`` and ``interval()``.
+
+    Examples
+    --------
+    >>> s = np.array([0.9, 0.8, 0.3, 0.6, 0.2, 0.7])
+    >>> rows = Rows(s, (s >= 0.5).astype(np.int8), np.array([1, np.nan, 0, 1, np.nan, 0]))
+    >>> p = np.array([0.5, 0.8, 0.5, 0.5, 0.1, 0.5])  # used on rows 1 and 4 only
+    >>> law = exact(rows, p, ("precision",), delta=(0.0, 0.0), opts=DEFAULT)["precision"]
+    >>> law.values.tolist(), law.probs.round(12).tolist()  # U ~ Bernoulli(0.8)
+    ([0.5, 0.75], [0.2, 0.8])
     """
     nodes, weights = delta_nodes(delta)
     ps = [shift(p, d) for d in nodes]

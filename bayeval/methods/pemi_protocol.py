@@ -36,6 +36,28 @@ def metric_values(scores: np.ndarray, labels: np.ndarray, y_pred: np.ndarray,
     """Metrics of full label vectors, shape ``labels.shape[:-1] + (len(metrics),)``.
 
     ROC-AUC of a label vector with one class is ``opts.zero_division`` (no error).
+
+    Parameters
+    ----------
+    scores : numpy.ndarray, shape (n,)
+    labels : array of 0/1, shape (..., n)
+        Complete label vectors (e.g. one per imputation).
+    y_pred : numpy.ndarray of 0/1, shape (n,)
+    metrics : tuple of str
+    opts : bayeval.methods.pemi_fast.Options
+
+    Returns
+    -------
+    numpy.ndarray, shape ``labels.shape[:-1] + (len(metrics),)``
+
+    Examples
+    --------
+    >>> s = np.array([0.9, 0.8, 0.3, 0.6, 0.2, 0.7])
+    >>> y_pred = (s >= 0.5).astype(np.int8)
+    >>> metric_values(s, np.array([[1, 1, 0, 1, 0, 0], [1, 0, 0, 1, 1, 0]]), y_pred,
+    ...               ("precision", "recall", "roc_auc")).round(4)
+    array([[0.75  , 1.    , 0.8889],
+           [0.5   , 0.6667, 0.4444]])
     """
     y = np.asarray(labels, dtype=np.int8)
     tp, fp, fn, tn = M.confusion_counts(y, y_pred)
@@ -48,7 +70,30 @@ def metric_values(scores: np.ndarray, labels: np.ndarray, y_pred: np.ndarray,
 
 
 def complete_case(scores, labels, y_pred, metrics, opts: Options = DEFAULT) -> np.ndarray:
-    """The metrics on the labelled rows only (NaN labels dropped)."""
+    """The metrics on the labelled rows only (NaN labels dropped).
+
+    Parameters
+    ----------
+    scores : numpy.ndarray, shape (n,)
+        Raw scores (ROC-AUC's ranking).
+    labels : numpy.ndarray of float, shape (n,)
+        0, 1 or NaN (missing).
+    y_pred : numpy.ndarray of 0/1, shape (n,)
+    metrics : tuple of str
+    opts : bayeval.methods.pemi_fast.Options
+
+    Returns
+    -------
+    numpy.ndarray, shape (len(metrics),)
+
+    Examples
+    --------
+    >>> s = np.array([0.9, 0.8, 0.3, 0.6, 0.2, 0.7])
+    >>> y_pred = (s >= 0.5).astype(np.int8)
+    >>> labels = np.array([1, np.nan, 0, 1, np.nan, 0])
+    >>> complete_case(s, labels, y_pred, ("precision", "recall")).round(4)
+    array([0.6667, 1.    ])
+    """
     known = ~np.isnan(labels)
     return metric_values(scores[known], labels[known], y_pred[known], metrics, opts)
 
@@ -59,6 +104,28 @@ def definitional_bounds(scores, labels, y_pred, metrics,
 
     The paper's bounds (spec §2.1), definitional only: for ROC-AUC and F1 they need not be the
     extremes of the metric over completions.
+
+    Parameters
+    ----------
+    scores : numpy.ndarray, shape (n,)
+        Raw scores (ROC-AUC's ranking).
+    labels : numpy.ndarray of float, shape (n,)
+        0, 1 or NaN (missing).
+    y_pred : numpy.ndarray of 0/1, shape (n,)
+    metrics : tuple of str
+    opts : bayeval.methods.pemi_fast.Options
+
+    Returns
+    -------
+    optimistic, pessimistic : numpy.ndarray, shape (len(metrics),)
+
+    Examples
+    --------
+    >>> s = np.array([0.9, 0.8, 0.3, 0.6, 0.2, 0.7])
+    >>> y_pred = (s >= 0.5).astype(np.int8)
+    >>> labels = np.array([1, np.nan, 0, 1, np.nan, 0])
+    >>> [b.round(4).tolist() for b in definitional_bounds(s, labels, y_pred, ("precision",))]
+    [[0.75], [0.5]]
     """
     missing = np.isnan(labels)
     both = np.stack([np.where(missing, y_pred, labels), np.where(missing, 1 - y_pred, labels)])
@@ -93,6 +160,36 @@ def complete_case_bootstrap(scores, labels, y_pred, metrics, *, n_boot: int = 10
     The paper's baseline "Bootstrap :math:`M=0`" (Hesterberg 2015): each resample is a vector of
     multinomial row multiplicities :math:`w\sim\mathrm{Mult}(k,\mathbf 1/k)`, so
     :math:`TP=\sum_iw_iy_i\psi_i` etc. are matrix-vector products.
+
+    Parameters
+    ----------
+    scores : numpy.ndarray, shape (n,)
+        Raw scores (ROC-AUC's ranking).
+    labels : numpy.ndarray of float, shape (n,)
+        0, 1 or NaN (missing).
+    y_pred : numpy.ndarray of 0/1, shape (n,)
+    metrics : tuple of str
+    opts : bayeval.methods.pemi_fast.Options
+    n_boot : int
+        Number of resamples.
+    random_seed : int or numpy.random.Generator, optional
+
+    Returns
+    -------
+    numpy.ndarray, shape (n_boot, len(metrics))
+
+    Examples
+    --------
+    Accuracy is 3/4 on the four labelled rows; its bootstrap sd is near
+    :math:`\sqrt{0.75 \cdot 0.25 / 4} \approx 0.22`:
+
+    >>> s = np.array([0.9, 0.8, 0.3, 0.6, 0.2, 0.7])
+    >>> y_pred = (s >= 0.5).astype(np.int8)
+    >>> labels = np.array([1, np.nan, 0, 1, np.nan, 0])
+    >>> draws = complete_case_bootstrap(s, labels, y_pred, ("accuracy",), n_boot=10_000,
+    ...                                 random_seed=0)
+    >>> draws.shape, round(float(draws.mean()), 2), round(float(draws.std()), 2)
+    ((10000, 1), 0.75, 0.21)
     """
     known = ~np.isnan(labels)
     s, y, yp = scores[known], labels[known].astype(np.int64), y_pred[known].astype(np.int64)
@@ -108,7 +205,22 @@ def complete_case_bootstrap(scores, labels, y_pred, metrics, *, n_boot: int = 10
 
 # --------------------------------------------------------------------------------- scoring
 def pit_normal(truth, mean, sd) -> np.ndarray:
-    r"""PIT :math:`\Phi((t-\mu)/\sigma)` of PEMI-Gauss; :math:`\sigma=0`: a step at :math:`\mu`."""
+    r"""PIT :math:`\Phi((t-\mu)/\sigma)` of PEMI-Gauss; :math:`\sigma=0`: a step at :math:`\mu`.
+
+    Parameters
+    ----------
+    truth, mean, sd : array-like
+        True metric :math:`t` and the normal law's :math:`\mu`, :math:`\sigma` (broadcast).
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Examples
+    --------
+    >>> pit_normal([0.7, 0.9, 0.5], 0.7, [0.1, 0.1, 0.0]).round(4)
+    array([0.5   , 0.9772, 0.    ])
+    """
     truth, mean, sd = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (truth, mean, sd)))
     z = np.divide(truth - mean, sd, out=np.where(truth >= mean, np.inf, -np.inf), where=sd > 0)
     return stats.norm.cdf(z)
@@ -120,6 +232,26 @@ def pit_draws(truth, draws, random_seed=None) -> np.ndarray:
     With ``random_seed`` given, the randomised PIT :math:`U\hat F(t^-)+(1-U)\hat F(t)`,
     :math:`U\sim\mathcal U[0,1]`, which is uniform for a correct discrete predictive law
     (spec P13).
+
+    Parameters
+    ----------
+    truth : array-like, shape (...)
+        True metric values.
+    draws : array-like, shape (..., S)
+        Predictive draws.
+    random_seed : int or numpy.random.Generator, optional
+        Randomise the PIT (None: the plain ECDF).
+
+    Returns
+    -------
+    numpy.ndarray, shape (...)
+
+    Examples
+    --------
+    >>> float(pit_draws(0.5, [0.25, 0.5, 0.5, 0.75]))
+    0.75
+    >>> round(float(pit_draws(0.5, [0.25, 0.5, 0.5, 0.75], random_seed=0)), 4)  # in [1/4, 3/4]
+    0.4315
     """
     draws = np.asarray(draws, dtype=float)
     t = np.asarray(truth, dtype=float)[..., None]
@@ -136,6 +268,14 @@ def pit_distances(pit) -> tuple[float, float]:
     Exact for the step function: :math:`KS=\max_i\max(i/n-u_{(i)},u_{(i)}-(i-1)/n)` and
     :math:`W_1=\int_0^1|\hat F(t)-t|\,dt`, summed over the steps with
     :math:`\int_l^r|t-c|\,dt=\tfrac12[\operatorname{sgn}(r-c)(r-c)^2-\operatorname{sgn}(l-c)(l-c)^2]`.
+
+    Parameters
+    ----------
+    pit : array-like of float in [0, 1]
+
+    Returns
+    -------
+    ks, w1 : float
 
     Examples
     --------
@@ -195,12 +335,42 @@ def replications(X, y, *, n_folds: int = 10, n_repeats: int = 1, p_m: float = 0.
     "subfold"``, the paper's text) or of the fold's size taken from that half (``"fold"``) is
     masked, then the other half.
 
+    Parameters
+    ----------
+    X, y : array-like
+        Features (N, d) and 0/1 labels (N,).
+    n_folds, n_repeats : int
+        Stratified folds, and how many times to redo the split.
+    p_m : float
+        Fraction of labels masked.
+    mechanism : {"mcar", "mnar"}
+        As :func:`bayeval.datasets.mask_labels`; ``"mnar"`` needs ``eta``, the fraction of
+        positives among the masked labels.
+    mask_base : {"subfold", "fold"}
+        What ``p_m`` is a fraction of.
+    calib_fraction : float
+        Share of the training rows kept for calibration.
+    classifier : callable
+        ``() -> estimator`` with ``fit``/``predict_proba`` (default: standardised logistic
+        regression, C = 0.1).
+    random_seed : int or numpy.random.Generator, optional
+
     Yields
     ------
     Bunch with ``fold`` (a counter over repeats and folds), ``scores`` (the fold's raw scores),
     ``labels`` (NaN where masked), ``y_true``, ``reference`` (calibration scores and labels),
     ``prevalence`` (of the training rows) and ``delta`` (the true MNAR shift
     :math:`\log(r_1/r_0)` relative to a map calibrated on the population; NaN under MCAR).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 3))
+    >>> y = (X[:, 0] + rng.normal(size=200) > 0).astype(int)
+    >>> reps = list(replications(X, y, n_folds=2, p_m=0.5, mechanism="mnar", eta=0.8,
+    ...                          random_seed=0))
+    >>> len(reps), int(np.isnan(reps[0].labels).sum()), round(reps[0].delta, 2)
+    (4, 25, 1.06)
     """
     from sklearn.model_selection import StratifiedKFold
 
