@@ -31,6 +31,12 @@ class Chunking:
         made by size or count, like NannyML's keys).
     codes : ndarray of int
         The chunk of every row, an index into ``labels``.
+
+    Examples
+    --------
+    >>> c = Chunking(("2024-01", "2024-02"), np.array([0, 1, 0, 1, 1]))
+    >>> c.sizes
+    array([2, 3])
     """
 
     labels: tuple[str, ...]
@@ -38,13 +44,36 @@ class Chunking:
 
     @cached_property
     def sizes(self) -> np.ndarray:
-        """Rows per chunk."""
+        """Rows per chunk, in the order of ``labels``.
+
+        Examples
+        --------
+        >>> make_chunks(5, n_chunks=2).sizes
+        array([3, 2])
+        """
         return np.bincount(self.codes, minlength=len(self.labels))
 
     def rows(self, order: np.ndarray | None = None) -> list[np.ndarray]:
         """The row indices of each chunk, in row order or in the order of ``order``.
 
-        ``order`` is a permutation of the rows (e.g. an argsort of the scores).
+        Parameters
+        ----------
+        order : numpy.ndarray, optional
+            A permutation of the rows (e.g. an argsort of the scores); the rows of each chunk
+            come out in this order.
+
+        Returns
+        -------
+        list of numpy.ndarray
+            One array of row indices per chunk, in the order of ``labels``.
+
+        Examples
+        --------
+        >>> c = make_chunks(5, chunks=["b", "a", "b", "a", "a"])
+        >>> c.labels, c.rows()
+        (('b', 'a'), [array([0, 2]), array([1, 3, 4])])
+        >>> c.rows(order=np.array([4, 3, 2, 1, 0]))
+        [array([2, 0]), array([4, 3, 1])]
         """
         order = np.arange(self.codes.size) if order is None else order
         codes = self.codes[order]
@@ -112,6 +141,12 @@ def make_chunks(n: int, *, chunks: Any = None, chunk_size: Any = None,
     -------
     Chunking
         With none of the three, a single chunk of all rows.
+
+    Raises
+    ------
+    ValueError
+        If more than one of the three is given, keys are missing or do not match the rows, or
+        a size or count is not a positive integer at most ``n``.
 
     Examples
     --------
