@@ -46,7 +46,30 @@ def _as_inputs(confidence, y_partial, y_reference):
 
 
 def reliability(confidence, y_partial, y_reference, n_bins: int = 10) -> pd.DataFrame:
-    """Per non-empty bin: ``count``, mean ``confidence``, ``consistency`` (or accuracy) and ``gap``.
+    r"""Per non-empty bin: ``count``, mean ``confidence``, ``consistency`` (or accuracy), ``gap``.
+
+    Bins are :math:`\min(\lfloor c B \rfloor, B - 1)`; ``gap`` is consistency minus confidence.
+
+    Parameters
+    ----------
+    confidence : array (n,) in [0, 1]
+        Hard (or soft) confidences.
+    y_partial : array (n,)
+        Decisions on the partial inputs.
+    y_reference : array (n,)
+        Decisions on the complete inputs (or true labels, for accuracy).
+    n_bins : int
+        Number of equal-width bins B.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``bin``.
+
+    Raises
+    ------
+    ValueError
+        Inputs of different lengths, empty, or confidences outside [0, 1].
 
     Examples
     --------
@@ -66,7 +89,20 @@ def reliability(confidence, y_partial, y_reference, n_bins: int = 10) -> pd.Data
 
 
 def mvce(c_hard, y_partial, y_full, n_bins: int = 10) -> float:
-    """Missing value calibration error of hard confidences (the module docstring's formula).
+    r"""Missing value calibration error of hard confidences (the module docstring's formula).
+
+    Parameters
+    ----------
+    c_hard : array (n,) in [0, 1]
+    y_partial : array (n,)
+        Decisions on the partial inputs (:math:`y_\mathrm{soft}` for the paper's soft MVCE).
+    y_full : array (n,)
+        The same model's decisions on the complete inputs.
+    n_bins : int
+
+    Returns
+    -------
+    float
 
     Examples
     --------
@@ -80,6 +116,19 @@ def mvce(c_hard, y_partial, y_full, n_bins: int = 10) -> float:
 def ece(c_soft, y_pred, labels, n_bins: int = 10) -> float:
     """Expected calibration error: soft confidence against accuracy, same binning as MVCE.
 
+    Parameters
+    ----------
+    c_soft : array (n,) in [0, 1]
+    y_pred : array (n,)
+        Decisions.
+    labels : array (n,)
+        True labels.
+    n_bins : int
+
+    Returns
+    -------
+    float
+
     Examples
     --------
     >>> ece([0.9, 0.9, 0.6, 0.6], [1, 1, 0, 0], [1, 0, 0, 0])
@@ -89,7 +138,21 @@ def ece(c_soft, y_pred, labels, n_bins: int = 10) -> float:
 
 
 def consistency(y_partial, y_full) -> float:
-    """Fraction of decisions on partial inputs equal to the decision on the complete input."""
+    """Fraction of decisions on partial inputs equal to the decision on the complete input.
+
+    Parameters
+    ----------
+    y_partial, y_full : array (n,)
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> consistency([0, 1, 1, 1], [0, 1, 1, 0])
+    0.75
+    """
     return float(np.mean(np.asarray(y_partial) == np.asarray(y_full)))
 
 

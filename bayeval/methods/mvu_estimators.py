@@ -32,21 +32,17 @@ from scipy import optimize, special
 
 from bayeval.validation import as_seed
 
+# as_classifier, linear_parts, pushforward and conditional_{moments,logits,draws} are the
+# engine of bayeval.methods.mvu (GaussianImputer's methods are their public face)
 __all__ = [
     "DMV",
     "GaussianImputer",
     "LinearClassifier",
     "alpha_max_variance",
     "alpha_scale_probability",
-    "as_classifier",
-    "conditional_draws",
-    "conditional_logits",
-    "conditional_moments",
     "dirichlet_mle",
     "dirichlet_moments",
-    "linear_parts",
     "mcar_mask",
-    "pushforward",
     "sensor_groups",
 ]
 
@@ -59,6 +55,16 @@ CHUNK = 1 << 22
 class LinearClassifier:
     r"""A fixed linear classifier: :math:`\sigma(w^\top x + b)` (one row of ``coef``) or
     :math:`\mathrm{softmax}(W x + b)`, with scikit-learn's ``predict_proba``.
+
+    :func:`~bayeval.methods.mvu.mvu` recognises it (like a fitted ``LogisticRegression``) and
+    takes the exact Gaussian-logit path.
+
+    Parameters
+    ----------
+    coef : array (r, d)
+        :math:`W`; one row (r = 1) for a binary sigmoid classifier.
+    intercept : array (r,)
+        :math:`b`.
 
     Examples
     --------
@@ -74,6 +80,13 @@ class LinearClassifier:
         self.classes_ = np.arange(max(2, len(self.coef_)))
 
     def predict_proba(self, X) -> np.ndarray:
+        """Class probabilities (n, K); binary: :math:`(1 - p, p)`.
+
+        Examples
+        --------
+        >>> LinearClassifier(np.eye(3)[:, :2], np.zeros(3)).predict_proba([[np.log(2), 0.0]])
+        array([[0.5 , 0.25, 0.25]])
+        """
         z = np.asarray(X, dtype=float) @ self.coef_.T + self.intercept_
         if z.shape[1] == 1:
             p = special.expit(z[:, 0])
@@ -160,6 +173,22 @@ def pushforward(predict: Callable, draws: np.ndarray) -> np.ndarray:
 def sensor_groups(shape=(8, 8), grid=(4, 4)) -> np.ndarray:
     """Sensor id of each pixel of a row-major image cut into a grid of equal blocks.
 
+    Parameters
+    ----------
+    shape : (height, width)
+        Image shape.
+    grid : (rows, columns)
+        Blocks per axis; must divide ``shape``.
+
+    Returns
+    -------
+    numpy.ndarray of int, shape (height * width,)
+
+    Raises
+    ------
+    ValueError
+        If the grid does not divide the image.
+
     Examples
     --------
     >>> sensor_groups((4, 4), (2, 2)).reshape(4, 4)
@@ -178,6 +207,21 @@ def sensor_groups(shape=(8, 8), grid=(4, 4)) -> np.ndarray:
 def mcar_mask(n: int, groups, p: float, random_seed=None) -> np.ndarray:
     """Missing-completely-at-random masks: each group (sensor) of each row missing with prob. p.
 
+    Parameters
+    ----------
+    n : int
+        Number of rows.
+    groups : array (d,)
+        Sensor of each feature (e.g. :func:`sensor_groups`; ``np.arange(d)`` for single features).
+    p : float
+        Probability that a sensor is missing.
+    random_seed : int or numpy.random.Generator, optional
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape (n, d)
+        True where missing.
+
     Examples
     --------
     >>> mcar_mask(2, [0, 0, 1], 0.5, random_seed=1).astype(int)
@@ -195,6 +239,22 @@ def alpha_max_variance(phi, s: float = 0.5) -> np.ndarray:
     r""":math:`\alpha = \hat\phi\,(1/s - 1)`: the Dirichlet with :math:`\mathrm{Var}\,\Phi_j =
     s\,\hat\phi_j(1 - \hat\phi_j)` (s-max-variance heuristic), floored at 1e-35 like the paper.
 
+    Parameters
+    ----------
+    phi : array (..., K)
+        Probabilities :math:`\hat\phi = \pi(\hat x)` of the imputed rows.
+    s : float in (0, 1)
+        Fraction of the largest possible variance.
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., K)
+
+    Raises
+    ------
+    ValueError
+        If ``s`` is outside (0, 1).
+
     Examples
     --------
     >>> alpha_max_variance([[0.2, 0.8]], s=0.5)
@@ -208,6 +268,22 @@ def alpha_max_variance(phi, s: float = 0.5) -> np.ndarray:
 def alpha_scale_probability(phi, c: float = 10.0) -> np.ndarray:
     r""":math:`\alpha = c\,\hat\phi` (scale-probability heuristic; :math:`c = 10` is
     :math:`s = 1/11`), floored at 1e-35.
+
+    Parameters
+    ----------
+    phi : array (..., K)
+        Probabilities of the imputed rows.
+    c : float > 0
+        The concentration :math:`\alpha_0`.
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., K)
+
+    Raises
+    ------
+    ValueError
+        If ``c`` is not positive.
 
     Examples
     --------
@@ -228,6 +304,11 @@ class GaussianImputer:
     mean : array (d,)
     cov : array (d, d), symmetric positive definite
 
+    Notes
+    -----
+    Every row is solved at once with :math:`A = D_m \Lambda D_m + I - D_m` (module docstring),
+    so rows with different masks share one batched solve.
+
     Examples
     --------
     >>> imp = GaussianImputer([0.0, 0.0], [[0.3, 0.383406], [0.383406, 1.0]])
@@ -244,7 +325,28 @@ class GaussianImputer:
     @classmethod
     def fit(cls, train, ridge: float = 1e-6) -> GaussianImputer:
         r"""Sample mean and covariance of complete rows, plus ``ridge`` times the mean variance
-        on the diagonal (keeps constant features, e.g. blank pixels, invertible)."""
+        on the diagonal (keeps constant features, e.g. blank pixels, invertible).
+
+        Parameters
+        ----------
+        train : array (N, d)
+            Complete rows.
+        ridge : float
+            Relative ridge on the diagonal.
+
+        Returns
+        -------
+        GaussianImputer
+
+        Examples
+        --------
+        >>> rng = np.random.default_rng(0)
+        >>> train = rng.multivariate_normal([1.0, 2.0], [[1.0, 0.5], [0.5, 2.0]], size=5000)
+        >>> imp = GaussianImputer.fit(train)
+        >>> imp.mean.round(2), imp.cov.round(2)
+        (array([1.01, 2.02]), array([[0.96, 0.49],
+               [0.49, 2.05]]))
+        """
         x = np.asarray(train, dtype=float)
         cov = np.atleast_2d(np.cov(x, rowvar=False))
         cov += ridge * max(np.trace(cov) / len(cov), 1e-12) * np.eye(len(cov))
@@ -256,18 +358,86 @@ class GaussianImputer:
 
     def conditional(self, X, mask) -> tuple[np.ndarray, np.ndarray]:
         r"""Conditional means (observed entries kept) and covariances (zero outside the missing
-        block) of every row: ``(x_hat (n, d), cov (n, d, d))``."""
+        block) of every row.
+
+        .. math:: \hat x_M = \mu_M - \Lambda_{MM}^{-1}\Lambda_{MO}(x_O - \mu_O), \qquad
+                  \Sigma_{M|O} = \Lambda_{MM}^{-1}.
+
+        Parameters
+        ----------
+        X : array (n, d)
+            Rows (missing entries are ignored; NaN is fine).
+        mask : array (n, d) of bool
+            True where missing.
+
+        Returns
+        -------
+        x_hat : numpy.ndarray, shape (n, d)
+        cov : numpy.ndarray, shape (n, d, d)
+
+        Examples
+        --------
+        Two rows with different masks, solved together:
+
+        >>> imp = GaussianImputer([0.0, 0.0], [[0.3, 0.383406], [0.383406, 1.0]])
+        >>> x_hat, cov = imp.conditional([[np.nan, 1.0], [0.5, np.nan]],
+        ...                              [[True, False], [False, True]])
+        >>> x_hat.round(4).tolist(), [c.diagonal().round(4).tolist() for c in cov]
+        ([[0.3834, 1.0], [0.5, 0.639]], [[0.153, 0.0], [0.0, 0.51]])
+        """
         x, m = np.asarray(X, dtype=float), np.asarray(mask, dtype=bool)
         return conditional_moments(x, m, *self._rows(len(x)))
 
     def logits(self, X, mask, coef, intercept) -> tuple[np.ndarray, np.ndarray]:
         r"""Law of the logits :math:`z = W x + b`: mean :math:`W \hat x + b` and covariance
-        :math:`W_M \Sigma_{M|O} W_M^\top`, shapes (n, r) and (n, r, r)."""
+        :math:`W_M \Sigma_{M|O} W_M^\top`, shapes (n, r) and (n, r, r).
+
+        Parameters
+        ----------
+        X, mask
+            As in :meth:`conditional`.
+        coef, intercept : arrays (r, d) and (r,)
+            A linear classifier's :math:`W` and :math:`b`.
+
+        Returns
+        -------
+        mean : numpy.ndarray, shape (n, r)
+        cov : numpy.ndarray, shape (n, r, r)
+
+        Examples
+        --------
+        >>> imp = GaussianImputer([0.0, 0.0], [[0.3, 0.383406], [0.383406, 1.0]])
+        >>> mean, cov = imp.logits([[np.nan, 1.0]], [[True, False]], [[1.0, 1.0]], [-1.0])
+        >>> round(float(mean[0, 0]), 6), round(float(cov[0, 0, 0]), 6)  # x1 | x2 = 1
+        (0.383406, 0.153)
+        """
         x, m = np.asarray(X, dtype=float), np.asarray(mask, dtype=bool)
         return conditional_logits(x, m, *self._rows(len(x)), coef, intercept)
 
     def sample(self, X, mask, n_draws: int, random_seed=None) -> np.ndarray:
-        """``n_draws`` conditional imputations of every row, shape (n, S, d)."""
+        """``n_draws`` conditional imputations of every row, shape (n, S, d).
+
+        Observed entries are kept; see :func:`conditional_draws`.
+
+        Parameters
+        ----------
+        X, mask
+            As in :meth:`conditional`.
+        n_draws : int
+            Imputations per row S.
+        random_seed : int or numpy.random.Generator, optional
+
+        Returns
+        -------
+        numpy.ndarray, shape (n, S, d)
+
+        Examples
+        --------
+        >>> imp = GaussianImputer([0.0, 0.0], [[0.3, 0.383406], [0.383406, 1.0]])
+        >>> x = imp.sample([[np.nan, 1.0]], [[True, False]], 20000, random_seed=0)
+        >>> round(float(x[0, :, 0].mean()), 2), round(float(x[0, :, 0].var()), 2), x[0, 0, 1]
+        (0.39, 0.15, np.float64(1.0))
+        """
         x, m = np.asarray(X, dtype=float), np.asarray(mask, dtype=bool)
         return conditional_draws(x, m, *self._rows(len(x)), n_draws, random_seed)
 
@@ -339,10 +509,22 @@ def _clip_simplex(phi: np.ndarray) -> np.ndarray:
 def dirichlet_moments(phi, kappa_min: float = 1e-3) -> tuple[np.ndarray, np.ndarray]:
     r"""Method of moments with a pooled concentration: ``(mu (n, K), kappa (n,))``.
 
-    ``phi`` (n, S, K), S >= 2.
     :math:`\hat\kappa = \mathrm{median}_j[\hat\mu_j(1-\hat\mu_j)/\hat v_j] - 1` over classes
     whose sample variance (ddof 1) exceeds rounding (1e-13 of its largest possible value), at
-    least ``kappa_min``; ``inf`` (a point mass) when no class has one.
+    least ``kappa_min``; ``inf`` (a point mass) when no class has one. :math:`\alpha = \hat\kappa
+    \hat\mu`.
+
+    Parameters
+    ----------
+    phi : array (n, S, K)
+        MVU draws, S >= 2.
+    kappa_min : float
+        Floor of :math:`\hat\kappa`.
+
+    Returns
+    -------
+    mu : numpy.ndarray, shape (n, K)
+    kappa : numpy.ndarray, shape (n,)
 
     Examples
     --------
@@ -375,6 +557,19 @@ def dirichlet_mle(phi, max_iter: int = 100, tol: float = 1e-10) -> np.ndarray:
     :math:`\mathrm{diag}(-S\psi'(\alpha_j)) + S\psi'(\alpha_0)\mathbf 1\mathbf 1^\top` inverts in
     O(K), started from the moments and halved to stay positive. Draws are floored at 1e-6.
     Rows with no spread (a point mass) have no maximum: the caller treats them as such.
+
+    Parameters
+    ----------
+    phi : array (n, S, K)
+        MVU draws.
+    max_iter : int
+        Newton iterations.
+    tol : float
+        Relative change of :math:`\alpha` at which to stop.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, K)
 
     Examples
     --------
@@ -459,7 +654,32 @@ class DMV:
         return np.hstack([z, ind.astype(float)])
 
     def fit(self, X, predict_proba) -> DMV:
-        """Train on complete rows ``X`` (n, d) with the frozen classifier as teacher."""
+        """Train on complete rows ``X`` (n, d) with the frozen classifier as teacher.
+
+        Parameters
+        ----------
+        X : array (n, d)
+            Complete training rows (no NaN).
+        predict_proba : classifier or callable
+            As :func:`bayeval.methods.mvu.mvu`'s ``predict_proba``.
+
+        Returns
+        -------
+        DMV
+            Itself, with ``params_``, ``n_iter_`` and ``loss_`` (the final penalised NLL).
+
+        Raises
+        ------
+        ValueError
+            If ``X`` is not 2-D or holds NaN.
+
+        Examples
+        --------
+        >>> X = np.random.default_rng(0).normal(size=(300, 2))
+        >>> dmv = DMV(hidden=0, random_seed=0).fit(X, LinearClassifier([[2.0, 2.0]], [0.0]))
+        >>> round(float(dmv.loss_), 2)
+        -0.43
+        """
         x = np.asarray(X, dtype=float)
         if x.ndim != 2 or not np.isfinite(x).all():
             raise ValueError("X must be complete training rows (2-D, no NaN): DMV learns from "
@@ -509,7 +729,26 @@ class DMV:
         return nll + reg, np.concatenate([p.ravel() for p in grads])
 
     def alpha(self, X, mask=None) -> np.ndarray:
-        """Dirichlet parameters (n, K) of rows with NaN (or ``mask``) marking missing features."""
+        """Dirichlet parameters (n, K) of rows with NaN (or ``mask``) marking missing features.
+
+        Parameters
+        ----------
+        X : array (n, d)
+        mask : array (n, d) of bool, optional
+            True where missing (default: ``isnan(X)``).
+
+        Returns
+        -------
+        numpy.ndarray, shape (n, K)
+
+        Examples
+        --------
+        >>> X = np.random.default_rng(0).normal(size=(300, 2))
+        >>> dmv = DMV(hidden=0, random_seed=0).fit(X, LinearClassifier([[2.0, 2.0]], [0.0]))
+        >>> dmv.alpha([[5.0, np.nan], [np.nan, np.nan]]).round(1)  # sure; then a coin flip
+        array([[ 0.1, 23.7],
+               [ 0.6,  0.5]])
+        """
         x = np.asarray(X, dtype=float)
         m = np.isnan(x) if mask is None else np.asarray(mask, dtype=bool)
         return np.exp(self._forward(self.params_, self._inputs(x, m))[0])
