@@ -33,7 +33,33 @@ def calibrated_scores(n: int = 1000, *, a: float = 2.0, b: float = 2.0, threshol
     r"""Perfectly calibrated scores: :math:`s_i \sim \mathrm{Beta}(a, b)`,
     :math:`y_i \sim \mathrm{Bernoulli}(s_i)`, :math:`\hat y_i = [s_i \ge t]`.
 
-    Returns ``scores``, ``labels``, ``y_pred``.
+    Parameters
+    ----------
+    n : int
+        Number of rows.
+    a, b : float
+        Positive Beta parameters of the scores.
+    threshold : float
+        Decision threshold :math:`t` of ``y_pred``.
+    random_seed : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    sklearn.utils.Bunch
+        ``scores`` (float, shape (n,)), ``labels`` and ``y_pred`` (int8 0/1).
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is not a positive integer or ``a``, ``b`` are not positive.
+
+    Examples
+    --------
+    >>> d = calibrated_scores(1000, random_seed=0)
+    >>> d.scores[:3].round(3), d.labels[:3], d.y_pred[:3]
+    (array([0.41 , 0.211, 0.481]), array([1, 1, 0], dtype=int8), array([0, 0, 0], dtype=int8))
+    >>> float(d.labels.mean())  # E[y] = E[s] = a / (a + b) = 0.5
+    0.517
     """
     n = _size(n, "n")
     if a <= 0 or b <= 0:
@@ -50,8 +76,34 @@ def noisy_judge(n_labelled: int = 200, n_unlabelled: int = 5000, *, prevalence: 
 
     :math:`Y \sim \mathrm{Bernoulli}(\theta)`; the judge says 1 with probability :math:`q_1`
     (sensitivity) when :math:`Y = 1` and :math:`1 - q_0` (one minus specificity) when
-    :math:`Y = 0`. Returns ``y`` and ``yhat`` (the labelled rows), ``yhat_unlabeled``, and the
-    truth ``theta`` (the prevalence) and ``theta_sample`` (the mean of all simulated labels).
+    :math:`Y = 0`, so :math:`P(\hat Y=1)=\theta q_1+(1-\theta)(1-q_0)`.
+
+    Parameters
+    ----------
+    n_labelled, n_unlabelled : int
+        Rows labelled by humans and by the judge, and rows labelled by the judge only.
+    prevalence : float
+        :math:`\theta=P(Y=1)`.
+    sensitivity, specificity : float
+        :math:`q_1=P(\hat Y=1\mid Y=1)` and :math:`q_0=P(\hat Y=0\mid Y=0)`.
+    random_seed : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    sklearn.utils.Bunch
+        ``y`` and ``yhat`` (the labelled rows), ``yhat_unlabeled``, the truth ``theta`` (the
+        prevalence) and ``theta_sample`` (the mean of all simulated labels), ``sensitivity``
+        and ``specificity``.
+
+    Examples
+    --------
+    >>> d = noisy_judge(200, 5000, random_seed=0)
+    >>> d.y.size, d.yhat.size, d.yhat_unlabeled.size
+    (200, 200, 5000)
+    >>> float(d.yhat_unlabeled.mean())  # 0.6 * 0.9 + 0.4 * 0.2 = 0.62
+    0.6248
+    >>> round(d.theta_sample, 4)
+    0.6044
     """
     n_l, n_u = _size(n_labelled, "n_labelled"), _size(n_unlabelled, "n_unlabelled")
     theta, q1, q0 = (_rate(prevalence, "prevalence"), _rate(sensitivity, "sensitivity"),
@@ -77,8 +129,44 @@ def weak_labels(n: int = 2000, *, prior=(0.5, 0.5), accuracy=(0.85, 0.75, 0.65),
     :math:`X` alone. With ``min_votes`` the votes of items with fewer votes are drawn again;
     voting does not depend on :math:`Y`, so :math:`P(Y \mid Z)` is unchanged.
 
-    Returns ``labels``, ``weak_labels`` (n x k, -1 = abstain), ``X``, ``y_pred`` and
-    ``p_y_given_z`` (n x classes, the oracle label model).
+    Parameters
+    ----------
+    n : int
+        Number of items.
+    prior : sequence of float
+        Class probabilities :math:`\pi` (two or more, summing to 1).
+    accuracy, propensity : sequence of float
+        Per labelling function: probability of a right vote, and of voting at all.
+    separation : float
+        Distance :math:`s` of the class means of the features.
+    min_votes : int
+        Least number of votes per item (0 to k).
+    random_seed : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    sklearn.utils.Bunch
+        ``labels``, ``weak_labels`` (n x k, -1 = abstain), ``X`` (n x classes), ``y_pred`` and
+        ``p_y_given_z`` (n x classes, the oracle label model).
+
+    Raises
+    ------
+    ValueError
+        For a prior that is not a probability vector, rates outside [0, 1], mismatched
+        ``accuracy`` and ``propensity``, or ``min_votes`` out of range.
+
+    Examples
+    --------
+    >>> d = weak_labels(2000, random_seed=0)
+    >>> d.weak_labels[:3]
+    array([[-1,  1, -1],
+           [ 0,  1, -1],
+           [-1,  0,  1]])
+    >>> (d.weak_labels >= 0).mean(axis=0)  # propensities 0.7, 0.5, 0.4
+    array([0.7085, 0.492 , 0.4185])
+    >>> d.p_y_given_z[:2].round(3)  # P(Y | Z) of the first two items
+    array([[0.25 , 0.75 ],
+           [0.654, 0.346]])
     """
     n = _size(n, "n")
     pi = np.asarray(prior, dtype=float)
@@ -125,8 +213,42 @@ def mask_labels(labels, *, p_m: float, mechanism: str = "mcar", eta: float | Non
     ``mechanism="mnar"`` (label-dependent, the missing-labels paper's class-imbalanced masking): a
     subset of the same size of which a fraction ``eta`` are positives, drawn without
     replacement; when a class has too few rows its count is capped and the rest is filled from
-    the other class. Returns ``labels`` (float, NaN = missing), ``mask`` (True = missing) and
-    ``eta`` (the achieved fraction of positives among the masked rows).
+    the other class.
+
+    Parameters
+    ----------
+    labels : array-like, shape (n,)
+        Binary labels.
+    p_m : float
+        Fraction of labels to hide, in [0, 1].
+    mechanism : {"mcar", "mnar"}
+        Missing completely at random, or label-dependent.
+    eta : float, optional
+        With ``"mnar"`` only: the fraction of positives among the hidden labels.
+    random_seed : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    sklearn.utils.Bunch
+        ``labels`` (float, NaN = missing), ``mask`` (True = missing) and ``eta`` (the achieved
+        fraction of positives among the masked rows).
+
+    Raises
+    ------
+    ValueError
+        For non-binary labels, rates outside [0, 1], or ``eta`` given with ``"mcar"`` or
+        missing with ``"mnar"``.
+
+    Examples
+    --------
+    Hide 4 of 10 labels, 3 of them positives:
+
+    >>> d = mask_labels([1, 0, 1, 1, 0, 0, 1, 0, 1, 1], p_m=0.4, mechanism="mnar", eta=0.75,
+    ...                 random_seed=0)
+    >>> d.labels
+    array([ 1., nan,  1.,  1.,  0.,  0., nan,  0., nan, nan])
+    >>> d.eta
+    0.75
     """
     y = as_binary(labels, "labels")
     p_m = _rate(p_m, "p_m")
@@ -159,8 +281,30 @@ def mask_labels(labels, *, p_m: float, mechanism: str = "mcar", eta: float | Non
 def breast_cancer(*, test_size: float = 0.5, random_seed: int = 0) -> Bunch:
     """Logistic regression trained on scikit-learn's bundled breast-cancer data (no download).
 
-    Returns for the held-out split ``scores`` (P(malignant)), ``y_pred`` (scores >= 0.5),
-    ``labels`` (1 = malignant), ``X`` and ``feature_names``, and the fitted ``classifier``.
+    A standardised, L2-penalised (C = 0.1) logistic regression is fitted on a stratified half
+    of the 569 cases; the other half is returned.
+
+    Parameters
+    ----------
+    test_size : float
+        Fraction of the cases held out.
+    random_seed : int
+        Seed of the split.
+
+    Returns
+    -------
+    sklearn.utils.Bunch
+        For the held-out split: ``scores`` (P(malignant)), ``y_pred`` (scores >= 0.5),
+        ``labels`` (1 = malignant), ``X`` and ``feature_names``; and the fitted ``classifier``
+        (a scikit-learn pipeline).
+
+    Examples
+    --------
+    >>> d = breast_cancer()
+    >>> d.X.shape, round(float(d.labels.mean()), 3)
+    ((285, 30), 0.372)
+    >>> round(float((d.y_pred == d.labels).mean()), 3)  # accuracy
+    0.965
     """
     from sklearn.datasets import load_breast_cancer
     from sklearn.linear_model import LogisticRegression

@@ -9,6 +9,8 @@ import numpy as np
 import bayeval as be
 from bayeval import datasets
 
+__all__ = ["run"]
+
 
 def _steps(seed: int) -> list[tuple[str, Callable[[], be.Evaluation]]]:
     data = datasets.breast_cancer(random_seed=seed)
@@ -44,7 +46,37 @@ def _steps(seed: int) -> list[tuple[str, Callable[[], be.Evaluation]]]:
 
 
 def run(seed: int = 0, verbose: bool = False) -> list[be.Evaluation]:
-    """Evaluations of each method; the fast path and the model are checked where both ran."""
+    """Evaluations of each method; the fast path and the model are checked where both ran.
+
+    In order: ``labelled`` on the breast-cancer classifier (fast path and PyMC), ``cbpe`` on 400
+    unlabelled cases in 4 chunks (both), ``pemi`` with 30 % of the labels missing not at random,
+    ``judge`` with every estimator, ``bounds`` from three labelling functions and ``mvu`` on 40
+    cases with missing features (see :mod:`bayeval.datasets`).
+
+    Parameters
+    ----------
+    seed : int
+        Seed of the data and of every method.
+    verbose : bool
+        Print each step's title before running it.
+
+    Returns
+    -------
+    list of Evaluation
+        One per method, in the order above.
+
+    Examples
+    --------
+    The steps, and the data they are built from, without running them:
+
+    >>> [title.split(":")[0] for title, _ in _steps(seed=0)]
+    ['labelled', 'cbpe', 'pemi', 'judge', 'bounds', 'mvu']
+
+    The whole demo samples the PyMC models of several methods (minutes), so it is not run here:
+
+    >>> evaluations = run(seed=0, verbose=True)  # doctest: +SKIP
+    >>> be.report(evaluations, "bayeval-demo/report.html")  # doctest: +SKIP
+    """
     out = []
     for title, step in _steps(seed):
         if verbose:

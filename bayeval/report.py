@@ -70,6 +70,11 @@ def report(evaluations: Evaluation | Sequence[Evaluation], path: str | os.PathLi
     pathlib.Path
         ``path``.
 
+    Raises
+    ------
+    ValueError
+        If ``evaluations`` is empty or holds something other than Evaluations.
+
     Examples
     --------
     >>> import tempfile, bayeval as be
