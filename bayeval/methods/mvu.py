@@ -96,6 +96,13 @@ def model_a(train, *, x=None, coef=None, intercept=None, eta: float = 2.0, mu_sd
             sd_sd: float = 2.0):
     r"""Model A: Gaussian imputation posterior, pushed through a linear classifier.
 
+    .. math:: \mu \sim N(0, \sigma_\mu^2 I),\quad \Sigma = LL^\top,\quad
+              L \sim \mathrm{LKJCholeskyCov}(\eta, \mathrm{HalfNormal}(\sigma_{sd})),\quad
+              z_n \sim N(\mu, \Sigma)
+
+    on the standardised training rows :math:`z_n`; the missing entries of a test row follow
+    :math:`x_M^* \mid \mu, \Sigma, x_O` and :math:`\phi^* = \pi(x_O, x_M^*)`.
+
     Parameters
     ----------
     train : array (N, d)
@@ -108,11 +115,23 @@ def model_a(train, *, x=None, coef=None, intercept=None, eta: float = 2.0, mu_sd
     coef, intercept : arrays (r, d) and (r,), optional
         A linear classifier (r = 1: sigmoid, else softmax): adds the deterministic ``phi``
         (``test``, ``class``) of the completed test rows.
+    eta, mu_sd, sd_sd : float
+        LKJ shape :math:`\eta`, prior sd :math:`\sigma_\mu` of the means and
+        :math:`\sigma_{sd}` of the standard deviations (standardised units).
 
     Returns
     -------
-    pm.Model with free ``mu`` (``feature``), ``chol`` (packed Cholesky factor) and, with ``x``,
-    ``x_miss_z``; observed ``x_train``.
+    pm.Model
+        Free ``mu`` (``feature``), ``chol`` (packed Cholesky factor) and, with ``x``,
+        ``x_miss_z``; observed ``x_train``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> m = model_a(rng.normal(size=(50, 2)), x=[[np.nan, 1.0], [0.5, 0.2]],
+    ...             coef=[[1.0, 1.0]], intercept=[-1.0])
+    >>> [v.name for v in m.free_RVs], m.named_vars_to_dims["phi"]
+    (['mu', 'chol', 'x_miss_z'], ('test', 'class'))
     """
     import pymc as pm
     import pytensor.tensor as pt
@@ -155,6 +174,10 @@ def model_a(train, *, x=None, coef=None, intercept=None, eta: float = 2.0, mu_sd
 def model_b(phi, *, kappa_prior=(2.302585092994046, 3.0)):
     r"""Model B: a Bayesian Dirichlet fitted to MVU draws, one per instance.
 
+    .. math:: \mu_\alpha \sim \mathrm{Dir}(\mathbf 1),\quad
+              \kappa \sim \mathrm{LogNormal}(m, s^2),\quad
+              \phi^{(s)} \sim \mathrm{Dir}(\kappa\mu_\alpha).
+
     Parameters
     ----------
     phi : array (S, K) or (n, S, K)
@@ -165,8 +188,16 @@ def model_b(phi, *, kappa_prior=(2.302585092994046, 3.0)):
 
     Returns
     -------
-    pm.Model with free ``mu`` (``instance``, ``class``; simplex) and ``kappa`` (``instance``),
-    deterministic ``alpha`` and observed ``phi``.
+    pm.Model
+        Free ``mu`` (``instance``, ``class``; simplex) and ``kappa`` (``instance``),
+        deterministic ``alpha`` and observed ``phi``.
+
+    Examples
+    --------
+    >>> phi = np.random.default_rng(0).dirichlet([2.0, 5.0, 3.0], size=(2, 100))  # 2 instances
+    >>> m = model_b(phi)
+    >>> [v.name for v in m.free_RVs], m.named_vars_to_dims["alpha"]
+    (['mu', 'kappa'], ('instance', 'class'))
     """
     import pymc as pm
 
@@ -191,6 +222,21 @@ def dmv_design(x, mask, center=None, scale=None) -> np.ndarray:
     to 0. The interactions let "feature j observed while i is missing" differ from "both observed"
     (without them the MVCE of the spec's X2-missing case rises several-fold). No intercept: the
     model adds one.
+
+    Parameters
+    ----------
+    x : array (n, d)
+        Rows (missing entries ignored).
+    mask : array (n, d) of bool
+        True where missing.
+    center, scale : arrays (d,), optional
+        Standardisation (default 0 and 1).
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, 2d + d(d-1))
+        :math:`\tilde x`, :math:`m`, then :math:`m_i \tilde x_j` for the pairs
+        :math:`i \ne j` in row-major order.
 
     Examples
     --------
@@ -221,6 +267,22 @@ def model_c(features, targets, *, sigma_w: float = 3.0):
         Standardised :func:`dmv_design` rows of masked training copies (no fully observed row).
     targets : array (N, K)
         The classifier's probabilities on the complete rows, floored at 1e-6 and renormalised.
+    sigma_w : float
+        Prior sd :math:`\sigma_W` of the weights.
+
+    Returns
+    -------
+    pm.Model
+        Free ``w_eta`` (``feature``, ``logit``) and ``w_kappa`` (``feature``), observed
+        ``target``.
+
+    Examples
+    --------
+    >>> mask = [[False, True], [True, False], [False, True]]
+    >>> h = dmv_design([[1.0, np.nan], [np.nan, 2.0], [0.5, np.nan]], mask)
+    >>> m = model_c(h, [[0.2, 0.8], [0.6, 0.4], [0.3, 0.7]])
+    >>> {v.name: m.initial_point()[v.name].shape for v in m.free_RVs}  # F + 1 = 7, K - 1 = 1
+    {'w_eta': (7, 1), 'w_kappa': (7,)}
     """
     import pymc as pm
     import pytensor.tensor as pt

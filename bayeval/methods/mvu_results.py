@@ -37,8 +37,9 @@ from bayeval.methods.mvu_estimators import (
 from bayeval.table import Table, table
 from bayeval.validation import as_seed
 
-__all__ = ["DECISION", "MVUEvaluation", "dirichlet", "dirichlet_posterior", "draws", "fast_path",
-           "gaussian_logits", "logit_posterior", "merge", "point_mass", "predictive_draws"]
+# the result builders (point_mass, dirichlet, gaussian_logits, draws, *_posterior,
+# predictive_draws, merge, fast_path) are the engine of bayeval.methods.mvu, not public API
+__all__ = ["DECISION", "MVUEvaluation"]
 
 #: per-instance columns that every summary of :func:`bayeval.methods.mvu.mvu` carries
 DECISION = ("y_hard", "c_hard", "c_hard_lower", "c_hard_upper", "c_hard_se", "y_soft", "c_soft",
@@ -264,10 +265,52 @@ def fast_path(predict, x, m, train, imputer, method, opts) -> tuple[dict, list[s
 class MVUEvaluation(Evaluation, method="mvu"):
     """The :class:`~bayeval.evaluation.Evaluation` of :func:`mvu`: its summary always carries the
     decision columns (also when it summarises posterior draws), and :meth:`decide` says which
-    missing features to collect."""
+    missing features to collect.
+
+    Built by :func:`bayeval.methods.mvu.mvu`; a saved one reads back as a plain ``Evaluation``
+    (``be.load``): wrap it as ``MVUEvaluation(be.load(path).tree)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayeval.methods.mvu import mvu
+    >>> from bayeval.methods.mvu_estimators import GaussianImputer, LinearClassifier
+    >>> imputer = GaussianImputer([0.0, 0.0], [[0.3, 0.383406], [0.383406, 1.0]])
+    >>> clf = LinearClassifier([[1.0, 1.0]], [-1.0])
+    >>> ev = mvu(clf, [[np.nan, 0.9], [2.0, np.nan], [0.2, 0.3]], imputer=imputer)
+    >>> ev.summary()["c_hard"].round(4).tolist()  # the third row is complete
+    [0.7345, 1.0, 1.0]
+    """
 
     def summary(self, source: str | None = None, ci_prob: float | None = None,
                 ci_kind: str | None = None) -> Table:
+        r""":meth:`Evaluation.summary <bayeval.evaluation.Evaluation.summary>` per ``instance``,
+        with the decision columns of the closed form (``y_hard``, ``c_hard``, ``y_soft``,
+        ``c_soft``, ``n_missing``, ...) also in summaries of posterior draws.
+
+        Parameters
+        ----------
+        source : {"closed_form", "draws"}, optional
+        ci_prob, ci_kind : optional
+            As :meth:`Evaluation.summary <bayeval.evaluation.Evaluation.summary>`.
+
+        Returns
+        -------
+        Table
+            ``mean``, ``sd``, ``lower``, ``upper`` of :math:`\Phi_{\hat y}` and the decision
+            columns.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bayeval.methods.mvu import mvu
+        >>> from bayeval.methods.mvu_estimators import GaussianImputer, LinearClassifier
+        >>> imputer = GaussianImputer([0.0, 0.0], [[0.3, 0.383406], [0.383406, 1.0]])
+        >>> clf = LinearClassifier([[1.0, 1.0]], [-1.0])
+        >>> ev = mvu(clf, [[np.nan, 0.9], [2.0, np.nan], [0.2, 0.3]], imputer=imputer)
+        >>> list(ev.summary().columns)
+        ['mean', 'sd', 'lower', 'upper', 'y_hard', 'c_hard', 'y_soft', 'c_soft', 'n_missing']
+        """
         out = super().summary(source, ci_prob, ci_kind)
         cf = self.closed_form
         if out.attrs["source"] == "draws" and cf is not None:
@@ -291,6 +334,24 @@ class MVUEvaluation(Evaluation, method="mvu"):
         -------
         Table indexed by ``instance`` with ``y_hard``, ``c_hard``, ``risk``, ``collect``,
         ``expected_cost``; ``attrs`` hold ``n_collect`` and ``total_expected_cost``.
+
+        Raises
+        ------
+        ValueError
+            Neither ``threshold`` nor ``collect_cost``; a threshold outside (0, 1]; a negative
+            cost.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bayeval.methods.mvu import mvu
+        >>> from bayeval.methods.mvu_estimators import GaussianImputer, LinearClassifier
+        >>> imputer = GaussianImputer([0.0, 0.0], [[0.3, 0.383406], [0.383406, 1.0]])
+        >>> clf = LinearClassifier([[1.0, 1.0]], [-1.0])
+        >>> ev = mvu(clf, [[np.nan, 0.9], [2.0, np.nan], [0.2, 0.3]], imputer=imputer)
+        >>> plan = ev.decide(collect_cost=0.1)  # collect where 1 - c_hard > 0.1
+        >>> plan["collect"].tolist(), plan["risk"].round(4).tolist()
+        ([True, False, False], [0.2655, 0.0, 0.0])
         """
         if threshold is None and collect_cost is None:
             raise ValueError("decide() needs a threshold on c_hard or a collect_cost.")

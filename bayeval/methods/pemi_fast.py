@@ -57,7 +57,7 @@ _EPS = 1e-12  # scores are clipped to [eps, 1 - eps] inside logits only (spec P8
 class Options(NamedTuple):
     r"""Metric conventions shared by every path.
 
-    Parameters
+    Attributes
     ----------
     ties : {"half", "one"}
         Weight of a tied positive-negative pair in ROC-AUC (scikit-learn's 1/2, or the paper's 1).
