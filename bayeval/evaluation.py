@@ -68,6 +68,36 @@ class Evaluation:
         Everything the evaluation holds; see the module docstring for its groups.
     model : pm.Model or None
         The PyMC model that was sampled, when there was one in this session (not saved).
+
+    Examples
+    --------
+    The methods build Evaluations; here one is assembled by hand from the conjugate posterior
+    of an accuracy (45 of 60 rows right, Beta(2, 2) prior: Beta(47, 17)) and independent draws
+    of it standing in for MCMC draws:
+
+    >>> import numpy as np, xarray as xr
+    >>> from scipy import stats
+    >>> from bayeval.methods.labelled import posterior
+    >>> rng = np.random.default_rng(0)
+    >>> theta = rng.beta(47, 17, size=(2, 1000, 1))  # 45 of 60 right, Beta(2, 2) prior
+    >>> dims = ("chain", "draw", "metric")
+    >>> draws = xr.DataTree.from_dict({
+    ...     "posterior": xr.Dataset({"theta": (dims, theta)}, coords={"metric": ["accuracy"]}),
+    ...     "sample_stats": xr.Dataset({"diverging": (dims[:2], np.zeros((2, 1000), bool)),
+    ...                                 "energy": (dims[:2], rng.normal(size=(2, 1000)))}),
+    ...     "log_prior": xr.Dataset({"theta": (dims, stats.beta(2, 2).logpdf(theta))}),
+    ...     "log_likelihood": xr.Dataset({"k": (dims, stats.binom(60, theta).logpmf(45))}),
+    ... })
+    >>> closed = posterior([45], [60], metrics=["accuracy"], prior=(2, 2))
+    >>> ev = Evaluation.create(method="labelled", variant="both", closed_form=closed,
+    ...                        draws=draws, estimand="posterior/theta", iid_draws=True)
+    >>> ev.summary()[["mean", "sd", "lower", "upper"]].round(4)  # doctest: +NORMALIZE_WHITESPACE
+    labelled (both), draws: 95% equal-tailed intervals (eti)
+                mean      sd   lower   upper
+    metric
+    accuracy  0.7309  0.0547  0.6164  0.8293
+    >>> bool(ev.check().attrs["passed"]), bool(ev.diagnostics().attrs["ok"])
+    (True, True)
     """
 
     def __init_subclass__(cls, *, method: str | None = None, **kwargs):
@@ -110,6 +140,31 @@ class Evaluation:
             Kept in the metadata for the summary and the report.
         data : xr.Dataset, optional
             A summary of the input data (sizes, class balance...), kept as group ``data``.
+        ci_prob, ci_kind
+            Interval level and kind of the closed form, and the default of :meth:`summary`.
+        model : pm.Model, optional
+            The sampled model, kept in the session for :meth:`sensitivity` (not saved).
+
+        Returns
+        -------
+        Evaluation
+            Of the class ``create`` is called on.
+
+        Raises
+        ------
+        ValueError
+            Without ``closed_form`` and ``draws``, or with ``draws`` but no ``estimand``.
+
+        Examples
+        --------
+        >>> import xarray as xr
+        >>> cf = xr.Dataset({"mean": 0.75, "sd": 0.05, "lower": 0.64, "upper": 0.84})
+        >>> ev = Evaluation.create(method="custom", variant="exact", closed_form=cf)
+        >>> ev.summary()  # doctest: +NORMALIZE_WHITESPACE
+        custom (exact), closed form: 95% equal-tailed intervals (eti)
+                  mean    sd  lower  upper
+        quantity
+        custom    0.75  0.05   0.64   0.84
         """
         ci_prob = as_ci_prob(ci_prob)
         ci_kind = as_choice(ci_kind, "ci_kind", CI_KINDS)
@@ -140,19 +195,55 @@ class Evaluation:
     # ----------------------------------------------------------------------------- metadata
     @property
     def meta(self) -> dict[str, Any]:
-        """The metadata: method, variant, ci_prob, ci_kind, estimand, seed, versions, warnings."""
+        """The metadata: method, variant, ci_prob, ci_kind, estimand, seed, versions, warnings.
+
+        A new dict on every access, read from the tree's ``bayeval`` attribute (JSON).
+
+        Examples
+        --------
+        >>> import bayeval as be
+        >>> ev = be.labelled(labels=[1, 0, 1, 1, 0, 1], y_pred=[1, 0, 0, 1, 0, 1])
+        >>> ev.meta["method"], ev.meta["variant"], ev.meta["estimand"]
+        ('labelled', 'exact', None)
+        """
         return json.loads(self.tree.attrs["bayeval"])
 
     @property
     def ci_prob(self) -> float:
+        """Probability of the intervals (``ci_prob`` of the method that ran).
+
+        Examples
+        --------
+        >>> import bayeval as be
+        >>> be.labelled(labels=[1, 0, 1, 1], y_pred=[1, 0, 0, 1], ci_prob=0.9).ci_prob
+        0.9
+        """
         return self.meta["ci_prob"]
 
     @property
     def ci_kind(self) -> str:
+        """Kind of the intervals: ``"eti"`` (equal-tailed) or ``"hdi"`` (highest-density).
+
+        Examples
+        --------
+        >>> import bayeval as be
+        >>> be.labelled(labels=[1, 0, 1, 1], y_pred=[1, 0, 0, 1], ci_kind="hdi").ci_kind
+        'hdi'
+        """
         return self.meta["ci_kind"]
 
     @property
     def warnings(self) -> list[str]:
+        """What the method warned about (assumptions in doubt, undefined metrics...).
+
+        Examples
+        --------
+        >>> import xarray as xr
+        >>> cf = xr.Dataset({"mean": 0.5, "sd": 0.1, "lower": 0.3, "upper": 0.7})
+        >>> Evaluation.create(method="custom", variant="exact", closed_form=cf,
+        ...                   warnings=["only 12 rows"]).warnings
+        ['only 12 rows']
+        """
         return self.meta["warnings"]
 
     def _group(self, name: str) -> xr.Dataset | None:
@@ -160,12 +251,29 @@ class Evaluation:
 
     @property
     def closed_form(self) -> xr.Dataset | None:
-        """The fast path's Dataset, or None if only a model was sampled."""
+        """The fast path's Dataset, or None if only a model was sampled.
+
+        Examples
+        --------
+        >>> import bayeval as be
+        >>> ev = be.labelled(labels=[1, 0, 1, 1, 0, 1], y_pred=[1, 0, 0, 1, 0, 1])
+        >>> ev.closed_form["mean"].sel(metric="accuracy").item()  # Beta(1 + 5, 1 + 1)
+        0.75
+        """
         return self._group("closed_form")
 
     @property
     def draws(self) -> xr.DataArray | None:
-        """Draws of the estimand, dims ``(chain, draw, ...)``, or None if no model was sampled."""
+        """Draws of the estimand, dims ``(chain, draw, ...)``, or None if no model was sampled.
+
+        Examples
+        --------
+        The fast path alone has no draws (see the class docstring for an Evaluation with some):
+
+        >>> import bayeval as be
+        >>> be.labelled(labels=[1, 0, 1, 1], y_pred=[1, 0, 0, 1]).draws is None
+        True
+        """
         estimand = self.meta["estimand"]
         if estimand is None:
             return None
@@ -174,6 +282,15 @@ class Evaluation:
 
     @property
     def has_mcmc(self) -> bool:
+        """Whether MCMC ran (the tree has ``sample_stats``): :meth:`diagnostics` and
+        :meth:`sensitivity` need it.
+
+        Examples
+        --------
+        >>> import bayeval as be
+        >>> be.labelled(labels=[1, 0, 1, 1], y_pred=[1, 0, 0, 1]).has_mcmc
+        False
+        """
         return "sample_stats" in self.tree.children
 
     # ------------------------------------------------------------------------------ summary
@@ -188,6 +305,32 @@ class Evaluation:
             the closed form.
         ci_prob, ci_kind : optional
             Interval level and kind for draws (the closed form's are fixed when it is computed).
+
+        Returns
+        -------
+        Table
+            A pandas DataFrame indexed by the estimand's coordinates (``metric``...); from draws
+            also ``mcse_mean``, ``ess_bulk``, ``ess_tail`` and ``r_hat`` (several chains). Its
+            caption and ``attrs`` state the source and the interval level and kind.
+
+        Raises
+        ------
+        ValueError
+            If the source is missing, or ``ci_prob``/``ci_kind`` are changed for the closed form.
+
+        Examples
+        --------
+        >>> import bayeval as be
+        >>> ev = be.labelled(labels=[1, 0, 1, 1, 0, 1], y_pred=[1, 0, 0, 1, 0, 1])
+        >>> ev.summary().round(4)  # doctest: +NORMALIZE_WHITESPACE
+        labelled (exact), closed form: 95% equal-tailed intervals (eti)
+                       mean      sd   lower   upper  alpha  beta  successes  trials
+        metric
+        accuracy     0.7500  0.1443  0.4213  0.9633    6.0   2.0          5       6
+        precision    0.8000  0.1633  0.3976  0.9937    4.0   1.0          3       3
+        recall       0.6667  0.1782  0.2836  0.9473    4.0   2.0          3       4
+        specificity  0.7500  0.1936  0.2924  0.9916    3.0   1.0          2       2
+        npv          0.6000  0.2000  0.1941  0.9324    3.0   2.0          2       3
         """
         default = "draws" if self.draws is not None else "closed_form"
         source = as_choice(source or default, "source", ("closed_form", "draws"))
@@ -221,9 +364,43 @@ class Evaluation:
     def check(self) -> Table:
         """Compare the fast path with the draws (see :mod:`bayeval.check`), per coordinate.
 
-        Returns a Table indexed by the estimand's coordinates and ``test`` with columns ``fast``,
-        ``draws``, ``statistic``, ``tolerance``, ``n_eff``, ``passed``; ``attrs["passed"]`` is
-        True when every test passed.
+        Returns
+        -------
+        Table
+            Indexed by the estimand's coordinates and ``test``, with columns ``fast``,
+            ``draws``, ``statistic``, ``tolerance``, ``n_eff``, ``passed``; ``attrs["passed"]``
+            is True when every test passed. Coordinates where the metric is undefined are left
+            out.
+
+        Raises
+        ------
+        ValueError
+            Without both a fast path and draws, or if every coordinate is undefined.
+
+        Examples
+        --------
+        The conjugate posterior of an accuracy against independent draws of it:
+
+        >>> import numpy as np, xarray as xr
+        >>> from scipy import stats
+        >>> from bayeval.methods.labelled import posterior
+        >>> rng = np.random.default_rng(0)
+        >>> theta = rng.beta(47, 17, size=(2, 1000, 1))  # 45 of 60 right, Beta(2, 2) prior
+        >>> dims = ("chain", "draw", "metric")
+        >>> draws = xr.DataTree.from_dict({
+        ...     "posterior": xr.Dataset({"theta": (dims, theta)}, coords={"metric": ["accuracy"]}),
+        ... })
+        >>> closed = posterior([45], [60], metrics=["accuracy"], prior=(2, 2))
+        >>> ev = Evaluation.create(method="labelled", variant="both", closed_form=closed,
+        ...                        draws=draws, estimand="posterior/theta", iid_draws=True)
+        >>> ev.check()[["fast", "draws", "tolerance", "passed"]].round(4)
+        ... # doctest: +NORMALIZE_WHITESPACE
+        fast path vs independent draws, 4-sigma Monte-Carlo tolerances: all passed
+                                   fast   draws  tolerance  passed
+        metric   test
+        accuracy mean            0.7344  0.7309     0.0049    True
+                 variance_ratio  1.0000  0.9970     0.1265    True
+                 interval_mass   0.9500  0.9530     0.0195    True
         """
         cf, draws = self.closed_form, self.draws
         if cf is None or draws is None:
@@ -261,10 +438,52 @@ class Evaluation:
 
     # -------------------------------------------------------------------------- diagnostics
     def diagnostics(self) -> Table:
-        """MCMC diagnostics: R-hat, bulk/tail ESS per posterior quantity, divergences, BFMI.
+        r"""MCMC diagnostics: R-hat, bulk/tail ESS per posterior quantity, divergences, BFMI.
 
-        Returns a Table indexed by ``(diagnostic, quantity)`` with columns ``value``,
-        ``threshold`` and ``ok``; ``attrs["ok"]`` is True when all are within thresholds.
+        Thresholds: R-hat :math:`\le` 1.01, ESS :math:`\ge` 400 (Vehtari et al. 2021), no
+        divergences, E-BFMI :math:`\ge` 0.3 (Betancourt 2016), where
+        :math:`\text{E-BFMI}=\sum_t(E_t-E_{t-1})^2/\sum_t(E_t-\bar E)^2` of the energy :math:`E`.
+
+        Returns
+        -------
+        Table
+            Indexed by ``(diagnostic, quantity)`` with columns ``value``, ``threshold`` and
+            ``ok``; ``attrs["ok"]`` is True when all are within thresholds.
+
+        Raises
+        ------
+        ValueError
+            If no MCMC ran.
+
+        Examples
+        --------
+        Independent draws standing in for MCMC draws (a real run comes from
+        ``method="pymc"``):
+
+        >>> import numpy as np, xarray as xr
+        >>> from scipy import stats
+        >>> from bayeval.methods.labelled import posterior
+        >>> rng = np.random.default_rng(0)
+        >>> theta = rng.beta(47, 17, size=(2, 1000, 1))  # 45 of 60 right, Beta(2, 2) prior
+        >>> dims = ("chain", "draw", "metric")
+        >>> draws = xr.DataTree.from_dict({
+        ...     "posterior": xr.Dataset({"theta": (dims, theta)}, coords={"metric": ["accuracy"]}),
+        ...     "sample_stats": xr.Dataset({"diverging": (dims[:2], np.zeros((2, 1000), bool)),
+        ...                                 "energy": (dims[:2], rng.normal(size=(2, 1000)))}),
+        ... })
+        >>> closed = posterior([45], [60], metrics=["accuracy"], prior=(2, 2))
+        >>> ev = Evaluation.create(method="labelled", variant="both", closed_form=closed,
+        ...                        draws=draws, estimand="posterior/theta", iid_draws=True)
+        >>> ev.diagnostics().round(3)  # doctest: +NORMALIZE_WHITESPACE
+        MCMC diagnostics: all within thresholds
+                                        value threshold    ok
+        diagnostic  quantity
+        r_hat       theta[accuracy]     1.000   <= 1.01  True
+        ess_bulk    theta[accuracy]  2189.799    >= 400  True
+        ess_tail    theta[accuracy]  2074.830    >= 400  True
+        divergences sampler             0.000      == 0  True
+        bfmi        chain 0             1.920    >= 0.3  True
+                    chain 1             2.036    >= 0.3  True
         """
         if not self.has_mcmc:
             raise ValueError(f"diagnostics() needs MCMC draws; this evaluation ran "
@@ -300,11 +519,61 @@ class Evaluation:
 
     # -------------------------------------------------------------------------- sensitivity
     def sensitivity(self, var_names: list[str] | None = None) -> Table:
-        """Power-scaling prior and likelihood sensitivity (ArviZ ``psense``).
+        r"""Power-scaling prior and likelihood sensitivity (ArviZ ``psense``).
 
         Computes the ``log_likelihood`` and ``log_prior`` groups from the model if they are
         missing. A component whose log density is constant over the draws (a flat prior) cannot
         move the posterior under power scaling: its sensitivity is 0.
+
+        The posterior is reweighted as if the prior (or likelihood) were raised to a power
+        :math:`\alpha` near 1,
+        :math:`p_\alpha(\theta\mid y)\propto p(\theta)^\alpha p(y\mid\theta)`,
+        and the sensitivity is the derivative of the cumulative Jensen–Shannon distance
+        between :math:`p_\alpha` and the posterior (Kallioinen et al. 2024). Prior sensitivity
+        of :data:`PSENSE_THRESHOLD` or more flags an informative prior; both at once, a
+        prior–data conflict.
+
+        Parameters
+        ----------
+        var_names : list of str, optional
+            Posterior variables to analyse (default: all float ones).
+
+        Returns
+        -------
+        Table
+            Indexed by ``quantity`` (``theta[accuracy]``...) with columns ``prior``,
+            ``likelihood`` and ``diagnosis``.
+
+        Raises
+        ------
+        ValueError
+            If no MCMC ran, or the log densities are missing and no model is attached.
+
+        Examples
+        --------
+        Independent draws of a Beta(2, 2)-binomial posterior, with its log densities:
+
+        >>> import numpy as np, xarray as xr
+        >>> from scipy import stats
+        >>> from bayeval.methods.labelled import posterior
+        >>> rng = np.random.default_rng(0)
+        >>> theta = rng.beta(47, 17, size=(2, 1000, 1))  # 45 of 60 right, Beta(2, 2) prior
+        >>> dims = ("chain", "draw", "metric")
+        >>> draws = xr.DataTree.from_dict({
+        ...     "posterior": xr.Dataset({"theta": (dims, theta)}, coords={"metric": ["accuracy"]}),
+        ...     "sample_stats": xr.Dataset({"diverging": (dims[:2], np.zeros((2, 1000), bool)),
+        ...                                 "energy": (dims[:2], rng.normal(size=(2, 1000)))}),
+        ...     "log_prior": xr.Dataset({"theta": (dims, stats.beta(2, 2).logpdf(theta))}),
+        ...     "log_likelihood": xr.Dataset({"k": (dims, stats.binom(60, theta).logpmf(45))}),
+        ... })
+        >>> closed = posterior([45], [60], metrics=["accuracy"], prior=(2, 2))
+        >>> ev = Evaluation.create(method="labelled", variant="both", closed_form=closed,
+        ...                        draws=draws, estimand="posterior/theta", iid_draws=True)
+        >>> ev.sensitivity().round(3)  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
+        power-scaling sensitivity (threshold 0.05): ...
+                         prior  likelihood diagnosis
+        quantity
+        theta[accuracy]  0.021       0.122        ok
         """
         if not self.has_mcmc:
             raise ValueError("sensitivity() needs posterior draws from MCMC; this evaluation "
@@ -336,13 +605,58 @@ class Evaluation:
 
     # ------------------------------------------------------------------ figures and report
     def plot(self, kind: str | None = None, **kwargs):
-        """One figure of this evaluation; see :func:`bayeval.plots.plot` for the kinds."""
+        """One figure of this evaluation; see :func:`bayeval.plots.plot` for the kinds.
+
+        Parameters
+        ----------
+        kind : str, optional
+            The figure; by default the kind that suits this evaluation.
+        **kwargs
+            Options of the kind.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+
+        Examples
+        --------
+        >>> import matplotlib.pyplot as plt
+        >>> import bayeval as be
+        >>> ev = be.labelled(labels=[1, 0, 1, 1, 0, 1], y_pred=[1, 0, 0, 1, 0, 1])
+        >>> fig = ev.plot("intervals")
+        >>> len(fig.axes[0].get_yticklabels())  # one row per metric
+        5
+        >>> plt.close(fig)
+        """
         from bayeval.plots import plot
 
         return plot(self, kind, **kwargs)
 
     def report(self, path, **kwargs):
-        """Write a self-contained HTML report; see :func:`bayeval.report.report`."""
+        """Write a self-contained HTML report; see :func:`bayeval.report.report`.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The HTML file.
+        **kwargs
+            Passed to :func:`bayeval.report.report` (``title``).
+
+        Returns
+        -------
+        pathlib.Path
+            ``path``.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> import bayeval as be
+        >>> ev = be.labelled(labels=[1, 0, 1, 1, 0, 1], y_pred=[1, 0, 0, 1, 0, 1])
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     html = ev.report(f"{tmp}/accuracy.html", title="Classifier A").read_text()
+        >>> "<title>Classifier A</title>" in html
+        True
+        """
         from bayeval.report import report
 
         return report(self, path, **kwargs)
@@ -368,12 +682,52 @@ class Evaluation:
 
     # ------------------------------------------------------------------------------ storage
     def to_netcdf(self, path) -> str:
-        """Write the whole tree (every group and attribute) to ``path`` with h5netcdf."""
+        """Write the whole tree (every group and attribute) to ``path`` with h5netcdf.
+
+        :func:`load` reads it back identical (the PyMC model is not saved).
+
+        Parameters
+        ----------
+        path : str or path-like
+            The file to write.
+
+        Returns
+        -------
+        str
+            ``path``.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> import bayeval as be
+        >>> ev = be.labelled(labels=[1, 0, 1, 1, 0, 1], y_pred=[1, 0, 0, 1, 0, 1])
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     back = load(ev.to_netcdf(f"{tmp}/ev.nc"))
+        >>> back.equals(ev), back.summary().loc["accuracy", "mean"]
+        (True, np.float64(0.75))
+        """
         self.tree.to_netcdf(path, engine="h5netcdf")
         return str(path)
 
     def equals(self, other: Evaluation) -> bool:
-        """True when both trees hold identical groups, values and attributes."""
+        """True when both trees hold identical groups, values and attributes (also ``==``).
+
+        Parameters
+        ----------
+        other : Evaluation
+
+        Returns
+        -------
+        bool
+
+        Examples
+        --------
+        >>> import bayeval as be
+        >>> a = be.labelled(labels=[1, 0, 1, 1], y_pred=[1, 0, 0, 1])
+        >>> b = be.labelled(labels=[1, 0, 1, 1], y_pred=[1, 0, 0, 1], ci_prob=0.9)
+        >>> a.equals(a), a.equals(b)
+        (True, False)
+        """
         return isinstance(other, Evaluation) and self.tree.identical(other.tree)
 
     def __eq__(self, other: object) -> bool:
@@ -391,7 +745,32 @@ class Evaluation:
 
 
 def load(path) -> Evaluation:
-    """Read an Evaluation written by :meth:`Evaluation.to_netcdf`, as the class that wrote it."""
+    """Read an Evaluation written by :meth:`Evaluation.to_netcdf`, as the class that wrote it.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A netCDF file written by :meth:`Evaluation.to_netcdf`.
+
+    Returns
+    -------
+    Evaluation
+        Or the subclass of its method (e.g. the judge's); without the PyMC model.
+
+    Raises
+    ------
+    ValueError
+        If the file does not hold a bayeval Evaluation.
+
+    Examples
+    --------
+    >>> import tempfile, bayeval as be
+    >>> ev = be.labelled(labels=[1, 0, 1, 1, 0, 1], y_pred=[1, 0, 0, 1, 0, 1])
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     back = be.load(ev.to_netcdf(f"{tmp}/ev.nc"))
+    >>> type(back).__name__, back == ev
+    ('Evaluation', True)
+    """
     tree = xr.open_datatree(path, engine="h5netcdf").load()
     tree.close()
     if "bayeval" not in tree.attrs:
