@@ -51,7 +51,27 @@ ASSUMPTIONS = ("The labelled rows are a random sample of the population the mode
 
 
 def counts(tp, fp, fn, tn, metrics) -> tuple[np.ndarray, np.ndarray]:
-    """(successes, trials) of each rate metric from the confusion counts."""
+    """(successes, trials) of each rate metric from the confusion counts.
+
+    The table of the module docstring, e.g. recall: :math:`k=TP`, :math:`m=TP+FN`.
+
+    Parameters
+    ----------
+    tp, fp, fn, tn : int
+        The confusion counts.
+    metrics : sequence of str
+        Names among :data:`RATE_METRICS`.
+
+    Returns
+    -------
+    successes, trials : numpy.ndarray
+        int64, one per metric.
+
+    Examples
+    --------
+    >>> counts(3, 1, 1, 2, ["accuracy", "precision", "recall"])
+    (array([5, 3, 3]), array([7, 4, 4]))
+    """
     table = {
         "accuracy": (tp + tn, tp + fp + fn + tn), "precision": (tp, tp + fp),
         "recall": (tp, tp + fn), "specificity": (tn, tn + fp), "npv": (tn, tn + fn),
@@ -75,7 +95,16 @@ def model(successes, trials, *, metrics=RATE_METRICS, prior=(1.0, 1.0)):
 
     Returns
     -------
-    pm.Model with free variable ``theta`` (dim ``metric``) and observed ``successes``.
+    pymc.Model
+        Free variable ``theta`` (dim ``metric``), observed ``successes``.
+
+    Examples
+    --------
+    >>> m = model([5, 3], [7, 4], metrics=["accuracy", "recall"], prior=(2, 2))
+    >>> [rv.name for rv in m.free_RVs], [rv.name for rv in m.observed_RVs]
+    (['theta'], ['successes'])
+    >>> m.named_vars_to_dims["theta"], m.coords["metric"]
+    (('metric',), ('accuracy', 'recall'))
     """
     import pymc as pm
 
@@ -90,8 +119,32 @@ def posterior(successes, trials, *, metrics=RATE_METRICS, prior=(1.0, 1.0), ci_p
               ci_kind="eti") -> xr.Dataset:
     r"""Conjugate posterior :math:`\mathrm{Beta}(a+k, b+m-k)` per metric as a closed-form Dataset.
 
-    Variables: ``mean`` :math:`=\alpha/(\alpha+\beta)`, ``sd``, ``lower``/``upper`` (interval of
-    ``ci_kind``), ``alpha``, ``beta``, ``successes``, ``trials``.
+    Parameters
+    ----------
+    successes, trials : array of int, one per metric
+    metrics : sequence of str
+        Names of the rates (the ``metric`` coordinate).
+    prior : (a, b)
+        Beta prior shared by the rates.
+    ci_prob : float
+        Probability of the intervals.
+    ci_kind : {"eti", "hdi"}
+        Equal-tailed or highest-density intervals (:func:`bayeval.intervals.beta_interval`).
+
+    Returns
+    -------
+    xarray.Dataset
+        Over ``metric``: ``mean`` :math:`=\alpha/(\alpha+\beta)`, ``sd``
+        :math:`=\sqrt{\alpha\beta/((\alpha+\beta)^2(\alpha+\beta+1))}`, ``lower``/``upper``
+        (interval of ``ci_kind``), ``alpha``, ``beta``, ``successes``, ``trials``.
+
+    Examples
+    --------
+    5 of 6 right and 3 of 3 precise, uniform prior: Beta(6, 2) and Beta(4, 1).
+
+    >>> ds = posterior([5, 3], [6, 3], metrics=["accuracy", "precision"])
+    >>> ds["mean"].values, ds["upper"].values.round(4)
+    (array([0.75, 0.8 ]), array([0.9633, 0.9937]))
     """
     k, m = np.asarray(successes), np.asarray(trials)
     alpha, beta = prior[0] + k, prior[1] + m - k
@@ -132,7 +185,15 @@ def labelled(scores=None, labels=None, *, y_pred=None, threshold: float = 0.5, m
 
     Returns
     -------
-    Evaluation with ``closed_form`` and/or ``posterior`` (variable ``theta``, dim ``metric``).
+    Evaluation
+        With ``closed_form`` (:func:`posterior`) and/or ``posterior`` (variable ``theta``, dim
+        ``metric``).
+
+    Raises
+    ------
+    ValueError
+        For invalid labels, scores or predictions, a length mismatch, an unknown metric or
+        method, or a prior that is not two positive numbers.
 
     Examples
     --------
