@@ -66,7 +66,21 @@ LOGIT_CLAMP = 1e-6
 
 
 class Estimate(NamedTuple):
-    """Point estimate and standard error (arrays of the same shape)."""
+    """Point estimate and standard error (arrays of the same shape).
+
+    Attributes
+    ----------
+    estimate : numpy.ndarray
+        The point estimate :math:`\\hat\\theta`.
+    se : numpy.ndarray
+        Its standard error.
+
+    Examples
+    --------
+    >>> est = Estimate(estimate=0.2628, se=0.0276)
+    >>> [round(float(v), 4) for v in interval(est, z_value(0.95), kind="wald")]
+    [0.2087, 0.3169]
+    """
 
     estimate: np.ndarray
     se: np.ndarray
@@ -77,6 +91,15 @@ class Counts(NamedTuple):
 
     ``n11`` = #{Y=1, Ŷ=1}, ``n10`` = #{Y=1, Ŷ=0}, ``n01`` = #{Y=0, Ŷ=1}, ``n00`` = #{Y=0, Ŷ=0}
     among the labelled items; ``t1`` and ``t0`` count the unlabelled items the judge calls 1 and 0.
+
+    Examples
+    --------
+    200 labelled items (50 positives, 36 of them judged positive; 29 of 150 negatives judged
+    positive) and 1800 unlabelled items, 627 judged positive (the running example below):
+
+    >>> c = Counts(n11=36, n10=14, n01=29, n00=121, t1=627, t0=1173)
+    >>> c.m, c.n
+    (200, 1800)
     """
 
     n11: np.ndarray
@@ -88,6 +111,25 @@ class Counts(NamedTuple):
 
     @classmethod
     def from_labels(cls, y, yhat, yhat_unlabeled) -> Counts:
+        """The counts of binary label vectors.
+
+        Parameters
+        ----------
+        y, yhat : array-like of 0/1, shape (m,)
+            Human and judge labels of the labelled items.
+        yhat_unlabeled : array-like of 0/1, shape (n,)
+            Judge labels of the unlabelled items.
+
+        Returns
+        -------
+        Counts
+            Of Python ints.
+
+        Examples
+        --------
+        >>> Counts.from_labels([1, 1, 0, 0, 0], [1, 0, 1, 0, 0], [1, 1, 0])
+        Counts(n11=1, n10=1, n01=1, n00=2, t1=2, t0=1)
+        """
         y, yhat = np.asarray(y, dtype=bool), np.asarray(yhat, dtype=bool)
         t1 = int(np.count_nonzero(yhat_unlabeled))
         return cls(n11=int(np.count_nonzero(y & yhat)), n10=int(np.count_nonzero(y & ~yhat)),
@@ -96,16 +138,42 @@ class Counts(NamedTuple):
 
     @property
     def m(self):
-        """Number of labelled items."""
+        """Number of labelled items, :math:`n_{11}+n_{10}+n_{01}+n_{00}`.
+
+        Examples
+        --------
+        >>> Counts(n11=36, n10=14, n01=29, n00=121, t1=627, t0=1173).m
+        200
+        """
         return self.n11 + self.n10 + self.n01 + self.n00
 
     @property
     def n(self):
-        """Number of unlabelled items."""
+        """Number of unlabelled items, :math:`T_1+T_0`.
+
+        Examples
+        --------
+        >>> Counts(n11=36, n10=14, n01=29, n00=121, t1=627, t0=1173).n
+        1800
+        """
         return self.t1 + self.t0
 
     def cells(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(labelled count, labelled sum of Y, unlabelled count) per judge label 0, 1: last axis."""
+        """(labelled count, labelled sum of Y, unlabelled count) per judge label 0, 1: last axis.
+
+        The arguments of :func:`eif_cells` for a binary judge.
+
+        Returns
+        -------
+        c, s, u : numpy.ndarray
+            Shape (..., 2): :math:`c_k` = #{labelled, Ŷ=k}, :math:`s_k` = #{labelled, Y=1, Ŷ=k},
+            :math:`u_k` = #{unlabelled, Ŷ=k}.
+
+        Examples
+        --------
+        >>> Counts(n11=36, n10=14, n01=29, n00=121, t1=627, t0=1173).cells()
+        (array([135,  65]), array([14, 36]), array([1173,  627]))
+        """
         c = np.stack([np.add(self.n10, self.n00), np.add(self.n11, self.n01)], axis=-1)
         s = np.stack([self.n10, self.n11], axis=-1)
         u = np.stack([self.t0, self.t1], axis=-1)
@@ -117,6 +185,12 @@ class Moments(NamedTuple):
 
     ``y_*`` and ``yhat_*`` are over the ``m`` labelled items, ``yhat_u_*`` over the ``n``
     unlabelled ones; ``cov`` is the labelled covariance of Y and Ŷ.
+
+    Examples
+    --------
+    >>> mo = Moments.from_counts(Counts(n11=36, n10=14, n01=29, n00=121, t1=627, t0=1173))
+    >>> float(mo.y_mean), float(mo.yhat_mean), round(float(mo.cov), 5)
+    (0.25, 0.325, 0.09875)
     """
 
     m: np.ndarray
@@ -131,20 +205,62 @@ class Moments(NamedTuple):
 
     @classmethod
     def from_counts(cls, c: Counts) -> Moments:
+        r"""The moments of binary labels from their :class:`Counts`.
+
+        :math:`\bar Y=(n_{11}+n_{10})/m`, :math:`\bar{\hat Y}_L=(n_{11}+n_{01})/m`,
+        :math:`\bar{\hat Y}_U=T_1/n`, variances :math:`x(1-x)` of these means and
+        :math:`\mathrm{Cov}_L(Y,\hat Y)=n_{11}/m-\bar Y\bar{\hat Y}_L`.
+
+        Examples
+        --------
+        >>> mo = Moments.from_counts(Counts(n11=1, n10=1, n01=1, n00=2, t1=2, t0=1))
+        >>> float(mo.y_mean), float(mo.yhat_u_mean), round(float(mo.cov), 4)
+        (0.4, 0.6666666666666666, 0.04)
+        """
         m, n = c.m, c.n
         y, yh, p = np.add(c.n11, c.n10) / m, np.add(c.n11, c.n01) / m, c.t1 / n
         return cls(m=m, n=n, y_mean=y, yhat_mean=yh, yhat_u_mean=p, y_var=y * (1 - y),
                    yhat_var=yh * (1 - yh), yhat_u_var=p * (1 - p), cov=c.n11 / m - y * yh)
 
     def pooled_yhat_var(self) -> np.ndarray:
-        """Variance (``ddof=0``) of the judge over all :math:`N` items."""
+        r"""Variance (``ddof=0``) of the judge over all :math:`N` items.
+
+        .. math:: s_N^2(\hat Y)=\frac{m\,s_L^2+n\,s_U^2
+                  +\frac{mn}{N}(\bar{\hat Y}_L-\bar{\hat Y}_U)^2}{N}.
+
+        Examples
+        --------
+        >>> mo = Moments.from_counts(Counts(n11=36, n10=14, n01=29, n00=121, t1=627, t0=1173))
+        >>> round(float(mo.pooled_yhat_var()), 6)  # p = (65 + 627) / 2000 = 0.346: p(1 - p)
+        0.226284
+        """
         m, n = self.m, self.n
         gap = self.yhat_mean - self.yhat_u_mean
         return (m * self.yhat_var + n * self.yhat_u_var + m * n / (m + n) * gap**2) / (m + n)
 
 
 def moments(y, yhat, yhat_unlabeled) -> Moments:
-    """:class:`Moments` of 1-D arrays (any real values)."""
+    """:class:`Moments` of 1-D arrays (any real values).
+
+    Parameters
+    ----------
+    y, yhat : array-like, shape (m,)
+        Human labels and judge outputs of the labelled items.
+    yhat_unlabeled : array-like, shape (n,)
+        Judge outputs of the unlabelled items.
+
+    Returns
+    -------
+    Moments
+
+    Examples
+    --------
+    Judge scores need not be binary:
+
+    >>> mo = moments([1, 0, 1, 0], [0.9, 0.2, 0.6, 0.4], [0.8, 0.1, 0.3])
+    >>> float(mo.yhat_mean), round(float(mo.cov), 4), round(float(mo.yhat_u_mean), 4)
+    (0.525, 0.1125, 0.4)
+    """
     y, yhat, yhat_u = (np.asarray(a, dtype=float) for a in (y, yhat, yhat_unlabeled))
     return Moments(m=y.size, n=yhat_u.size, y_mean=y.mean(), yhat_mean=yhat.mean(),
                    yhat_u_mean=yhat_u.mean(), y_var=y.var(), yhat_var=yhat.var(),
@@ -153,7 +269,13 @@ def moments(y, yhat, yhat_unlabeled) -> Moments:
 
 # ------------------------------------------------------------------------------- intervals
 def z_value(ci_prob: float) -> float:
-    r""":math:`z = \Phi^{-1}((1 + p)/2)`, e.g. 1.6449 for 90 % and 1.96 for 95 % intervals."""
+    r""":math:`z = \Phi^{-1}((1 + p)/2)`, e.g. 1.6449 for 90 % and 1.96 for 95 % intervals.
+
+    Examples
+    --------
+    >>> round(z_value(0.95), 4), round(z_value(0.9), 4)
+    (1.96, 1.6449)
+    """
     return float(stats.norm.ppf((1 + ci_prob) / 2))
 
 
@@ -165,6 +287,26 @@ def interval(est: Estimate, z: float, kind: str = "logit") -> tuple[np.ndarray, 
     z\,\mathrm{se}/(\tilde\theta(1-\tilde\theta))\big)` with :math:`\tilde\theta` the estimate
     clamped to :math:`[10^{-6}, 1 - 10^{-6}]`, as the paper's code does (spec §2.8): an
     estimate on or outside the boundary gives an interval close to [0, 1].
+
+    Parameters
+    ----------
+    est : Estimate
+        Estimate and standard error.
+    z : float
+        Normal quantile (:func:`z_value`).
+    kind : {"logit", "wald"}
+
+    Returns
+    -------
+    lower, upper : numpy.ndarray
+
+    Examples
+    --------
+    >>> est = Estimate(estimate=0.2628, se=0.0276)
+    >>> [round(float(v), 4) for v in interval(est, 1.96)]  # asymmetric, inside (0, 1)
+    [0.2124, 0.3203]
+    >>> [round(float(v), 4) for v in interval(Estimate(-0.01, 0.02), 1.96, kind="wald")]
+    [-0.0492, 0.0292]
     """
     theta, se = np.asarray(est.estimate, float), np.asarray(est.se, float)
     if kind == "wald":
@@ -177,13 +319,45 @@ def interval(est: Estimate, z: float, kind: str = "logit") -> tuple[np.ndarray, 
 # ------------------------------------------------------------------------ mean-type estimators
 def naive(mo: Moments) -> Estimate:
     r"""The judge's mean over the unlabelled items, :math:`\hat p = T_1/n`; se
-    :math:`\sqrt{\hat p(1-\hat p)/n}`. Biased by :math:`(1-q_0) - \theta(2 - q_0 - q_1)`."""
+    :math:`\sqrt{\hat p(1-\hat p)/n}`. Biased by :math:`(1-q_0) - \theta(2 - q_0 - q_1)`.
+
+    Parameters
+    ----------
+    mo : Moments
+
+    Returns
+    -------
+    Estimate
+
+    Examples
+    --------
+    >>> c = Counts(n11=36, n10=14, n01=29, n00=121, t1=627, t0=1173)
+    >>> mo = Moments.from_counts(c)
+    >>> [round(float(v), 4) for v in naive(mo)]  # 627 / 1800
+    [0.3483, 0.0112]
+    """
     return Estimate(mo.yhat_u_mean, np.sqrt(mo.yhat_u_var / mo.n))
 
 
 def classical(mo: Moments) -> Estimate:
     r"""The human labels' mean :math:`\bar Y`, se :math:`\sqrt{\bar Y(1-\bar Y)/m}`; ignores
-    the judge."""
+    the judge.
+
+    Parameters
+    ----------
+    mo : Moments
+
+    Returns
+    -------
+    Estimate
+
+    Examples
+    --------
+    >>> c = Counts(n11=36, n10=14, n01=29, n00=121, t1=627, t0=1173)
+    >>> mo = Moments.from_counts(c)
+    >>> [round(float(v), 4) for v in classical(mo)]  # 50 / 200
+    [0.25, 0.0306]
+    """
     return Estimate(mo.y_mean, np.sqrt(mo.y_var / mo.m))
 
 
@@ -197,6 +371,26 @@ def ppi_pp(mo: Moments, lam) -> Estimate:
 
     with variances over :math:`n` (``ddof=0``) as ppi_py computes them. :math:`\lambda = 1` is
     PPI and :math:`\lambda = 0` the classical mean.
+
+    Parameters
+    ----------
+    mo : Moments
+    lam : float or array
+        The power-tuning parameter :math:`\lambda`.
+
+    Returns
+    -------
+    Estimate
+
+    Examples
+    --------
+    >>> c = Counts(n11=36, n10=14, n01=29, n00=121, t1=627, t0=1173)
+    >>> mo = Moments.from_counts(c)
+    >>> lam = ppi_pp_lambda(mo)
+    >>> [round(float(v), 4) for v in ppi_pp(mo, lam)]  # ppi_py's ppi_mean_ci agrees
+    [0.2592, 0.0272]
+    >>> [round(float(v), 4) for v in ppi_pp(mo, 0.0)] == [round(float(v), 4) for v in classical(mo)]
+    True
     """
     resid_var = mo.y_var + lam**2 * mo.yhat_var - 2 * lam * mo.cov
     var = lam**2 * mo.yhat_u_var / mo.n + resid_var / mo.m
@@ -206,7 +400,23 @@ def ppi_pp(mo: Moments, lam) -> Estimate:
 def ppi(mo: Moments) -> Estimate:
     r"""Prediction-powered inference, :math:`\hat\theta = \bar{\hat Y}_U - \overline{(\hat Y
     - Y)}_L`: :func:`ppi_pp` at :math:`\lambda = 1`; unbiased, but can be worse than
-    :func:`classical` for a weak judge."""
+    :func:`classical` for a weak judge.
+
+    Parameters
+    ----------
+    mo : Moments
+
+    Returns
+    -------
+    Estimate
+
+    Examples
+    --------
+    >>> c = Counts(n11=36, n10=14, n01=29, n00=121, t1=627, t0=1173)
+    >>> mo = Moments.from_counts(c)
+    >>> [round(float(v), 4) for v in ppi(mo)]  # 0.3483 - (0.325 - 0.25), se above classical's
+    [0.2733, 0.0342]
+    """
     return ppi_pp(mo, 1.0)
 
 
@@ -219,6 +429,23 @@ def ppi_pp_lambda(mo: Moments, clip: bool = True) -> np.ndarray:
 
     the covariance over the :math:`m` labelled items with ``ddof=0``, the variance over all
     :math:`N` judge labels with ``ddof=1``; clipped to [0, 1] when ``clip``.
+
+    Parameters
+    ----------
+    mo : Moments
+    clip : bool
+        Clip to [0, 1].
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Examples
+    --------
+    >>> c = Counts(n11=36, n10=14, n01=29, n00=121, t1=627, t0=1173)
+    >>> mo = Moments.from_counts(c)
+    >>> round(float(ppi_pp_lambda(mo)), 4)
+    0.3926
     """
     n_total = mo.m + mo.n
     pooled = mo.pooled_yhat_var() * n_total / (n_total - 1)
@@ -237,6 +464,21 @@ def eif_linear(mo: Moments) -> Estimate:
             + \frac{s^2(Y - \hat\mu(\hat Y))_L}{m},
 
     the influence-function variance (§2.6b). This is PPI++ with :math:`\lambda = (n/N)\,b`.
+
+    Parameters
+    ----------
+    mo : Moments
+
+    Returns
+    -------
+    Estimate
+
+    Examples
+    --------
+    >>> c = Counts(n11=36, n10=14, n01=29, n00=121, t1=627, t0=1173)
+    >>> mo = Moments.from_counts(c)
+    >>> [round(float(v), 4) for v in eif_linear(mo)]
+    [0.2595, 0.0272]
     """
     b = mo.cov / mo.yhat_var
     n_total = mo.m + mo.n
@@ -269,6 +511,21 @@ def eif_cells(c, s, u) -> Estimate:
     (\hat\mu_1 - \hat\mu_0)\bar p_N` is the joint MLE (:func:`mle`) exactly. A judge value that
     no labelled item has (:math:`c_k = 0`) takes the labelled mean :math:`\bar Y` as its cell
     mean, with variance :math:`\bar Y(1-\bar Y)/m`.
+
+    Returns
+    -------
+    Estimate
+        Of the leading shape of the cells.
+
+    Examples
+    --------
+    A binary judge (cells 0 and 1) gives the joint MLE:
+
+    >>> c = Counts(n11=36, n10=14, n01=29, n00=121, t1=627, t0=1173)
+    >>> [round(float(v), 4) for v in eif_cells(*c.cells())]
+    [0.2595, 0.0278]
+    >>> round(float(mle(c).estimate), 4)
+    0.2595
     """
     c, s, u = (np.asarray(a, dtype=float) for a in (c, s, u))
     m = c.sum(-1, keepdims=True)
@@ -298,7 +555,24 @@ def _rg_rates(c: Counts, adjust: bool, z: float | None):
 
 def youden(c: Counts, *, adjust: bool = False, z: float | None = None) -> np.ndarray:
     r"""Labelled-only :math:`\hat\kappa = \hat q_0 + \hat q_1 - 1`, Rogan–Gladen's divisor
-    (of the smoothed rates with ``adjust``). Same sign as the MLE's :math:`\kappa`."""
+    (of the smoothed rates with ``adjust``). Same sign as the MLE's :math:`\kappa`.
+
+    Parameters
+    ----------
+    c : Counts
+    adjust, z
+        As in :func:`rogan_gladen`.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Examples
+    --------
+    >>> c = Counts(n11=36, n10=14, n01=29, n00=121, t1=627, t0=1173)
+    >>> round(float(youden(c)), 4)  # 121/150 + 36/50 - 1
+    0.5267
+    """
     _, _, q0, _, q1, _ = _rg_rates(c, adjust, z)
     return q0 + q1 - 1
 
@@ -318,6 +592,31 @@ def rogan_gladen(c: Counts, *, adjust: bool = False, z: float | None = None) -> 
     (n\hat p + z^2/2)/(n + z^2)`, :math:`\tilde q_j = (m_j\hat q_j + 1)/(m_j + 2)`, the sizes
     increased likewise, and the estimate truncated to [0, 1]; it needs ``z``. Both divide by
     :func:`youden`, which must not be 0.
+
+    Parameters
+    ----------
+    c : Counts
+    adjust : bool
+        The smoothed, truncated variant.
+    z : float, optional
+        Normal quantile of the interval (:func:`z_value`); needed with ``adjust``.
+
+    Returns
+    -------
+    Estimate
+
+    Raises
+    ------
+    ValueError
+        With ``adjust`` and no ``z``.
+
+    Examples
+    --------
+    >>> c = Counts(n11=36, n10=14, n01=29, n00=121, t1=627, t0=1173)
+    >>> [round(float(v), 4) for v in rogan_gladen(c)]  # (0.3483 + 0.8067 - 1) / 0.5267
+    [0.2943, 0.0598]
+    >>> [round(float(v), 4) for v in rogan_gladen(c, adjust=True, z=1.96)]
+    [0.2942, 0.0611]
     """
     p, n, q0, m0, q1, m1 = _rg_rates(c, adjust, z)
     kappa = q0 + q1 - 1
@@ -341,6 +640,20 @@ def mle_parameters(c: Counts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         \hat q_0 = (1-\bar p_N)(1-\hat\mu_0)/(1-\hat\theta).
 
     Needs both judge labels among the labelled items and :math:`0 < \hat\theta < 1`.
+
+    Parameters
+    ----------
+    c : Counts
+
+    Returns
+    -------
+    theta, q0, q1 : numpy.ndarray
+
+    Examples
+    --------
+    >>> c = Counts(n11=36, n10=14, n01=29, n00=121, t1=627, t0=1173)
+    >>> [round(float(v), 4) for v in mle_parameters(c)]
+    [0.2595, 0.7915, 0.7386]
     """
     c1, c0 = np.add(c.n11, c.n01), np.add(c.n10, c.n00)
     p_bar = (c.t1 + c1) / (c.m + c.n)
@@ -356,6 +669,28 @@ def observed_information(c: Counts, theta, q0, q1) -> np.ndarray:
     m_0\log(1-\theta) + n_{11}\log q_1 + n_{10}\log(1-q_1) + n_{00}\log q_0 + n_{01}\log(1-q_0)`,
     :math:`p = \theta q_1 + (1-\theta)(1-q_0)`, :math:`\nabla p = (\kappa, -(1-\theta),
     \theta)`, :math:`\partial^2 p/\partial\theta\partial q_j = 1`.
+
+    Parameters
+    ----------
+    c : Counts
+    theta, q0, q1 : array-like
+        Where to evaluate it, strictly inside (0, 1).
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (..., 3, 3), in the order :math:`(\theta, q_0, q_1)`.
+
+    Examples
+    --------
+    >>> c = Counts(n11=36, n10=14, n01=29, n00=121, t1=627, t0=1173)
+    >>> info = observed_information(c, *mle_parameters(c))
+    >>> info.round(1)
+    array([[ 3259. , -3151.4,  1079. ],
+           [-3151.4,  5236.8, -1533.2],
+           [ 1079. , -1533.2,   808. ]])
+    >>> round(float(np.sqrt(np.linalg.inv(info)[0, 0])), 4)  # the se of mle()
+    0.0278
     """
     theta, q0, q1 = (np.asarray(a, float) for a in (theta, q0, q1))
     p = theta * q1 + (1 - theta) * (1 - q0)
@@ -379,6 +714,20 @@ def mle(c: Counts) -> Estimate:
     :math:`\sqrt{[J^{-1}]_{\theta\theta}}` with :math:`J` the :func:`observed_information`. Where
     a cell of the labelled table is empty the MLE sits on the boundary and :math:`J` is
     undefined; there the se is its limit, the delta-method se of :func:`eif_cells`.
+
+    Parameters
+    ----------
+    c : Counts
+
+    Returns
+    -------
+    Estimate
+
+    Examples
+    --------
+    >>> c = Counts(n11=36, n10=14, n01=29, n00=121, t1=627, t0=1173)
+    >>> [round(float(v), 4) for v in mle(c)]
+    [0.2595, 0.0278]
     """
     theta, q0, q1 = mle_parameters(c)
     interior = (np.asarray(c.n11) > 0) & (np.asarray(c.n10) > 0) & (np.asarray(c.n01) > 0) & (
@@ -392,7 +741,24 @@ def mle(c: Counts) -> Estimate:
 
 # ------------------------------------------------------------------ exact posterior, Model B
 class Posterior(NamedTuple):
-    """Exact posterior summaries of the rate and of the finite-sample mean."""
+    """Exact posterior summaries of the rate and of the finite-sample mean.
+
+    Returned by :func:`conjugate_posterior`.
+
+    Attributes
+    ----------
+    mean, sd, lower, upper : numpy.ndarray
+        Posterior mean, sd and equal-tailed interval of :math:`\\theta`.
+    finite_mean, finite_sd : numpy.ndarray
+        Posterior mean and sd of the finite-sample mean :math:`\\theta_{FP}`.
+
+    Examples
+    --------
+    >>> uniform = {"p": (2, 2), "mu1": (1, 1), "mu0": (1, 1)}
+    >>> post = conjugate_posterior(Counts(36, 14, 29, 121, t1=627, t0=1173), uniform, 0.95)
+    >>> round(float(post.mean), 4), round(float(post.finite_sd), 4)
+    (0.2628, 0.0258)
+    """
 
     mean: np.ndarray
     sd: np.ndarray
@@ -479,6 +845,30 @@ def by_name(mo: Moments, counts: Counts | None, cells, z: float) -> dict:
     ``counts`` (a binary judge) enables Rogan–Gladen and the MLE; ``cells`` (``eif_cells``'s
     arguments) selects the cell EIF, else the linear one. PPI++ uses ppi_py's clipped
     :math:`\lambda\in[0,1]` and ``ppi_pp_unclipped`` the raw one.
+
+    Parameters
+    ----------
+    mo : Moments
+    counts : Counts or None
+    cells : (c, s, u) or None
+    z : float
+        Normal quantile, for ``rogan_gladen_adjusted``.
+
+    Returns
+    -------
+    dict
+        Name (:data:`ESTIMATORS`) to a function of no argument returning an :class:`Estimate`.
+
+    Examples
+    --------
+    >>> c = Counts(n11=36, n10=14, n01=29, n00=121, t1=627, t0=1173)
+    >>> mo = Moments.from_counts(c)
+    >>> thunks = by_name(mo, c, c.cells(), z_value(0.95))
+    >>> {name: round(float(f().estimate), 4) for name, f in thunks.items()}
+    ... # doctest: +NORMALIZE_WHITESPACE
+    {'naive': 0.3483, 'classical': 0.25, 'ppi': 0.2733, 'ppi_pp': 0.2592,
+     'ppi_pp_unclipped': 0.2592, 'eif': 0.2595, 'rogan_gladen': 0.2943,
+     'rogan_gladen_adjusted': 0.2942, 'mle': 0.2595}
     """
     lam = ppi_pp_lambda(mo, clip=False)
     return {
