@@ -671,9 +671,38 @@ def eif_agreement(ev: Evaluation) -> Table:
 
     Returns
     -------
-    Table indexed by (``group``,) ``test`` with columns ``eif``, ``posterior``, ``statistic``,
-    ``tolerance``, ``passed``, ``expected``; ``attrs["passed"]`` is True when every expected
-    test passed.
+    Table
+        Indexed by (``group``,) ``test`` with columns ``eif``, ``posterior``, ``statistic``,
+        ``tolerance``, ``expected``, ``passed``; ``attrs["passed"]`` is True when every expected
+        test passed.
+
+    Raises
+    ------
+    ValueError
+        If ``ev`` is not a judge evaluation with posterior draws.
+
+    Examples
+    --------
+    Exact draws of Model B's posterior (independent Beta laws of the judge rate :math:`p` and the
+    cell means :math:`\mu_1, \mu_0`, uniform priors), standing in for ``estimator="pymc"``:
+
+    >>> import xarray as xr
+    >>> from bayeval.methods.judge_estimators import Counts
+    >>> c = Counts(n11=36, n10=14, n01=29, n00=121, t1=627, t0=1173)
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.beta(1 + 627 + 65, 1 + 1173 + 135, size=(2, 1000))
+    >>> mu1 = rng.beta(1 + 36, 1 + 29, size=(2, 1000))
+    >>> mu0 = rng.beta(1 + 14, 1 + 121, size=(2, 1000))
+    >>> theta = xr.Dataset({"theta": (("chain", "draw"), p * mu1 + (1 - p) * mu0)})
+    >>> ev = Evaluation.create(method="judge", variant="pymc", estimand="posterior/theta",
+    ...                        draws=xr.DataTree.from_dict({"posterior": theta}),
+    ...                        data=xr.Dataset(c._asdict()))
+    >>> eif_agreement(ev).round(4)  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
+    posterior vs EIF (spec §5.4: mean within 0.25 SE, ...): agree
+                 eif  posterior  statistic  tolerance  expected  passed
+    test
+    mean      0.2595     0.2619     0.0881     0.3413      True    True
+    sd_ratio  1.0000     0.9750     0.0250     0.1000      True    True
     """
     if ev.meta["method"] != "judge" or ev.draws is None:
         raise ValueError("eif_agreement() needs an evaluation from judge(..., estimator='pymc' "
