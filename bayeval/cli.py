@@ -4,6 +4,9 @@
 (:mod:`bayeval.scale`): ``cbpe`` then reads DATA lazily and uses the partitioned fast path, and
 ``--group-col`` runs one evaluation per value of a column on the workers.
 
+Long work (NUTS sampling) shows PyMC's progress bars on stderr when stderr is a terminal;
+``--progress``/``--no-progress`` force it either way.
+
 Exit codes: 0 success, 2 bad usage or bad input (a one-line message naming the column, option or
 argument), 1 an internal error.
 """
@@ -20,17 +23,59 @@ import numpy as np
 import pandas as pd
 
 import bayeval as be
+from bayeval import sampling
+
+__all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_USAGE", "InputError", "column", "main", "read_table"]
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 
 
 class InputError(ValueError):
-    """Bad input from the command line: reported in one line with exit code 2."""
+    """Bad input from the command line: reported in one line with exit code 2.
+
+    Examples
+    --------
+    >>> issubclass(InputError, ValueError)  # caught with the library's validation errors
+    True
+    """
 
 
 # ------------------------------------------------------------------------------------ reading
 def read_table(path: str, option: str) -> pd.DataFrame:
-    """A CSV (``.csv``, ``.csv.gz``, ``.tsv``) or Parquet (``.parquet``, ``.pq``) file."""
+    """Read a CSV (``.csv``, ``.csv.gz``, ``.tsv``, ``.txt``) or Parquet (``.parquet``, ``.pq``)
+    file.
+
+    Parameters
+    ----------
+    path : str
+        The file.
+    option : str
+        The option or argument that named it, for error messages (``"DATA"``, ``"--reference"``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Its rows, at least one.
+
+    Raises
+    ------
+    InputError
+        No such file, an unknown extension, an unreadable, empty or row-less file.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "scores.csv"
+    >>> _ = path.write_text("score,label\\n0.9,1\\n0.2,\\n")
+    >>> read_table(str(path), "DATA")
+       score  label
+    0    0.9    1.0
+    1    0.2    NaN
+    >>> read_table("none.csv", "--reference")
+    Traceback (most recent call last):
+    ...
+    bayeval.cli.InputError: --reference: no such file: none.csv
+    """
     file = Path(path)
     if not file.is_file():
         raise InputError(f"{option}: no such file: {path}")
@@ -54,14 +99,57 @@ def read_table(path: str, option: str) -> pd.DataFrame:
     return frame
 
 
-def column(frame: pd.DataFrame, name: str | None, option: str, path: str,
-           *, missing_ok: bool = False) -> np.ndarray:
-    """A numeric column; blank cells are NaN only where ``missing_ok``."""
+def column(frame, name: str | None, option: str, path: str, *, numeric: bool = True,
+           missing_ok: bool = False):
+    """The column ``name`` of ``frame``, named by the command-line option ``option``.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame or dask.dataframe.DataFrame
+        The rows read from ``path``.
+    name : str or None
+        The column; None when the option was not given.
+    option, path : str
+        The option and the file, for error messages.
+    numeric : bool
+        Return the values as floats, checked (a pandas ``frame``); else the column as it is
+        (keys, or a lazy dask column), only checked to exist.
+    missing_ok : bool
+        Blank cells are allowed (NaN), e.g. missing labels.
+
+    Returns
+    -------
+    numpy.ndarray of float, or the column (pandas or dask Series) when not ``numeric``.
+
+    Raises
+    ------
+    InputError
+        The option is missing, the column is not in the file, a value is not numeric, or a cell
+        is blank where ``missing_ok`` is False.
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"score": [0.9, 0.2], "label": [1, None], "day": ["mon", "tue"]})
+    >>> column(frame, "label", "--label-col", "data.csv", missing_ok=True)
+    array([ 1., nan])
+    >>> column(frame, "day", "--chunk-col", "data.csv", numeric=False).tolist()
+    ['mon', 'tue']
+    >>> column(frame, "day", "--score-col", "f.csv")
+    Traceback (most recent call last):
+    ...
+    bayeval.cli.InputError: --score-col: column 'day' of f.csv has non-numeric values such as 'mon'
+    >>> column(frame, "p", "--score-col", "f.csv")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    bayeval.cli.InputError: --score-col: column 'p' is not in f.csv (its columns: score, ...)
+    """
     if name is None:
         raise InputError(f"{option} is required")
     if name not in frame.columns:
         cols = ", ".join(map(str, frame.columns[:20]))
         raise InputError(f"{option}: column {name!r} is not in {path} (its columns: {cols})")
+    if not numeric:
+        return frame[name]
     values = pd.to_numeric(frame[name], errors="coerce")
     bad = values.isna() & frame[name].notna()
     if bad.any():
@@ -95,8 +183,8 @@ def _cbpe(args) -> be.Evaluation:
                                column(ref, args.ref_label_col or args.label_col,
                                       "--ref-label-col", args.reference))
     if args.chunk_col:
-        kwargs["chunks"] = data[_check_column(data, args.chunk_col, "--chunk-col",
-                                              args.data)].to_numpy()
+        kwargs["chunks"] = column(data, args.chunk_col, "--chunk-col", args.data,
+                                  numeric=False).to_numpy()
     return be.cbpe(scores, threshold=args.threshold, chunk_size=args.chunk_size,
                    n_chunks=args.n_chunks, method=args.method or "exact", **kwargs, **_common(args))
 
@@ -130,12 +218,6 @@ def _bounds(args) -> be.Evaluation:
     y_pred = column(data, args.pred_col, "--pred-col", args.data)
     return be.bounds(y_pred.astype(int), weak.astype(int), method=args.method or "exact",
                      **_common(args))
-
-
-def _check_column(frame, name, option, path) -> str:
-    if name not in frame.columns:
-        raise InputError(f"{option}: column {name!r} is not in {path}")
-    return name
 
 
 def _common(args) -> dict[str, Any]:
@@ -179,12 +261,10 @@ def _cbpe_dask(args) -> be.Evaluation:
     if args.pred_col:
         raise InputError("--pred-col: with --scheduler the predictions are scores >= "
                          "--threshold; leave it out")
-    if not args.score_col:
-        raise InputError("--score-col is required")
     data = _read_lazy(args.data)
-    _check_column(data, args.score_col, "--score-col", args.data)
-    if args.chunk_col:
-        _check_column(data, args.chunk_col, "--chunk-col", args.data)
+    scores = column(data, args.score_col, "--score-col", args.data, numeric=False)
+    chunks = (column(data, args.chunk_col, "--chunk-col", args.data, numeric=False)
+              if args.chunk_col else None)
     calibrator = None
     if args.reference:
         ref = read_table(args.reference, "--reference")
@@ -192,9 +272,8 @@ def _cbpe_dask(args) -> be.Evaluation:
             column(ref, args.score_col, "--score-col", args.reference),
             column(ref, args.ref_label_col or args.label_col, "--ref-label-col", args.reference),
             threshold=args.threshold, random_seed=args.seed)
-    return scale.cbpe(data[args.score_col], threshold=args.threshold,
-                      chunks=data[args.chunk_col] if args.chunk_col else None,
-                      chunk_size=args.chunk_size, n_chunks=args.n_chunks, calibrator=calibrator,
+    return scale.cbpe(scores, threshold=args.threshold, chunks=chunks, chunk_size=args.chunk_size,
+                      n_chunks=args.n_chunks, calibrator=calibrator,
                       ci_prob=args.ci_prob)
 
 
@@ -209,11 +288,11 @@ def _by_group(args, client) -> be.Evaluation:
     from bayeval import scale
 
     data = read_table(args.data, "DATA")
-    key = _check_column(data, args.group_col, "--group-col", args.data)
-    for option in ("score_col", "pred_col", "label_col", "judge_col", "chunk_col"):
+    key = args.group_col
+    for option in ("group_col", "score_col", "pred_col", "label_col", "judge_col", "chunk_col"):
         if getattr(args, option, None):
-            _check_column(data, getattr(args, option), f"--{option.replace('_', '-')}",
-                          args.data)
+            column(data, getattr(args, option), f"--{option.replace('_', '-')}", args.data,
+                   numeric=False)
     groups = {str(k): (args, rows.drop(columns=key))
               for k, rows in data.groupby(key, sort=False)}
     return scale.map_evaluations(_one_group, groups, client)
@@ -225,6 +304,23 @@ def _run(args, client):
     if client is not None and args.command == "cbpe":
         return _cbpe_dask(args)
     return args.func(args)
+
+
+@contextlib.contextmanager
+def _progress(args):
+    """PyMC's progress bars for the command (through :data:`bayeval.sampling.DEFAULTS`) when
+    ``--progress``, or stderr is a terminal and not ``--no-progress``. They go to stderr, with
+    whatever the computation prints, so that stdout holds the results only."""
+    if not (sys.stderr.isatty() if args.progress is None else args.progress):
+        yield
+        return
+    before = sampling.DEFAULTS["progressbar"]
+    sampling.DEFAULTS["progressbar"] = True
+    try:
+        with contextlib.redirect_stdout(sys.stderr):  # PyMC's rich console writes to stdout
+            yield
+    finally:
+        sampling.DEFAULTS["progressbar"] = before
 
 
 def _demo(args) -> list[be.Evaluation]:
@@ -275,6 +371,7 @@ def _parser() -> argparse.ArgumentParser:
                                            "partition")
         p.add_argument("--group-col", help="one evaluation per value of this column, gathered "
                                            "over 'group' (in parallel with --scheduler)")
+        _progress_option(p)
         p.set_defaults(func=func)
         return p
 
@@ -292,8 +389,15 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="run every method on embedded data and write the report")
     p.add_argument("--out", default="bayeval-demo", help="folder of the report (bayeval-demo)")
     p.add_argument("--seed", type=int, default=0, help="random seed (0)")
+    _progress_option(p)
     p.set_defaults(func=_demo)
     return parser
+
+
+def _progress_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bars of sampling on stderr (default: when stderr is a "
+                        "terminal)")
 
 
 _COL_HELP = {
@@ -306,9 +410,39 @@ _COL_HELP = {
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the ``bayeval`` command: parse ``argv``, evaluate, print the summaries, write files.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments after ``bayeval`` (default: ``sys.argv[1:]``); ``bayeval --help`` lists
+        the commands, ``bayeval COMMAND --help`` their options.
+
+    Returns
+    -------
+    int
+        The exit code: :data:`EXIT_OK` (0), :data:`EXIT_USAGE` (2: bad usage or input, with a
+        one-line message on stderr naming the column, option or argument) or
+        :data:`EXIT_ERROR` (1: an internal error). Usage errors found by argparse exit with 2
+        through ``SystemExit``.
+
+    Examples
+    --------
+    >>> import contextlib, io, tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "judge.csv"
+    >>> human = [1, 1, 1, 0, 0, 0] + [None] * 6  # humans label half of the rows
+    >>> llm = [1, 1, 0, 0, 0, 1, 1, 0, 1, 1, 0, 0]
+    >>> pd.DataFrame({"human": human * 10, "llm": llm * 10}).to_csv(path, index=False)
+    >>> with contextlib.redirect_stdout(io.StringIO()) as out:
+    ...     code = main(["judge", str(path), "--label-col", "human", "--judge-col", "llm"])
+    >>> code, "eif" in out.getvalue()
+    (0, True)
+    >>> main(["judge", str(path), "--label-col", "human"])  # message on stderr
+    2
+    """
     args = _parser().parse_args(argv)
     try:
-        with _client(args) as client:
+        with _client(args) as client, _progress(args):
             evaluations = _run(args, client)
         evaluations = evaluations if isinstance(evaluations, list) else [evaluations]
         if args.command == "demo":

@@ -49,7 +49,23 @@ Applies = Callable[[Evaluation], str | None]
 
 @dataclass(frozen=True)
 class Kind:
-    """A registered plot kind: its drawing function, a one-line description, where it applies."""
+    """A registered plot kind: its drawing function, a one-line description, where it applies.
+
+    Attributes
+    ----------
+    draw : callable
+        ``draw(ev, **kwargs) -> Figure``.
+    description : str
+        One line, shown in the HTML report under the figure.
+    applies : callable
+        ``applies(ev)``: None when the kind applies to ``ev``, else the reason why not.
+
+    Examples
+    --------
+    >>> kind = KINDS["trace"]
+    >>> kind.draw is trace, kind.description.split(":")[0]
+    (True, 'MCMC traces and per-chain densities')
+    """
 
     draw: Callable[..., Figure]
     description: str
@@ -73,7 +89,25 @@ def _needs_mcmc(ev: Evaluation) -> str | None:
 
 
 def for_methods(*methods: str) -> Applies:
-    """Applicability test of a method-specific kind: the evaluation's method is one of these."""
+    """The applicability test of a method-specific kind (for :func:`register`).
+
+    Parameters
+    ----------
+    *methods : str
+        The methods (``ev.meta["method"]``) the kind applies to.
+
+    Returns
+    -------
+    callable
+        ``applies(ev)``: None when ``ev`` comes from one of ``methods``, else the reason.
+
+    Examples
+    --------
+    >>> import bayeval as be
+    >>> ev = be.labelled(labels=[1, 0, 1, 1], y_pred=[1, 0, 0, 1])
+    >>> for_methods("labelled")(ev) is None, for_methods("cbpe", "pemi")(ev)
+    (True, 'it is specific to method cbpe or pemi')
+    """
     def applies(ev: Evaluation) -> str | None:
         if ev.meta["method"] in methods:
             return None
@@ -82,7 +116,36 @@ def for_methods(*methods: str) -> Applies:
 
 
 def register(name: str, description: str, applies: Applies = _always):
-    """Decorator adding a drawing function ``fn(ev, **kwargs) -> Figure`` as kind ``name``."""
+    """Decorator adding a drawing function ``fn(ev, **kwargs) -> Figure`` as kind ``name``.
+
+    Parameters
+    ----------
+    name : str
+        The kind, for :func:`plot` and ``Evaluation.plot`` (a registered name is replaced).
+    description : str
+        One line saying what the figure shows.
+    applies : callable, optional
+        ``applies(ev) -> str | None`` (e.g. :func:`for_methods`); by default every evaluation.
+
+    Returns
+    -------
+    callable
+        The decorator; it returns ``fn`` unchanged.
+
+    Examples
+    --------
+    >>> import bayeval as be
+    >>> @register("counts", "successes per metric", applies=for_methods("labelled"))
+    ... def counts(ev):
+    ...     fig, ax = plt.subplots()
+    ...     ax.bar(ev.closed_form["metric"].values, ev.closed_form["successes"].values)
+    ...     return fig
+    >>> ev = be.labelled(labels=[1, 0, 1, 1], y_pred=[1, 0, 0, 1])
+    >>> fig = plot(ev, "counts")
+    >>> [int(bar.get_height()) for bar in fig.axes[0].patches]
+    [3, 2, 2, 1, 1]
+    >>> plt.close(fig); del KINDS["counts"]
+    """
     def wrap(fn: Callable[..., Figure]) -> Callable[..., Figure]:
         KINDS[name] = Kind(fn, description, applies)
         return fn
@@ -90,13 +153,48 @@ def register(name: str, description: str, applies: Applies = _always):
 
 
 def available(ev: Evaluation) -> list[str]:
-    """The kinds that apply to ``ev``, in registry order."""
+    """The kinds that apply to ``ev``, in registry order.
+
+    Parameters
+    ----------
+    ev : Evaluation
+
+    Returns
+    -------
+    list of str
+        Keys of :data:`KINDS`, for :func:`plot`.
+
+    Examples
+    --------
+    >>> import bayeval as be
+    >>> available(be.labelled(labels=[1, 0, 1, 1], y_pred=[1, 0, 0, 1]))  # no MCMC
+    ['distribution', 'intervals']
+    """
     return [name for name, kind in KINDS.items() if kind.applies(ev) is None]
 
 
 def default_kind(ev: Evaluation) -> str:
-    """The method's entry of :data:`DEFAULT_KINDS`, else ``distribution`` when there are draws
-    or an exact PMF to show, else ``intervals``."""
+    """The kind :func:`plot` draws when none is given.
+
+    Parameters
+    ----------
+    ev : Evaluation
+
+    Returns
+    -------
+    str
+        The method's entry of :data:`DEFAULT_KINDS`, else ``"distribution"`` when there are
+        draws or an exact PMF to show, else ``"intervals"``.
+
+    Examples
+    --------
+    >>> import bayeval as be
+    >>> default_kind(be.labelled(labels=[1, 0, 1, 1], y_pred=[1, 0, 0, 1]))
+    'intervals'
+    >>> default_kind(be.bounds([1, 0, 1, 0], [[1, 1], [0, 0], [1, 0], [0, -1]],
+    ...                        label_model="majority_vote"))
+    'bounds'
+    """
     if ev.meta["method"] in DEFAULT_KINDS:
         return DEFAULT_KINDS[ev.meta["method"]]
     cf = ev.closed_form
@@ -113,8 +211,10 @@ def plot(ev: Evaluation, kind: str | None = None, **kwargs) -> Figure:
         A key of :data:`KINDS` that applies to ``ev`` (:func:`available`); by default
         :func:`default_kind`. Generic kinds:
 
-        * ``"distribution"``: per estimand coordinate, the draws' histogram with the fast path
-          overlaid (its PMF, else a normal curve from its mean and sd) and both intervals;
+        * ``"distribution"``: per estimand coordinate, the draws' histogram with the fast path's
+          law overlaid (its PMF as bars, its Beta density where it is a conjugate Beta, its
+          normal density where its interval is the normal one; else its interval only) and
+          both intervals;
         * ``"intervals"``: mean and interval per coordinate, fast path and draws side by side;
         * ``"trace"``, ``"rank"``: ArviZ trace and rank plots (MCMC only);
         * ``"sensitivity"``: power-scaling prior and likelihood sensitivity (MCMC only).
@@ -229,7 +329,7 @@ def _grid(n: int, width: float = 10.0, height: float = 2.4, max_cols: int = 3):
     return fig, list(axes.ravel()[:n])
 
 
-def _legend(fig: Figure) -> None:
+def _legend(fig: Figure, ncols: int = 4) -> None:
     """One legend for the figure, from the labelled artists of all its axes, below them."""
     handles = {}
     for ax in fig.axes:
@@ -237,7 +337,7 @@ def _legend(fig: Figure) -> None:
             handles.setdefault(label, handle)
     if handles:
         fig.legend(handles.values(), handles.keys(), loc="outside lower center",
-                   ncols=min(4, len(handles)))
+                   ncols=min(ncols, len(handles)))
 
 
 # ------------------------------------------------------------------------- distribution
@@ -258,22 +358,37 @@ def _pmf(ax: Axes, point: xr.Dataset, x: np.ndarray | None) -> tuple[float, floa
             float(values[min(np.searchsorted(cdf, 1 - 5e-4), values.size - 1)]))
 
 
-def _density(ax: Axes, point: xr.Dataset | None, x: np.ndarray | None, draws_label: str
-             ) -> tuple[float, float]:
-    """The draws' histogram and the fast path's normal curve from its mean and sd; x-range
-    (the draws' where there are draws, the normal's ±4 sd otherwise)."""
+def _fast_law(point: xr.Dataset, ci_prob: float):
+    """The fast path's continuous law at one coordinate (a frozen scipy distribution): the
+    exact Beta where it stores ``alpha`` and ``beta`` (the conjugate posterior of
+    :func:`~bayeval.methods.labelled.labelled`), the normal of its ``mean`` and ``sd`` where
+    its interval is that normal's, else None (its interval is all it gives)."""
+    if "alpha" in point and "beta" in point and point["alpha"].ndim == 0:
+        return stats.beta(float(point["alpha"]), float(point["beta"]))
+    mean, sd = float(point["mean"]), float(point["sd"])
+    if not sd > 0:
+        return None
+    law = stats.norm(mean, sd)
+    gaussian = np.allclose(law.ppf([(1 - ci_prob) / 2, (1 + ci_prob) / 2]),
+                           [float(point["lower"]), float(point["upper"])], rtol=0, atol=1e-9)
+    return law if gaussian else None
+
+
+def _density(ax: Axes, point: xr.Dataset | None, x: np.ndarray | None, draws_label: str,
+             ci_prob: float) -> tuple[float, float]:
+    """The draws' histogram and the fast path's density (:func:`_fast_law`) over its central
+    99.9 %; x-range of both."""
     lo, hi = np.inf, -np.inf
     if x is not None:
         ax.hist(x, bins="auto", density=True, histtype="stepfilled", color=DRAWS_COLOR,
                 alpha=0.3, label=draws_label)
         lo, hi = np.quantile(x, [5e-4, 1 - 5e-4])
-    if point is not None and float(point["sd"]) > 0:
-        mean, sd = float(point["mean"]), float(point["sd"])
-        grid = np.linspace(mean - 4 * sd, mean + 4 * sd, 300)
-        if x is not None:
-            grid = grid[(grid >= lo) & (grid <= hi)]
-        ax.plot(grid, stats.norm.pdf(grid, mean, sd), color=FAST_COLOR, lw=1.6, ls="--",
-                label="fast path: normal approx. (mean, sd)")
+    law = None if point is None else _fast_law(point, ci_prob)
+    if law is not None:
+        grid = np.linspace(*law.ppf([5e-4, 1 - 5e-4]), 300)
+        name = "exact Beta" if law.dist.name == "beta" else "normal"
+        ax.plot(grid, law.pdf(grid), color=FAST_COLOR, lw=1.6, ls="--",
+                label=f"fast path: {name} density")
         lo, hi = min(lo, grid[0]), max(hi, grid[-1])
     return float(lo), float(hi)
 
@@ -299,7 +414,8 @@ def _interval_marks(ax: Axes, rows: list[tuple[str, str, float, float, float]]) 
 @register("distribution", "the distribution of each estimated quantity: posterior draws with "
                           "the fast path overlaid, intervals as bars below")
 def distribution(ev: Evaluation, coords: dict | None = None) -> Figure:
-    """Per estimand coordinate: draws' histogram, fast path (PMF or normal), both intervals."""
+    """Per estimand coordinate: the draws' histogram, the fast path's exact law (PMF bars, Beta
+    density, or normal density where it is Gaussian) and both intervals."""
     items, total = _items(ev, coords)
     dstats = _draws_stats(ev)
     fig, axes = _grid(len(items))
@@ -308,7 +424,7 @@ def distribution(ev: Evaluation, coords: dict | None = None) -> Figure:
         if point is not None and "pmf_prob" in point:
             lo, hi = _pmf(ax, point, x)
         else:
-            lo, hi = _density(ax, point, x, _draws_label(ev))
+            lo, hi = _density(ax, point, x, _draws_label(ev), ev.ci_prob)
         marks = []
         if x is not None:
             d = dstats.sel(sel)
@@ -451,7 +567,7 @@ def sensitivity(ev: Evaluation, var_names=None) -> Figure:
 # ---------------------------------------------------------------------- method-specific
 def _metrics(ev: Evaluation, coords: dict | None) -> list[str]:
     """The metrics shown: those of ``coords`` (``{"metric": [...]}``), else all present."""
-    present = ev.closed_form["metric"].values.tolist()
+    present = _estimand(ev)["metric"].values.tolist()
     chosen = (coords or {}).get("metric")
     return present if chosen is None else list(np.atleast_1d(chosen).tolist())
 
@@ -497,26 +613,53 @@ def chunks(ev: Evaluation, coords: dict | None = None) -> Figure:
     return fig
 
 
-@register("bounds", "per metric: the identified interval [lower bound, upper bound] and the "
-                    "interval covering it with its uncertainty", applies=for_methods("bounds"))
+def _violins(ax: Axes, draws: xr.DataArray, metrics: list[str], y: np.ndarray, side: str,
+             alpha: float, label: str) -> None:
+    """Violins of ``draws`` (chain, draw, metric) at rows ``y``, on one ``side`` of each row."""
+    samples = [draws.sel(metric=m).values.ravel() for m in metrics]
+    samples = [(yi, x[np.isfinite(x)]) for yi, x in zip(y, samples, strict=True)]
+    samples = [(yi, x) for yi, x in samples if x.size > 1 and np.ptp(x) > 0]
+    if not samples:
+        return
+    rows, data = zip(*samples, strict=True)
+    parts = ax.violinplot(data, positions=rows, orientation="horizontal", side=side,
+                          widths=0.8, showextrema=False)
+    for body in parts["bodies"]:
+        body.set(facecolor=DRAWS_COLOR, edgecolor=DRAWS_COLOR, alpha=alpha, label=label)
+
+
+@register("bounds", "per metric: the identified interval [lower bound, upper bound], the "
+                    "interval covering it with its uncertainty, and where a model was sampled "
+                    "the posterior of each bound and of the metric",
+          applies=for_methods("bounds"))
 def bounds(ev: Evaluation, coords: dict | None = None) -> Figure:
-    """Per metric: [lower_bound, upper_bound] as a thick bar, [lower, upper] as a thin bar."""
-    table = ev.summary()
+    """Per metric: [lower_bound, upper_bound] as a thick bar and [lower, upper] as a thin bar
+    (the fast path's, else the posterior's); where draws exist, violins of the posterior of
+    the lower and of the upper bound above the bar and of the metric (one coupling position
+    per draw) below it."""
+    closed = ev.closed_form is not None
+    table = ev.summary("closed_form" if closed else "draws")
     metrics = [m for m in _metrics(ev, coords) if m in table.index]
-    fig, ax = plt.subplots(figsize=(8, 1.4 + 0.5 * len(metrics)), layout="constrained")
-    y = -np.arange(len(metrics))
-    for yi, metric in zip(y, metrics, strict=True):
-        row = table.loc[metric]
-        ax.plot([row["lower"], row["upper"]], [yi, yi], color=DRAWS_COLOR, lw=1.4,
-                solid_capstyle="butt", label=f"covering interval {_level(ev)}")
-        ax.plot([row["lower_bound"], row["upper_bound"]], [yi, yi], color=FAST_COLOR, lw=8,
-                solid_capstyle="butt", alpha=0.8, label="identified interval [L, U]")
+    post = ev.tree["posterior"].to_dataset() if ev.draws is not None else None
+    fig, ax = plt.subplots(figsize=(8, 1.4 + (0.5 if post is None else 0.9) * len(metrics)),
+                           layout="constrained")
+    y = -np.arange(len(metrics), dtype=float)
+    color = FAST_COLOR if closed else DRAWS_COLOR
+    rows = table.loc[metrics]
+    ax.hlines(y, rows["lower"], rows["upper"], color=color, lw=1.4,
+              label=f"covering interval {_level(ev)}")
+    ax.hlines(y, rows["lower_bound"], rows["upper_bound"], color=color, lw=6, alpha=0.8,
+              label="identified interval [L, U]" + ("" if closed else " (posterior means)"))
+    if post is not None:
+        for var in ("lower_bound", "upper_bound"):
+            _violins(ax, post[var], metrics, y, "high", 0.45, "posterior of L and of U")
+        _violins(ax, ev.draws, metrics, y, "low", 0.2, "posterior of the metric")
     ax.set_yticks(y, metrics)
     ax.set_ylim(-len(metrics) + 0.5, 0.5)
     ax.grid(axis="x", color="0.9")
     ax.set_xlabel("value")
     fig.suptitle(f"{ev.meta['method']} ({ev.meta['variant']}): sharp bounds per metric")
-    _legend(fig)
+    _legend(fig, ncols=4 if post is None else 2)
     return fig
 
 

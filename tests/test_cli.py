@@ -1,5 +1,6 @@
 """The bayeval command, run for real in a subprocess."""
 
+import os
 import subprocess
 import sys
 
@@ -83,6 +84,10 @@ def test_pemi_with_a_report(files, tmp_path):
     (["judge", "{d}/judge.csv", "--label-col", "human"], "--judge-col is required"),
     (["pemi", "{d}/pemi.csv", "--score-col", "score", "--label-col", "label",
       "--ci-prob", "2"], "ci_prob must lie strictly between 0 and 1"),
+    (["cbpe", "{d}/pemi.csv", "--score-col", "score", "--chunk-col", "day"],
+     "--chunk-col: column 'day' is not in {d}/pemi.csv (its columns: score, label)"),
+    (["judge", "{d}/judge.csv", "--label-col", "human", "--judge-col", "llm", "--group-col",
+      "team"], "--group-col: column 'team' is not in {d}/judge.csv (its columns: human, llm)"),
 ])
 def test_bad_input_is_one_line_and_exit_code_2(files, args, message):
     run = bayeval(*(a.format(d=files) for a in args))
@@ -121,3 +126,49 @@ def test_bounds_from_weak_label_columns(tmp_path):
     run = bayeval("bounds", tmp_path / "weak.csv", "--pred-col", "pred", "--weak-cols",
                   "lf1,lf9")
     assert run.returncode == 2 and "--weak-cols: column 'lf9' is not in" in run.stderr
+
+
+# ----------------------------------------------------------------------------------- progress
+def bayeval_on_a_terminal(*args):
+    """The command with stderr on a pseudo-terminal: (exit code, stdout, what the terminal got)."""
+    master, slave = os.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "bayeval.cli", *map(str, args)],
+                            stdout=subprocess.PIPE, stderr=slave, text=True)
+    os.close(slave)
+    seen = bytearray()
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # EIO: the command closed the terminal
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(master)
+    return proc.wait(timeout=600), proc.stdout.read(), seen.decode(errors="replace")
+
+
+PROGRESS = "Progress"  # the header of PyMC's progress table
+
+
+def sampling(files, *options):
+    """A small NUTS run: the judge's model A."""
+    return ("judge", files / "judge.csv", "--label-col", "human", "--judge-col", "llm",
+            "--method", "pymc", "--seed", "1", *options)
+
+
+def test_progress_on_request_goes_to_stderr_and_not_by_default_off_a_terminal(files):
+    run = bayeval(*sampling(files, "--progress"))
+    assert run.returncode == 0, run.stderr
+    assert PROGRESS in run.stderr and "━" in run.stderr  # the bars, one per chain
+    assert PROGRESS not in run.stdout and "theta" in run.stdout  # stdout: the results only
+    quiet = bayeval(*sampling(files))
+    assert quiet.returncode == 0 and quiet.stderr == ""
+    assert quiet.stdout == run.stdout
+
+
+def test_progress_by_default_on_a_terminal_unless_no_progress(files):
+    code, out, terminal = bayeval_on_a_terminal(*sampling(files))
+    assert code == 0 and PROGRESS in terminal and "theta" in out
+    code, out, terminal = bayeval_on_a_terminal(*sampling(files, "--no-progress"))
+    assert code == 0 and terminal == "" and "theta" in out

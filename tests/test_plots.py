@@ -57,24 +57,49 @@ def test_available_and_default_kinds(exact, both, pmf):
         "intervals", "distribution", "distribution"]
 
 
-def test_distribution_overlays_the_fast_path_and_marks_both_intervals(both):
+def test_distribution_overlays_the_exact_beta_and_marks_both_intervals(both):
     fig = plots.plot(both)
     assert [ax.get_title() for ax in fig.axes] == METRICS
     closed, drawn = both.summary("closed_form"), both.summary("draws")
+    cf = both.closed_form
     for ax, metric in zip(fig.axes, METRICS, strict=True):
         (hist,) = ax.patches
         x, y = hist.get_xy().T  # the draws' histogram is a density: its area is 1
         assert 0.5 * abs(np.dot(x, np.roll(y, 1)) - np.dot(y, np.roll(x, 1))) == pytest.approx(1)
-        (curve,) = lines(ax, "fast path: normal approx. (mean, sd)")
+        # the conjugate fast path is drawn as its exact law, Beta(a + k, b + m - k)
+        (curve,) = lines(ax, "fast path: exact Beta density")
         x, y = curve.get_data()
-        assert x[np.argmax(y)] == pytest.approx(closed.loc[metric, "mean"], abs=2e-3)
+        a, b = float(cf["alpha"].sel(metric=metric)), float(cf["beta"].sel(metric=metric))
+        np.testing.assert_allclose(y, stats.beta.pdf(x, a, b), rtol=1e-12)
+        assert stats.beta.cdf(x[-1], a, b) - stats.beta.cdf(x[0], a, b) == pytest.approx(0.999)
+        assert not lines(ax, "fast path: normal density")
         (fast,) = lines(ax, "fast path 95% ETI")
         np.testing.assert_allclose(fast.get_xdata(), closed.loc[metric, ["lower", "upper"]])
         (post,) = lines(ax, "posterior draws 95% ETI")
         np.testing.assert_allclose(post.get_xdata(), drawn.loc[metric, ["lower", "upper"]])
     assert [t.get_text() for t in fig.legends[0].get_texts()] == [
-        "posterior draws", "fast path: normal approx. (mean, sd)", "posterior draws 95% ETI",
+        "posterior draws", "fast path: exact Beta density", "posterior draws 95% ETI",
         "fast path 95% ETI"]
+
+
+def test_distribution_draws_a_normal_only_where_the_fast_path_is_gaussian():
+    # recall's interval is mean +- z sd (a Gaussian fast path); accuracy's is a logit-Wald one
+    z = stats.norm.ppf(0.975)
+    mean, sd = np.array([0.8, 0.6]), np.array([0.05, 0.04])
+    logit = np.log(mean / (1 - mean)) + np.array([[-1], [1]]) * z * sd / (mean * (1 - mean))
+    lower = np.array([1 / (1 + np.exp(-logit[0, 0])), mean[1] - z * sd[1]])
+    upper = np.array([1 / (1 + np.exp(-logit[1, 0])), mean[1] + z * sd[1]])
+    closed = xr.Dataset({k: ("metric", v) for k, v in
+                         (("mean", mean), ("sd", sd), ("lower", lower), ("upper", upper))},
+                        coords={"metric": ["accuracy", "recall"]})
+    ev = Evaluation.create(method="synthetic", variant="gauss", closed_form=closed)
+    accuracy, recall = plots.plot(ev, "distribution").axes
+    (curve,) = lines(recall, "fast path: normal density")
+    x, y = curve.get_data()
+    np.testing.assert_allclose(y, stats.norm.pdf(x, 0.6, 0.04), rtol=1e-12)
+    assert not lines(accuracy, "fast path: normal density")
+    (fast,) = lines(accuracy, "fast path 95% ETI")  # its interval is all it shows
+    np.testing.assert_allclose(fast.get_xdata(), [lower[0], upper[0]])
 
 
 def test_distribution_of_an_exact_pmf_shows_its_bars_and_the_draws_frequencies(pmf):
@@ -235,6 +260,18 @@ def test_chunks_show_estimates_realized_values_thresholds_and_alerts(cbpe_ev):
     assert [ax.get_title() for ax in fig.axes] == ["recall"]
 
 
+def bars(ax, label):
+    """[x0, x1] per row of the horizontal bars (``hlines``) labelled ``label``."""
+    (collection,) = [c for c in ax.collections if c.get_label() == label]
+    return np.array([seg[:, 0] for seg in collection.get_segments()])
+
+
+def bodies(ax, label):
+    """(x range, y range) of each violin labelled ``label``, in drawing order."""
+    paths = [c.get_paths()[0].vertices for c in ax.collections if c.get_label() == label]
+    return [((v[:, 0].min(), v[:, 0].max()), (v[:, 1].min(), v[:, 1].max())) for v in paths]
+
+
 def test_bounds_draw_the_identified_and_the_covering_interval():
     from bayeval.methods.bounds import bounds
     w = datasets.weak_labels(2000, min_votes=1, random_seed=0)
@@ -243,17 +280,59 @@ def test_bounds_draw_the_identified_and_the_covering_interval():
     table = ev.summary()
     (ax,) = plots.plot(ev).axes
     assert [t.get_text() for t in ax.get_yticklabels()] == list(table.index)
-    identified = lines(ax, "identified interval [L, U]")
-    covering = lines(ax, "covering interval 95% ETI")
-    assert len(identified) == len(covering) == len(table)
-    np.testing.assert_allclose([b.get_xdata() for b in identified],
-                               table[["lower_bound", "upper_bound"]])
-    np.testing.assert_allclose([b.get_xdata() for b in covering], table[["lower", "upper"]])
-    assert all(i.get_linewidth() > 3 * c.get_linewidth()
-               for i, c in zip(identified, covering, strict=True))
+    identified = bars(ax, "identified interval [L, U]")
+    covering = bars(ax, "covering interval 95% ETI")
+    np.testing.assert_allclose(identified, table[["lower_bound", "upper_bound"]])
+    np.testing.assert_allclose(covering, table[["lower", "upper"]])
     # the covering interval contains the identified one
-    assert all(c.get_xdata()[0] <= i.get_xdata()[0] <= i.get_xdata()[1] <= c.get_xdata()[1]
-               for i, c in zip(identified, covering, strict=True))
+    assert ((covering[:, 0] <= identified[:, 0]) & (identified[:, 1] <= covering[:, 1])).all()
+    assert not bodies(ax, "posterior of L and of U")  # no draws, no posterior
+
+
+@pytest.fixture(scope="module")
+def bounds_both():
+    from bayeval.methods.bounds import bounds
+    w = datasets.weak_labels(2000, min_votes=1, random_seed=0)
+    return bounds(w.y_pred, w.weak_labels, method="both", random_seed=1,
+                  sample_kwargs={"draws": 300, "tune": 300})
+
+
+def test_bounds_show_the_posterior_of_each_bound_and_of_the_metric(bounds_both):
+    ev = bounds_both
+    post = ev.tree["posterior"].to_dataset()
+    metrics = list(ev.closed_form["metric"].values)
+    (ax,) = plots.plot(ev).axes
+    # around the plug-in bounds of the fast path
+    np.testing.assert_allclose(bars(ax, "identified interval [L, U]"),
+                               ev.summary("closed_form")[["lower_bound", "upper_bound"]])
+    # per metric (row -i): a violin of the lower bound's and of the upper bound's draws above
+    # the row, spanning exactly their range, and one of the metric's draws below it
+    bound_violins = bodies(ax, "posterior of L and of U")
+    metric_violins = bodies(ax, "posterior of the metric")
+    assert len(bound_violins) == 2 * len(metrics) and len(metric_violins) == len(metrics)
+    for i, metric in enumerate(metrics):
+        for var, (x, y) in zip(["lower_bound", "upper_bound"], bound_violins[i::len(metrics)],
+                               strict=True):
+            d = post[var].sel(metric=metric).values
+            np.testing.assert_allclose(x, (d.min(), d.max()), rtol=1e-12)
+            assert y[0] == pytest.approx(-i) and -i + 0.3 < y[1] <= -i + 0.4
+        x, y = metric_violins[i]
+        d = post["value"].sel(metric=metric).values
+        np.testing.assert_allclose(x, (d.min(), d.max()), rtol=1e-12)
+        assert -i - 0.4 <= y[0] < -i - 0.3 and y[1] == pytest.approx(-i)
+    # the lower bound's posterior sits at L, the upper bound's at U, far apart
+    lo, hi = (post[v].mean(("chain", "draw")) for v in ("lower_bound", "upper_bound"))
+    assert ((hi - lo) > 10 * (post["lower_bound"].std(("chain", "draw")))).all()
+
+
+def test_bounds_without_fast_path_show_the_posterior_means(bounds_both):
+    ev = type(bounds_both)(bounds_both.tree.drop_nodes("closed_form"))  # as method="pymc"
+    (ax,) = plots.plot(ev).axes
+    table = ev.summary()
+    np.testing.assert_allclose(bars(ax, "identified interval [L, U] (posterior means)"),
+                               table[["lower_bound", "upper_bound"]])
+    np.testing.assert_allclose(bars(ax, "covering interval 95% ETI"), table[["lower", "upper"]])
+    assert len(bodies(ax, "posterior of L and of U")) == 2 * len(table)
 
 
 def test_confidence_shows_the_histogram_and_the_reliability_of_c_hard(data):
