@@ -42,9 +42,12 @@ import xarray as xr
 
 from bayeval.evaluation import Evaluation
 from bayeval.scale_reductions import (
+    RANGE_ROWS,
     SPLIT_EVERY,
     BoundsCells,
     LabelSums,
+    auc_moments,
+    auc_numerator_moments,
     bounds_cells,
     bounds_exact,
     cbpe,
@@ -60,10 +63,13 @@ from bayeval.scale_reductions import (
 from bayeval.table import Table, table
 
 __all__ = [
+    "RANGE_ROWS",
     "SPLIT_EVERY",
     "STATUS",
     "BoundsCells",
     "LabelSums",
+    "auc_moments",
+    "auc_numerator_moments",
     "bounds_cells",
     "bounds_exact",
     "cbpe",

@@ -33,6 +33,7 @@ reductions run on dask's current scheduler: a
 from __future__ import annotations
 
 import functools
+import itertools
 import operator
 from collections.abc import Callable, Sequence
 from types import ModuleType
@@ -41,15 +42,17 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 import xarray as xr
 
+from bayeval import metrics as M
+from bayeval.calibration import Calibrator
 from bayeval.chunks import WHOLE, Chunking, make_chunks
-from bayeval.confusion import TOL, count_moments
+from bayeval.confusion import TOL, RatioMoments, count_moments
 from bayeval.evaluation import CI_KINDS, Evaluation
 from bayeval.methods import cbpe as cbpe_method
 from bayeval.methods import judge_estimators as E
 from bayeval.methods import label_models as lm
 from bayeval.methods.bounds import METRICS as BOUNDS_METRICS
 from bayeval.methods.bounds import default_metrics, exact_bounds
-from bayeval.methods.cbpe_exact import CountLaw
+from bayeval.methods.cbpe_exact import CountLaw, NormalLaw
 from bayeval.methods.mvu_confidence import gaussian_vote_probs
 from bayeval.methods.pemi import as_mnar
 from bayeval.methods.pemi_fast import (
@@ -78,9 +81,12 @@ if TYPE_CHECKING:
     import dask.array as da
 
 __all__ = [
+    "RANGE_ROWS",
     "SPLIT_EVERY",
     "BoundsCells",
     "LabelSums",
+    "auc_moments",
+    "auc_numerator_moments",
     "bounds_cells",
     "bounds_exact",
     "cbpe",
@@ -96,6 +102,16 @@ __all__ = [
 
 SPLIT_EVERY = 8
 """Summaries combined per task of :func:`tree_reduce`: depth :math:`\\lceil\\log_8 B\\rceil`."""
+
+RANGE_ROWS = 2**21
+"""ROC-AUC: the default score ranges hold about this many rows at most (each range's task
+sorts its rows and holds a few arrays of them)."""
+
+RANGE_SAMPLE = 1024
+"""ROC-AUC: order statistics of its scores that every partition sends to place the ranges."""
+
+CBPE_TIE = 0.5
+"""Weight of a tied positive-negative pair in CBPE's ROC-AUC (scikit-learn's)."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -256,7 +272,7 @@ def poisson_binomial(p: Any, *, tol: float = 0.0) -> tuple[int, np.ndarray]:
 
 
 # ---------------------------------------------------------------------------------------------
-# CBPE
+# CBPE: counts per chunk
 
 
 class _ChunkCounts(NamedTuple):
@@ -268,18 +284,29 @@ class _ChunkCounts(NamedTuple):
     expected_fn: float
     tp: tuple[int, np.ndarray]  # window of the PMF of TP (PB over the predicted positives)
     fn: tuple[int, np.ndarray]
+    labelled: np.ndarray  # tp, fp, fn, tn of the rows with a known label (int64)
 
     def __add__(self, other: _ChunkCounts) -> _ChunkCounts:
         return _ChunkCounts(self.n_pos + other.n_pos, self.n_neg + other.n_neg,
                             self.expected_tp + other.expected_tp,
                             self.expected_fn + other.expected_fn,
-                            _convolve(self.tp, other.tp), _convolve(self.fn, other.fn))
+                            _convolve(self.tp, other.tp), _convolve(self.fn, other.fn),
+                            self.labelled + other.labelled)
 
 
-def _chunk_counts(p: np.ndarray, positive: np.ndarray) -> _ChunkCounts:
+def _confusion(positive: np.ndarray, y: np.ndarray | None) -> np.ndarray:
+    """tp, fp, fn, tn of the rows whose label ``y`` is known (NaN: missing)."""
+    if y is None:
+        return np.zeros(4, np.int64)
+    one, zero = y == 1, y == 0
+    return np.array([(positive & one).sum(), (positive & zero).sum(), (~positive & one).sum(),
+                     (~positive & zero).sum()], dtype=np.int64)
+
+
+def _chunk_counts(p: np.ndarray, positive: np.ndarray, y: np.ndarray | None) -> _ChunkCounts:
     pos, neg = p[positive], p[~positive]
     return _ChunkCounts(pos.size, neg.size, float(pos.sum()), float(neg.sum()), _pb_window(pos),
-                        _pb_window(neg))
+                        _pb_window(neg), _confusion(positive, y))
 
 
 def _ranges(n: int, chunk_size: Any, n_chunks: Any) -> tuple[np.ndarray, tuple[str, ...]]:
@@ -307,25 +334,36 @@ def _ranges(n: int, chunk_size: Any, n_chunks: Any) -> tuple[np.ndarray, tuple[s
 
 
 def _block_chunking(size: int, keys: Any, offset: int | None, starts: np.ndarray | None,
-                    labels: tuple[str, ...] | None) -> Chunking:
-    """The chunks of one partition: by its keys, or by its rows' global positions."""
+                    names: tuple[str, ...] | None) -> Chunking | None:
+    """The chunks of one partition: by its keys, by its rows' global positions, or none."""
     if keys is not None:
         return make_chunks(size, chunks=keys)
+    if starts is None:
+        return None
     codes = np.searchsorted(starts, offset + np.arange(size), side="right") - 1
     present, local = np.unique(codes, return_inverse=True)
-    return Chunking(tuple(labels[i] for i in present), local)
+    return Chunking(tuple(names[i] for i in present), local)
 
 
-def _cbpe_block(scores: Any, keys: Any = None, *, threshold: float, calibrator: Any,
-                offset: int | None = None, starts: np.ndarray | None = None,
-                labels: tuple[str, ...] | None = None) -> dict[str, _ChunkCounts]:
+def _block_labels(labels: Any, size: int) -> np.ndarray | None:
+    if labels is None:
+        return None
+    y = as_labels(labels, "labels", allow_missing=True)
+    check_same_length(scores=np.empty(size), labels=y)
+    return y
+
+
+def _cbpe_block(scores: Any, keys: Any = None, labels: Any = None, *, threshold: float,
+                calibrator: Any, offset: int | None = None, starts: np.ndarray | None = None,
+                names: tuple[str, ...] | None = None) -> dict[str, _ChunkCounts]:
     if len(scores) == 0:  # an empty partition (e.g. filtered out)
         return {}
     s = as_scores(scores, "scores")
+    y = _block_labels(labels, s.size)
     p = s if calibrator is None else np.asarray(calibrator.predict(s), dtype=float)
     positive = s >= threshold
-    chunking = _block_chunking(s.size, keys, offset, starts, labels)
-    return {label: _chunk_counts(p[rows], positive[rows])
+    chunking = _block_chunking(s.size, keys, offset, starts, names)
+    return {label: _chunk_counts(p[rows], positive[rows], None if y is None else y[rows])
             for label, rows in zip(chunking.labels, chunking.rows(), strict=True)}
 
 
@@ -337,39 +375,465 @@ def _count_law(c: _ChunkCounts) -> CountLaw:
                     np.ones(1))
 
 
-def _cbpe_parts(scores: Any, chunks: Any, chunk_size: Any, n_chunks: Any,
-                **kwargs: Any) -> list[Any]:
-    """One delayed summary per partition, its rows in chunks by key or by global position
-    (then the rows of every partition are counted first)."""
+# ---------------------------------------------------------------------------------------------
+# ROC-AUC: sums over score ranges
+
+
+class _RangeSums(NamedTuple):
+    r"""ROC-AUC's sums over the rows of one score range (of one chunk, or of all rows).
+
+    With the rows of the range sorted by score, :math:`q=1-p`, :math:`v=pq`, :math:`r=p-q`,
+    and, counting only rows of the range, :math:`f_i=\sum_{j\ne i}\xi_{ij}q_j` (``forward``),
+    :math:`b_i=\sum_{j\ne i}\xi_{ji}p_j` and :math:`l_i=f_i-b_i`:
+    ``p, q, v, vv`` are :math:`\sum p,\sum q,\sum v,\sum v^2`; ``tied`` the sum over tied
+    pairs of :math:`v_iv_j`; ``pf`` :math:`\sum p_if_i`; ``vl, vll, vr, vrr, vlr``
+    :math:`\sum v_il_i,\sum v_il_i^2,\sum v_ir_i,\sum v_ir_i^2,\sum v_il_ir_i`; ``area`` the
+    numerator of NannyML's expected ROC area; ``log0, log1`` :math:`\sum\log q,\sum\log p`.
+    ``npos, nneg, num`` are the positives, the negatives and twice the Mann-Whitney count of
+    the rows with a known label (exact integers).
+    """
+
+    p: float
+    q: float
+    v: float
+    vv: float
+    tied: float
+    pf: float
+    vl: float
+    vll: float
+    vr: float
+    vrr: float
+    vlr: float
+    area: float
+    log0: float
+    log1: float
+    npos: int
+    nneg: int
+    num: int
+
+    def then(self, upper: _RangeSums) -> _RangeSums:
+        r"""The sums of this range followed by ``upper``, a range of higher scores.
+
+        Below :math:`L` and above :math:`U`: a row of :math:`L` gains :math:`p_U` in
+        :math:`b_i`, a row of :math:`U` gains :math:`q_L` in :math:`f_i`, so
+        :math:`l_i\to l_i-p_U` on :math:`L` and :math:`l_i\to l_i+q_L` on :math:`U`; every
+        other sum adds. Associative: ranges combine in any grouping, in score order.
+        """
+        lo, hi = self, upper
+        pu, ql = hi.p, lo.q
+        return _RangeSums(
+            p=lo.p + hi.p, q=lo.q + hi.q, v=lo.v + hi.v, vv=lo.vv + hi.vv,
+            tied=lo.tied + hi.tied, pf=lo.pf + hi.pf + pu * ql,
+            vl=lo.vl - pu * lo.v + hi.vl + ql * hi.v,
+            vll=(lo.vll - 2 * pu * lo.vl + pu * pu * lo.v
+                 + hi.vll + 2 * ql * hi.vl + ql * ql * hi.v),
+            vr=lo.vr + hi.vr, vrr=lo.vrr + hi.vrr,
+            vlr=lo.vlr - pu * lo.vr + hi.vlr + ql * hi.vr,
+            area=lo.area + hi.area + pu * ql, log0=lo.log0 + hi.log0, log1=lo.log1 + hi.log1,
+            npos=lo.npos + hi.npos, nneg=lo.nneg + hi.nneg,
+            num=lo.num + hi.num + 2 * hi.npos * lo.nneg)
+
+
+def _ties(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """First row of every run of equal scores (``s`` sorted) and the run of every row."""
+    first = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
+    return first, np.repeat(np.arange(first.size), np.diff(np.r_[first, s.size]))
+
+
+def _rank_sums(s: np.ndarray, y: np.ndarray | None) -> tuple[int, int, int]:
+    """Positives, negatives and :math:`\\sum_{runs}pos(2\\,neg_{below}+neg)` of the rows with a
+    known label, ``s`` sorted: :func:`bayeval.metrics.roc_auc`'s integers."""
+    if y is None:
+        return 0, 0, 0
+    known = ~np.isnan(y)
+    s, y = s[known], y[known]
+    if s.size == 0:
+        return 0, 0, 0
+    first, _ = _ties(s)
+    pos = np.add.reduceat(y.astype(np.int64), first)
+    neg = np.diff(np.r_[first, s.size]) - pos
+    below = np.cumsum(neg) - neg
+    return int(pos.sum()), int(neg.sum()), int((pos * (2 * below + neg)).sum())
+
+
+def _range_sums(s: np.ndarray, p: np.ndarray, y: np.ndarray | None, tie: float) -> _RangeSums:
+    """The sums of rows sorted by score ``s`` (:func:`bayeval.confusion.auc_numerator_moments`'
+    terms, restricted to the range)."""
+    q, v = 1.0 - p, p * (1.0 - p)
+    first, group = _ties(s)
+    sum_q, sum_p, sum_v = (np.add.reduceat(x, first) for x in (q, p, v))
+    q_below = np.cumsum(sum_q) - sum_q  # per run: q of the lower runs
+    p_above = p.sum() - np.cumsum(sum_p)
+    forward = q_below[group] + tie * (sum_q[group] - q)
+    backward = p_above[group] + tie * (sum_p[group] - p)
+    lin, r = forward - backward, p - q
+    with np.errstate(divide="ignore"):
+        log0, log1 = float(np.log1p(-p).sum()), float(np.log(p).sum())
+    npos, nneg, num = _rank_sums(s, y)
+    return _RangeSums(
+        p=float(p.sum()), q=float(q.sum()), v=float(v.sum()), vv=float(v @ v),
+        tied=float(((sum_v**2 - np.add.reduceat(v**2, first)) / 2).sum()),
+        pf=float(p @ forward), vl=float(v @ lin), vll=float(v @ lin**2), vr=float(v @ r),
+        vrr=float(v @ r**2), vlr=float(v @ (lin * r)),
+        area=float(sum_p @ (q_below + 0.5 * sum_q)), log0=log0, log1=log1, npos=npos,
+        nneg=nneg, num=num)
+
+
+class _Piece(NamedTuple):
+    """The rows of one partition in one score range."""
+
+    names: tuple[str, ...]  # the partition's chunks (empty: no chunks)
+    codes: np.ndarray | None  # chunk of each row, an index into names
+    s: np.ndarray
+    p: np.ndarray | None  # None: computed from s in the range's task
+    y: np.ndarray | None  # int8 labels, -1 = missing
+
+
+def _range_split(scores: Any, keys: Any = None, labels: Any = None, p: Any = None, *,
+                 edges: np.ndarray, offset: int | None = None, starts: np.ndarray | None = None,
+                 names: tuple[str, ...] | None = None) -> tuple[_Piece, ...]:
+    """One partition's rows cut into the score ranges ``(-inf, e_0), [e_0, e_1), ...``: equal
+    scores fall in one range. Known ``labels`` replace ``p`` where it is given; without ``p``
+    they travel for the realized ROC-AUC. The values were checked by the first pass or are
+    checked by the reduction run beside."""
+    s = np.asarray(scores, dtype=float).ravel()
+    chunking = _block_chunking(s.size, keys, offset, starts, names) if s.size else None
+    codes = None
+    if chunking is not None:
+        codes = chunking.codes.astype(np.int16 if len(chunking.labels) < 2**15 else np.int64)
+    y = None if labels is None else np.asarray(labels, dtype=float).ravel()
+    pp = None if p is None else np.asarray(p, dtype=float).ravel()
+    if pp is not None and y is not None:  # a known label is its own probability
+        pp, y = np.where(np.isnan(y), pp, y), None
+    if y is not None:  # labels for the realized ROC-AUC travel as int8
+        y = np.where(np.isnan(y), -1, y).astype(np.int8)
+    where = np.searchsorted(edges, s, side="right")
+    order = np.argsort(where, kind="stable")
+    cuts = np.searchsorted(where[order], np.arange(edges.size + 2))
+    out = []
+    for lo, hi in itertools.pairwise(cuts):
+        rows = order[lo:hi]
+        out.append(_Piece(chunking.labels if chunking else (),
+                          None if codes is None else codes[rows], s[rows],
+                          None if pp is None else pp[rows], None if y is None else y[rows]))
+    return tuple(out)
+
+
+def _range_task(pieces: list[_Piece], *, calibrator: Any, tie: float) -> dict[str, _RangeSums]:
+    """The sums of one score range per chunk and over all rows (key :data:`WHOLE`)."""
+    pieces = [pc for pc in pieces if pc.s.size]
+    if not pieces:
+        return {}
+    s = np.concatenate([pc.s for pc in pieces])
+    if pieces[0].p is not None:
+        p = np.concatenate([pc.p for pc in pieces])
+    else:
+        p = s if calibrator is None else np.asarray(calibrator.predict(s), dtype=float)
+    y = None
+    if pieces[0].y is not None:
+        y = np.concatenate([pc.y for pc in pieces]).astype(float)
+        y[y < 0] = np.nan
+    order = np.argsort(s, kind="stable")
+    out = {}
+    if pieces[0].codes is not None:
+        names = list(dict.fromkeys(n for pc in pieces for n in pc.names))
+        index = {n: i for i, n in enumerate(names)}
+        codes = np.concatenate([np.array([index[n] for n in pc.names], dtype=np.int64)[pc.codes]
+                                for pc in pieces])
+        rows = Chunking(tuple(names), codes).rows(order)  # each chunk's rows, sorted by score
+        out = {names[c]: _range_sums(s[r], p[r], None if y is None else y[r], tie)
+               for c, r in enumerate(rows) if r.size}
+    out[WHOLE] = _range_sums(s[order], p[order], None if y is None else y[order], tie)
+    return out
+
+
+def _range_edges(profiles: list[tuple], n_ranges: int) -> np.ndarray:
+    """Scores that cut the rows into ``n_ranges`` ranges of near-equal counts, from every
+    partition's evenly spaced order statistics (weighted by the partition's rows)."""
+    samples = [(size, values) for size, values, _ in profiles if size]
+    values = np.concatenate([v for _, v in samples])
+    weights = np.concatenate([np.full(v.size, size / v.size) for size, v in samples])
+    order = np.argsort(values, kind="stable")
+    cumulative = np.cumsum(weights[order])
+    levels = cumulative[-1] * np.arange(1, n_ranges) / n_ranges
+    at = np.minimum(np.searchsorted(cumulative, levels), values.size - 1)
+    return np.unique(values[order][at])
+
+
+def _range_sums_by_chunk(blocks: list[dict], where: list[dict], edges: np.ndarray, *,
+                         calibrator: Any, tie: float) -> Any:
+    """Delayed :class:`_RangeSums` of every chunk and of all rows (:data:`WHOLE`): each
+    partition is cut into the score ranges, each range's pieces meet in one task (a shuffle:
+    rows of a range travel, at most about n / len(ranges) to a task), and the ranges'
+    sums are concatenated in score order up a tree."""
     dask = _dask()[0]
-    if chunks is not None:
-        if chunk_size is not None or n_chunks is not None:
-            raise ValueError("give at most one of chunks, chunk_size and n_chunks.")
-        return [dask.delayed(_cbpe_block)(**b, **kwargs)
-                for b in partitions(scores=scores, keys=chunks)]
-    blocks = partitions(scores=scores)
-    sizes = np.array(dask.compute(*[dask.delayed(len)(b["scores"]) for b in blocks]), dtype=int)
-    starts, labels = _ranges(int(sizes.sum()), chunk_size, n_chunks)
-    offsets = np.r_[0, np.cumsum(sizes)[:-1]]
-    return [dask.delayed(_cbpe_block)(**b, offset=int(o), starts=starts, labels=labels, **kwargs)
-            for b, o in zip(blocks, offsets, strict=True)]
+    n_ranges = edges.size + 1
+    splits = []
+    for block, kwargs in zip(blocks, where, strict=True):
+        out = dask.delayed(_range_split, nout=n_ranges)(**block, **kwargs, edges=edges)
+        splits.append(out if n_ranges > 1 else (out[0],))  # nout=1: the tuple itself
+    tasks = [dask.delayed(_range_task)([split[i] for split in splits], calibrator=calibrator,
+                                       tie=tie) for i in range(n_ranges)]
+    return tree_reduce(tasks, functools.partial(_merge, add=_RangeSums.then))
 
 
-def _cbpe_metrics(metrics: Any) -> tuple[str, ...]:
-    if metrics is None:
-        return METRICS
-    names = tuple(as_choice(m, "metrics", (*METRICS, "roc_auc")) for m in np.atleast_1d(metrics))
-    if "roc_auc" in names:
-        raise ValueError("metrics: roc_auc needs all scores sorted together and has no "
-                         "partitioned fast path; drop it, or run bayeval.methods.cbpe.cbpe in "
-                         "memory.")
-    return names
+def _ratio_moments(sums: _RangeSums, tie: float) -> RatioMoments:
+    r""":func:`bayeval.confusion.auc_numerator_moments` from the sums of all the rows.
+
+    Over all rows :math:`l_i=c_i` and :math:`c^D_i=D_0+r_i` with :math:`D_0=\sum q-\sum p`, so
+    :math:`\sum v(c^D)^2=D_0^2\sum v+2D_0\sum vr+\sum vr^2` and
+    :math:`\sum vcc^D=D_0\sum vl+\sum vlr`.
+    """
+    d0 = sums.q - sums.p
+    pairs = (sums.v**2 - sums.vv) / 2
+    return RatioMoments(
+        mean_num=sums.pf, var_num=sums.vll + pairs + (4 * tie * tie - 1) * sums.tied,
+        mean_den=sums.p * sums.q - sums.v,
+        var_den=d0 * d0 * sums.v + 2 * d0 * sums.vr + sums.vrr + 4 * pairs,
+        cov=d0 * sums.vl + sums.vlr + 2 * pairs + 2 * (2 * tie - 1) * sums.tied)
 
 
-def cbpe(scores: Any, *, threshold: float = 0.5, chunks: Any = None, chunk_size: Any = None,
-         n_chunks: Any = None, calibrator: Any = None, metrics: Any = None,
-         zero_division: float = 0.0, beta: float = 1.0, ci_prob: float = 0.95,
-         ci_kind: str = "eti") -> Evaluation:
+def _delta(m: RatioMoments, second_order: bool) -> tuple[float, float]:
+    """Mean and variance of :math:`A/D` by the delta method, as
+    :func:`bayeval.confusion.auc_moments` has them."""
+    ratio = m.mean_num / m.mean_den
+    var = (ratio**2 * m.var_den + m.var_num - 2 * ratio * m.cov) / m.mean_den**2
+    mean = ratio - m.cov / m.mean_den**2 + ratio * m.var_den / m.mean_den**2
+    return float(mean if second_order else ratio), max(float(var), 0.0)
+
+
+def _auc_law(sums: _RangeSums, zero_division: float) -> tuple[NormalLaw, float]:
+    """CBPE's ROC-AUC law and NannyML's estimate (``bayeval.methods.cbpe._auc_law``)."""
+    p_undefined = min(float(np.exp(sums.log0) + np.exp(sums.log1)), 1.0)
+    moments = _ratio_moments(sums, CBPE_TIE)
+    if moments.mean_den == 0:  # both classes impossible: undefined with probability 1
+        return NormalLaw(zero_division, 0.0, 1.0), zero_division
+    mean, var = _delta(moments, second_order=True)
+    total = sums.p * sums.q
+    plugin = sums.area / total if total > 0 else np.nan
+    return NormalLaw(mean, float(np.sqrt(var)), p_undefined), plugin
+
+
+def _realized_auc(sums: _RangeSums, zero_division: float) -> float:
+    """ROC-AUC of the labelled rows, :func:`bayeval.metrics.roc_auc` (NaN without labels)."""
+    if sums.npos + sums.nneg == 0:
+        return np.nan
+    if sums.npos == 0 or sums.nneg == 0:
+        return zero_division
+    return float(np.true_divide(np.int64(sums.num), np.int64(2 * sums.npos * sums.nneg)))
+
+
+def auc_numerator_moments(scores: Any, p: Any, labels: Any = None, *, ties: str = "half",
+                          score_ranges: int | None = None) -> RatioMoments:
+    r"""Exact moments of ROC-AUC's numerator and denominator from partitioned rows.
+
+    Parameters
+    ----------
+    scores : dask array, dask Series or array-like, shape (n,)
+        Finite real scores (only their order matters).
+    p : same, float in [0, 1]
+        :math:`P(Y_i=1)`, ignored (but checked) where ``labels`` is known.
+    labels : same, 0, 1 or NaN, optional
+        Known labels, NaN where unknown.
+    ties : {"half", "one"}
+        Weight of a tied positive-negative pair (as in
+        :func:`bayeval.confusion.auc_numerator_moments`).
+    score_ranges : int, optional
+        Score ranges the rows are shuffled into (default: as many as partitions, and at
+        least one per :data:`RANGE_ROWS` rows); a range's task holds its rows.
+
+    Returns
+    -------
+    bayeval.confusion.RatioMoments
+        ``auc_numerator_moments(scores, p, labels, ties=ties)`` computed in memory, to 1e-12
+        relative.
+
+    Notes
+    -----
+    The moments are sums over pairs :math:`(i, j)` ordered by score
+    (:func:`bayeval.confusion.auc_numerator_moments`): with
+    :math:`c_i=\sum_{j\ne i}\xi_{ij}q_j-\sum_{j\ne i}\xi_{ji}p_j`,
+    :math:`\operatorname{Var}A=\sum_iv_ic_i^2+\Pi+(4w^2-1)\Pi_=`. A first pass samples the
+    scores of every partition and picks range edges at their quantiles; every partition
+    sends the rows of each range to that range's task (equal scores share a range, so tied
+    pairs never straddle two), which sorts them and reduces them to the sums of
+    :class:`_RangeSums` (local :math:`c_i`, and :math:`\sum v c`, :math:`\sum vc^2`...).
+    Ranges concatenate in score order: a lower range :math:`L` shifts the :math:`c_i` of a
+    higher range :math:`U` by :math:`+\sum_L q`, :math:`U` shifts those of :math:`L` by
+    :math:`-\sum_U p`, and the sums of powers of :math:`c` follow by the binomial formula.
+
+    Examples
+    --------
+    >>> import dask
+    >>> import dask.array as da
+    >>> import numpy as np
+    >>> from bayeval.confusion import auc_numerator_moments as in_memory
+    >>> rng = np.random.default_rng(0)
+    >>> scores = rng.integers(0, 50, 2_000) / 50  # many ties
+    >>> p = rng.beta(2, 3, 2_000)
+    >>> with dask.config.set(scheduler="synchronous"):
+    ...     m = auc_numerator_moments(da.from_array(scores, chunks=500), p, score_ranges=7)
+    >>> ref = in_memory(scores, p)
+    >>> bool(np.allclose(m, ref, rtol=1e-12, atol=0))
+    True
+    """
+    tie = 0.5 if as_choice(ties, "ties", ("half", "one")) == "half" else 1.0
+    dask = _dask()[0]
+    blocks = partitions(scores=scores, p=p, labels=labels)
+    profiles = dask.compute(*[dask.delayed(_auc_profile)(**b, sample=RANGE_SAMPLE)
+                              for b in blocks])
+    n = sum(size for size, _, _ in profiles)
+    if n == 0:
+        raise ValueError("scores is empty; at least one value is needed.")
+    edges = _range_edges(profiles, _n_ranges(score_ranges, len(blocks), n))
+    sums = _range_sums_by_chunk(blocks, [{}] * len(blocks), edges, calibrator=None, tie=tie)
+    return _ratio_moments(sums.compute()[WHOLE], tie)
+
+
+def auc_moments(scores: Any, p: Any, labels: Any = None, *, ties: str = "half",
+                second_order: bool = True, score_ranges: int | None = None
+                ) -> tuple[float, float]:
+    r"""Mean and variance of ROC-AUC (delta method) from partitioned rows.
+
+    Parameters
+    ----------
+    scores, p, labels, ties, score_ranges
+        As in :func:`auc_numerator_moments`.
+    second_order : bool
+        As in :func:`bayeval.confusion.auc_moments`.
+
+    Returns
+    -------
+    mean, var : float
+        ``bayeval.confusion.auc_moments(scores, p, labels, ...)`` to 1e-12 relative.
+
+    Raises
+    ------
+    ValueError
+        If every completion of the labels has a single class.
+
+    Examples
+    --------
+    >>> import dask
+    >>> import dask.array as da
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(1)
+    >>> scores = rng.random(1_000)
+    >>> labels = np.where(rng.random(1_000) < 0.5, np.nan, rng.random(1_000) < scores)
+    >>> with dask.config.set(scheduler="synchronous"):
+    ...     mean, var = auc_moments(da.from_array(scores, chunks=300), scores, labels)
+    >>> from bayeval.confusion import auc_moments as in_memory
+    >>> bool(np.allclose((mean, var), in_memory(scores, scores, labels), rtol=1e-12, atol=0))
+    True
+    """
+    m = auc_numerator_moments(scores, p, labels, ties=ties, score_ranges=score_ranges)
+    if m.mean_den == 0:
+        raise ValueError("ROC-AUC is undefined: with these labels and p every completion has a "
+                         "single class; both classes must be possible.")
+    return _delta(m, second_order)
+
+
+def _auc_profile(scores: Any, p: Any, labels: Any = None, *, sample: int
+                 ) -> tuple[int, np.ndarray | None, None]:
+    """:func:`_profile` of one partition of :func:`auc_numerator_moments`, its columns checked."""
+    if len(scores) == 0:
+        return 0, None, None
+    s = as_array(scores, "scores")
+    y = None if labels is None else as_labels(labels, "labels", allow_missing=True)
+    check_same_length(scores=s, p=as_probabilities(p, "p"), labels=y)
+    return _profile(s, sample=sample)
+
+
+def _profile(scores: Any, keys: Any = None, *, sample: int) -> tuple[int, np.ndarray | None,
+                                                                      dict[str, int] | None]:
+    """(rows, evenly spaced order statistics of the scores if ``sample``, rows per chunk key
+    if ``keys``) of one partition."""
+    size = len(scores)
+    values = counts = None
+    if size and sample:
+        s = np.sort(as_array(scores, "scores"))
+        values = s[np.linspace(0, size - 1, min(size, sample)).round().astype(np.int64)]
+    if size and keys is not None:
+        chunking = make_chunks(size, chunks=keys)
+        counts = dict(zip(chunking.labels, chunking.sizes.tolist(), strict=True))
+    return size, values, counts
+
+
+def _n_ranges(score_ranges: Any, n_blocks: int, n: int) -> int:
+    if score_ranges is None:
+        return max(n_blocks, -(-n // RANGE_ROWS))
+    if isinstance(score_ranges, bool) or not isinstance(score_ranges, int | np.integer) or \
+            score_ranges < 1:
+        raise ValueError(f"score_ranges must be a positive integer, got {score_ranges!r}.")
+    return int(score_ranges)
+
+
+# ---------------------------------------------------------------------------------------------
+# CBPE
+
+
+class _Plan(NamedTuple):
+    """CBPE's partitions and what a first pass over them learned."""
+
+    blocks: list[dict[str, Any]]
+    where: list[dict[str, Any]]  # per partition: how its rows fall into contiguous chunks
+    chunk_sizes: np.ndarray | None  # rows per chunk (None: chunks by key, not counted)
+    edges: np.ndarray | None  # ROC-AUC's score ranges
+
+
+def _cbpe_plan(scores: Any, chunks: Any, chunk_size: Any, n_chunks: Any, labels: Any, *,
+               auc: bool, count_keys: bool, score_ranges: Any) -> _Plan:
+    """The partitions, and a first pass where something needs it: the rows of every partition
+    (contiguous chunks), a sample of the scores (ROC-AUC's score ranges) and the rows per
+    chunk key (the reference's chunk size)."""
+    dask = _dask()[0]
+    if chunks is not None and (chunk_size is not None or n_chunks is not None):
+        raise ValueError("give at most one of chunks, chunk_size and n_chunks.")
+    blocks = partitions(scores=scores, keys=chunks, labels=labels)
+    by_key = chunks is not None
+    if by_key and not (auc or count_keys):
+        return _Plan(blocks, [{}] * len(blocks), None, None)
+    profiles = dask.compute(*[dask.delayed(_profile)(b["scores"], b.get("keys") if count_keys
+                                                     else None, sample=RANGE_SAMPLE * auc)
+                              for b in blocks])
+    rows = np.array([size for size, _, _ in profiles], dtype=np.int64)
+    n = int(rows.sum())
+    if n == 0:
+        raise ValueError("scores is empty; at least one value is needed.")
+    edges = _range_edges(profiles, _n_ranges(score_ranges, len(blocks), n)) if auc else None
+    if by_key:
+        counts = functools.reduce(functools.partial(_merge, add=operator.add),
+                                  [c for _, _, c in profiles if c], {})
+        sizes = np.array(list(counts.values())) if count_keys else None
+        return _Plan(blocks, [{}] * len(blocks), sizes, edges)
+    starts, names = _ranges(n, chunk_size, n_chunks)
+    where = [{"offset": int(o), "starts": starts, "names": names}
+             for o in np.r_[0, np.cumsum(rows)[:-1]]]
+    return _Plan(blocks, where, np.diff(np.r_[starts, n]), edges)
+
+
+def _calibrator(calibration: Any, calibrator: Any, reference: Any) -> Any:
+    """``calibration`` (``calibrator`` is its other name); without a reference, a fitted
+    Calibrator or nothing (the scores are then calibrated)."""
+    if calibrator is not None:
+        if not (isinstance(calibration, str) and calibration == "auto"):
+            raise ValueError("give calibration= or calibrator= (its other name), not both.")
+        calibration = calibrator
+    if reference is not None or not isinstance(calibration, Calibrator):
+        return calibration
+    if not calibration.fitted:
+        raise ValueError(f"calibration: the {type(calibration).__name__} calibrator is not "
+                         "fitted; fit it, or give reference=(scores, labels) to fit it on.")
+    return calibration
+
+
+def cbpe(scores: Any, *, threshold: float = 0.5, reference: Any = None, labels: Any = None,
+         chunks: Any = None, chunk_size: Any = None, n_chunks: Any = None,
+         reference_chunks: Any = None, calibration: Any = "auto", class_conditional: bool = True,
+         metrics: Any = None, zero_division: float = 0.0, beta: float = 1.0,
+         alert_thresholds: Any = None, ci_prob: float = 0.95, ci_kind: str = "eti",
+         random_seed: int | None = None, calibrator: Any = None,
+         score_ranges: int | None = None) -> Evaluation:
     r"""CBPE's exact fast path (noise ``"none"``) on partitioned scores, per chunk and whole.
 
     Parameters
@@ -378,25 +842,40 @@ def cbpe(scores: Any, *, threshold: float = 0.5, chunks: Any = None, chunk_size:
         Raw scores of the positive class; the predictions are ``scores >= threshold``.
     threshold : float
         The decision threshold.
+    reference : (scores, labels) or (scores, labels, y_pred), optional
+        The labelled reference period, in memory (it is small): it fits the calibration and
+        gives the alert thresholds, as in :func:`bayeval.methods.cbpe.cbpe`.
+    labels : dask array, dask Series or array-like of 0, 1 or NaN, optional
+        Analysis labels where known (NaN: missing), aligned with ``scores``: the realized
+        metrics of the labelled rows of each chunk (``realized``, ``alert_realized``,
+        ``n_labelled``).
     chunks : dask array, dask Series or array-like, optional
         A chunk key per row (dates, batch ids), aligned with ``scores``; chunks in order of
         first appearance.
     chunk_size, n_chunks : int, optional
         Contiguous chunks, as in :func:`bayeval.chunks.make_chunks` (the rows of each
         partition are counted first). None of the three: one chunk.
-    calibrator : bayeval.calibration.Calibrator, optional
-        A fitted calibrator, applied to every partition (e.g. fitted on the reference in
-        memory); None takes the scores as calibrated.
+    reference_chunks, calibration, class_conditional, alert_thresholds, random_seed
+        As in :func:`bayeval.methods.cbpe.cbpe`. ``calibration`` may also be a fitted
+        :class:`~bayeval.calibration.Calibrator` without a reference (applied as given);
+        without either the scores are taken as calibrated.
     metrics : sequence of str, optional
-        Confusion-matrix metrics (default all of them); ROC-AUC has no partitioned path.
+        As in :func:`bayeval.methods.cbpe.cbpe` (default all of them, ROC-AUC included).
     zero_division, beta, ci_prob, ci_kind
         As in :func:`bayeval.methods.cbpe.cbpe`.
+    calibrator : bayeval.calibration.Calibrator, optional
+        The same as ``calibration=calibrator`` (the name of earlier versions).
+    score_ranges : int, optional
+        ROC-AUC only: the score ranges its rows are shuffled into (see
+        :func:`auc_numerator_moments`); a range's task holds about n / ``score_ranges``
+        rows. Default: as many as partitions, at least one per :data:`RANGE_ROWS` rows.
 
     Returns
     -------
     Evaluation
-        The ``closed_form`` of ``cbpe(scores, chunks=..., calibration="none", metrics=...)``
-        over ``(chunk, metric)``, to 1e-12, without alert thresholds.
+        ``cbpe(scores, ..., method="exact")`` computed in memory with the same arguments
+        (``closed_form`` over ``(chunk, metric)``, thresholds, alerts, realized metrics), to
+        1e-12.
 
     Notes
     -----
@@ -404,44 +883,129 @@ def cbpe(scores: Any, *, threshold: float = 0.5, chunks: Any = None, chunk_size:
     partitions :math:`b` holding its rows, so their PMFs are convolutions of the partitions'
     windows (:func:`poisson_binomial`); the metric laws then come from the two count laws
     (:class:`bayeval.methods.cbpe_exact.CountLaw`), and the whole period's law is the sum of
-    the chunks' laws, as in memory.
+    the chunks' laws, as in memory. ROC-AUC's exact moments need the rows in score order:
+    they come from sums over score ranges (:func:`auc_numerator_moments`), per chunk and for
+    the whole period, in a second pass that also counts. The realized metrics add the
+    labelled rows' confusion counts per chunk; the realized ROC-AUC is the Mann-Whitney
+    count, concatenated over the score ranges like the moments. The reference (calibrator,
+    thresholds) is handled in memory by the functions of :mod:`bayeval.methods.cbpe`.
+
+    Examples
+    --------
+    >>> import dask
+    >>> import dask.array as da
+    >>> import numpy as np
+    >>> from bayeval.methods.cbpe import cbpe as in_memory
+    >>> rng = np.random.default_rng(0)
+    >>> scores = rng.beta(2, 3, 3_000).round(2)  # tied scores
+    >>> labels = np.where(rng.random(3_000) < 0.8, np.nan, rng.random(3_000) < scores)
+    >>> with dask.config.set(scheduler="synchronous"):
+    ...     ev = cbpe(da.from_array(scores, chunks=700), labels=labels, n_chunks=3,
+    ...               metrics=["f1", "roc_auc"])
+    >>> mem = in_memory(scores, labels=labels, n_chunks=3, metrics=["f1", "roc_auc"])
+    >>> whole = ev.closed_form.sel(chunk="all")  # estimates, and realized on the labelled rows
+    >>> whole["mean"].round(3).values.tolist(), whole["realized"].round(3).values.tolist()
+    ([0.568, 0.735], [0.565, 0.746])
+    >>> gaps = [abs(ev.closed_form[v] - mem.closed_form[v]).max() for v in ("mean", "sd",
+    ...                                                                   "realized")]
+    >>> bool(max(gaps) < 1e-12)
+    True
     """
     ci_prob = as_ci_prob(ci_prob)
     ci_kind = as_choice(ci_kind, "ci_kind", CI_KINDS)
-    zero_division, beta = as_zero_division(zero_division), as_beta(beta)
-    metrics = _cbpe_metrics(metrics)
-    if not (isinstance(threshold, int | float | np.number) and 0.0 < threshold <= 1.0):
-        raise ValueError(f"threshold must be a number in (0, 1], got {threshold!r}.")
-    parts = _cbpe_parts(scores, chunks, chunk_size, n_chunks, threshold=float(threshold),
-                        calibrator=calibrator)
-    per_chunk = tree_reduce(parts, functools.partial(_merge, add=operator.add)).compute()
+    beta = as_beta(beta)
+    metrics = cbpe_method._metrics(metrics, "none")
+    calibration, threshold, zero_division = cbpe_method._options(
+        _calibrator(calibration, calibrator, reference), threshold, zero_division, "none",
+        None, None, 1)
+    if reference is None and not isinstance(calibration, Calibrator) and \
+            calibration not in ("auto", "none"):
+        raise ValueError(f"calibration={calibration!r} needs reference=(scores, labels).")
+    auc = "roc_auc" in metrics
+    plan = _cbpe_plan(scores, chunks, chunk_size, n_chunks, labels, auc=auc,
+                      count_keys=reference is not None and chunks is not None,
+                      score_ranges=score_ranges)
+    notes: list[str] = []
+    realized_ref, data, cal = np.empty((0, len(metrics))), xr.Dataset(), None
+    if reference is not None:
+        ref, cal, data = cbpe_method._reference_period(
+            reference, threshold, calibration, class_conditional, random_seed, reference_chunks,
+            chunk_size or int(np.median(plan.chunk_sizes)), (metrics, zero_division, beta),
+            notes, alert_thresholds)
+        realized_ref = ref.realized
+    elif isinstance(calibration, Calibrator):
+        cal = calibration
+    else:
+        notes.append("no reference: the scores are taken as calibrated probabilities.")
+    thresholds = cbpe_method._thresholds(realized_ref, metrics, alert_thresholds)
+
+    dask = _dask()[0]
+    cal_name = "none" if cal is None else cal.name
+    cal = None if cal_name == "none" else cal  # the identity
+    counts = [dask.delayed(_cbpe_block)(**b, **w, threshold=threshold, calibrator=cal)
+              for b, w in zip(plan.blocks, plan.where, strict=True)]
+    todo = [tree_reduce(counts, functools.partial(_merge, add=operator.add))]
+    if auc:  # the labels travel with the rows only for the realized ROC-AUC
+        todo.append(_range_sums_by_chunk(plan.blocks, plan.where, plan.edges, calibrator=cal,
+                                         tie=CBPE_TIE))
+    per_chunk, *ranges = dask.compute(*todo)
     if not per_chunk:
         raise ValueError("scores is empty; at least one value is needed.")
-    return _cbpe_evaluation(per_chunk, metrics, zero_division, beta, ci_prob, ci_kind,
-                            getattr(calibrator, "name", "none"))
+    return _cbpe_evaluation(per_chunk, ranges[0] if auc else None, labelled=labels is not None,
+                            metrics=metrics, thresholds=thresholds, zero_division=zero_division,
+                            beta=beta, ci_prob=ci_prob, ci_kind=ci_kind, data=data,
+                            notes=notes, calibration=cal_name, random_seed=random_seed)
 
 
-def _cbpe_evaluation(per_chunk: dict[str, _ChunkCounts], metrics, zero_division, beta, ci_prob,
-                     ci_kind, calibration: str) -> Evaluation:
-    """The Evaluation of :func:`cbpe` from the combined counts of every chunk."""
+def _realized(counts: list[_ChunkCounts], ranges: dict[str, _RangeSums] | None,
+              labels: list[str], metrics: tuple[str, ...], zero_division: float,
+              beta: float) -> tuple[np.ndarray, np.ndarray]:
+    """Realized metrics (chunk and whole x metric) of the labelled rows, NaN without a label,
+    and the labelled rows per chunk (``bayeval.methods.cbpe._realized``)."""
+    cells = np.array([c.labelled for c in counts])
+    tp, fp, fn, tn = np.vstack([cells, cells.sum(axis=0)]).T.astype(float)
+    n = tp + fp + fn + tn
+    out = np.full((n.size, len(metrics)), np.nan)
+    for j, metric in enumerate(metrics):
+        if metric == "roc_auc":
+            out[:, j] = [_realized_auc(ranges[k], zero_division) for k in [*labels, WHOLE]]
+        else:
+            out[:, j] = M.from_counts(metric, tp, fp, fn, tn, beta=beta,
+                                      zero_division=zero_division)
+    out[n == 0] = np.nan
+    return out, n
+
+
+def _cbpe_evaluation(per_chunk: dict[str, _ChunkCounts], ranges: dict[str, _RangeSums] | None,
+                     *, labelled: bool, metrics: tuple[str, ...], thresholds: tuple,
+                     zero_division: float, beta: float, ci_prob: float, ci_kind: str,
+                     data: xr.Dataset, notes: list[str], calibration: str,
+                     random_seed: Any) -> Evaluation:
+    """The Evaluation of :func:`cbpe` from the combined summaries of every chunk."""
     labels, counts = list(per_chunk), list(per_chunk.values())
     laws = [_count_law(c) for c in counts]
     laws.append(functools.reduce(operator.add, laws))
     expected = [(c.expected_tp, c.expected_fn) for c in counts]
     expected.append(tuple(map(sum, zip(*expected, strict=True))))
-    no_thresholds = (np.full(len(metrics), np.nan),) * 2
-    closed = cbpe_method.closed_form(laws, None, expected, labels, metrics, ci_prob, ci_kind,
-                                     zero_division, beta, no_thresholds)
+    auc = (None if ranges is None else
+           [_auc_law(ranges[k], zero_division) for k in [*labels, WHOLE]])
+    closed = cbpe_method.closed_form(laws, auc, expected, labels, metrics, ci_prob, ci_kind,
+                                     zero_division, beta, thresholds)
     sizes = np.array([c.n_pos + c.n_neg for c in counts])
     closed["n"] = ("chunk", np.r_[sizes, sizes.sum()])
     closed["n_predicted_positive"] = ("chunk", [law.n_pos for law in laws])
-    notes = cbpe_method.size_notes(sizes)
-    if calibration == "none":
-        notes.append("no calibrator: the scores are taken as calibrated probabilities.")
+    if labelled:
+        realized, n_labelled = _realized(counts, ranges, labels, metrics, zero_division, beta)
+        dims = ("chunk", "metric")
+        closed["realized"] = (dims, realized)
+        closed["alert_realized"] = (dims, (realized < closed["lower_threshold"].values)
+                                    | (realized > closed["upper_threshold"].values))
+        closed["n_labelled"] = ("chunk", n_labelled.astype(np.int64))
     return Evaluation.create(
         method="cbpe", variant="exact", closed_form=closed, ci_prob=ci_prob, ci_kind=ci_kind,
-        data=xr.Dataset(coords={"chunk": [*labels, WHOLE]}), warnings=notes,
-        assumptions=cbpe_method.ASSUMPTIONS, noise="none", calibration=calibration,
+        random_seed=random_seed, data=data.assign_coords(chunk=[*labels, WHOLE]),
+        warnings=cbpe_method.size_notes(sizes) + notes, assumptions=cbpe_method.ASSUMPTIONS,
+        noise="none", calibration=calibration,
         description=f"CBPE, noise=none, calibration={calibration}, partitioned: {len(labels)} "
                     f"chunk(s) of {sizes.sum()} rows and the whole period")
 

@@ -1,6 +1,7 @@
 """bayeval.scale on a LocalCluster of 2 worker processes: partitioned fast paths equal the
 in-memory ones (1e-12), and many evaluations fan out, a failing group reported, none lost."""
 
+import itertools
 import os
 import socket
 import warnings
@@ -16,7 +17,7 @@ import dask.array as da  # noqa: E402
 import dask.dataframe as dd  # noqa: E402
 
 import bayeval as be  # noqa: E402
-from bayeval import scale  # noqa: E402
+from bayeval import confusion, scale, scale_reductions  # noqa: E402
 from bayeval.calibration import Platt  # noqa: E402
 from bayeval.methods.bounds import bounds  # noqa: E402
 from bayeval.methods.cbpe import cbpe  # noqa: E402
@@ -139,6 +140,142 @@ def test_cbpe_contiguous_chunks_and_calibrator_equal_in_memory(client, rng):
     fast = ["mean", "sd", "lower", "upper", "interval_mass", "p_undefined", "plugin", "n"]
     assert_same(mem.closed_form[fast], ev.closed_form[fast])
     assert ev.meta["calibration"] == "platt"
+
+
+def tied_scores(rng, n):
+    """Scores on a grid of 0.01 (many ties) with a block of 0.5 (a tie group larger than a score
+    range, and at the threshold)."""
+    scores = rng.beta(2, 3, n).round(2)
+    scores[rng.random(n) < 0.15] = 0.5
+    return scores
+
+
+@pytest.mark.parametrize("ties", ["half", "one"])
+@pytest.mark.parametrize("score_ranges", [None, 1, 40])
+def test_auc_moments_equal_in_memory(client, rng, ties, score_ranges):
+    n = 12_000
+    scores, p = tied_scores(rng, n), rng.beta(2, 2, n)
+    labels = np.where(rng.random(n) < 0.6, np.nan, (rng.random(n) < p).astype(float))
+    for given in (None, labels):
+        mem = confusion.auc_numerator_moments(scores, p, given, ties=ties)
+        lazy = (da.from_array(x, chunks=1_700) for x in (scores, p, labels))
+        ours = scale.auc_numerator_moments(next(lazy), next(lazy), None if given is None else
+                                           next(lazy), ties=ties, score_ranges=score_ranges)
+        np.testing.assert_allclose(ours, mem, rtol=EXACT, atol=0)
+    np.testing.assert_allclose(
+        scale.auc_moments(dd.from_array(scores, chunksize=2_500), p, labels, ties=ties,
+                          score_ranges=score_ranges),
+        confusion.auc_moments(scores, p, labels, ties=ties), rtol=EXACT, atol=0)
+
+
+def test_range_sums_concatenate_exactly(rng):
+    """The sums of a range followed by another are those of the two ranges together, in any
+    grouping (small enumerable case: every cut of 40 sorted rows)."""
+    s = np.sort(rng.integers(0, 12, 40) / 12)
+    p = rng.random(40)
+    y = np.where(rng.random(40) < 0.5, np.nan, (rng.random(40) < 0.5).astype(float))
+    whole = scale_reductions._range_sums(s, p, y, 0.5)
+    cuts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])[1:]  # ranges never split a tie
+    for a, b in itertools.pairwise(cuts):
+        parts = [scale_reductions._range_sums(s[i:j], p[i:j], y[i:j], 0.5)
+                 for i, j in ((0, a), (a, b), (b, 40))]
+        left = parts[0].then(parts[1]).then(parts[2])
+        right = parts[0].then(parts[1].then(parts[2]))
+        for sums in (left, right):
+            np.testing.assert_allclose(sums, whole, rtol=EXACT, atol=EXACT)
+            assert sums[-3:] == whole[-3:]  # the labelled rows' integers exactly
+
+
+@pytest.mark.parametrize("score_ranges", [None, 9])
+def test_cbpe_roc_auc_by_key_equals_in_memory(client, rng, score_ranges):
+    n = 9_000
+    frame = pd.DataFrame({"score": tied_scores(rng, n),
+                          "day": np.repeat(["mon", "tue", "wed"], n // 3)})
+    lazy = dd.from_pandas(frame, npartitions=5)  # chunks straddle partitions
+    metrics = ["roc_auc", "accuracy"]
+    ev = scale.cbpe(lazy["score"], chunks=lazy["day"], metrics=metrics,
+                    score_ranges=score_ranges)
+    mem = cbpe(frame["score"], chunks=frame["day"], calibration="none", metrics=metrics)
+    assert_same(mem.closed_form, ev.closed_form)
+    assert mem.closed_form["mean"].sel(metric="roc_auc").notnull().all()
+    assert ev.warnings == mem.warnings
+
+
+def test_cbpe_defaults_to_every_metric_as_in_memory(client, rng):
+    scores = rng.beta(2, 3, 2_000)
+    ev = scale.cbpe(da.from_array(scores, chunks=600), chunk_size=700)
+    mem = cbpe(scores, chunk_size=700)
+    assert list(ev.closed_form["metric"].values) == list(mem.closed_form["metric"].values)
+    assert "roc_auc" in ev.closed_form["metric"].values
+    assert_same(mem.closed_form, ev.closed_form)
+
+
+def partly_labelled(rng, scores, chunk_of_row):
+    """Labels drawn from the scores, 70 % missing; chunk 0 unlabelled, chunk 1 labelled with
+    one class only (its ROC-AUC is zero_division), the rest partly labelled."""
+    labels = (rng.random(scores.size) < scores).astype(float)
+    labels[rng.random(scores.size) < 0.7] = np.nan
+    labels[chunk_of_row == 0] = np.nan
+    one = chunk_of_row == 1
+    labels[one] = np.where(np.isnan(labels[one]), np.nan, 1.0)
+    return labels
+
+
+@pytest.mark.parametrize("calibration", ["auto", "isotonic"])
+def test_cbpe_realized_and_alerts_equal_in_memory(client, rng, calibration):
+    n, n_ref = 8_000, 3_000
+    ref_scores = tied_scores(rng, n_ref)
+    ref_labels = (rng.random(n_ref) < ref_scores**1.3).astype(int)
+    scores = tied_scores(rng, n)
+    scores[5_000:6_000] = rng.beta(5, 2, 1_000).round(2)  # a drifted chunk: alerts
+    labels = partly_labelled(rng, scores, np.arange(n) // 1_000)
+    common = dict(reference=(ref_scores, ref_labels), chunk_size=1_000, calibration=calibration,
+                  random_seed=3, zero_division=np.nan)
+    ev = scale.cbpe(da.from_array(scores, chunks=1_300), labels=da.from_array(labels, 1_300),
+                    **common)
+    mem = cbpe(scores, labels=labels, **common)
+    closed = mem.closed_form
+    assert {"realized", "alert_realized", "n_labelled", "p_alert"} <= set(ev.closed_form)
+    assert_same(closed, ev.closed_form)
+    assert ev.warnings == mem.warnings
+    assert ev.meta["calibration"] == mem.meta["calibration"]
+    assert_same(mem.tree["data"].to_dataset(), ev.tree["data"].to_dataset().drop_vars("chunk"))
+    # the cases the comparison covers
+    assert closed["alert"].sel(chunk="[5000:5999]").any()
+    assert closed["alert_realized"].any()
+    assert closed["realized"].sel(chunk="[0:999]").isnull().all()
+    assert np.isnan(closed["realized"].sel(chunk="[1000:1999]", metric="roc_auc"))
+    assert closed["n_labelled"].sel(chunk="[0:999]") == 0
+
+
+def test_cbpe_realized_by_key_with_constant_thresholds(client, rng):
+    n = 6_000
+    frame = pd.DataFrame({"score": tied_scores(rng, n), "day": np.tile(["b", "a", "c"], n // 3)})
+    frame["label"] = partly_labelled(rng, frame["score"].to_numpy(),
+                                     pd.factorize(frame["day"])[0])
+    lazy = dd.from_pandas(frame, npartitions=4)
+    thresholds = {"roc_auc": (0.7, None), "f1": (0.5, 0.9)}
+    metrics = ["roc_auc", "f1", "npv"]
+    ev = scale.cbpe(lazy["score"], chunks=lazy["day"], labels=lazy["label"], metrics=metrics,
+                    alert_thresholds=thresholds)
+    mem = cbpe(frame["score"], chunks=frame["day"], labels=frame["label"], metrics=metrics,
+               alert_thresholds=thresholds)
+    assert_same(mem.closed_form, ev.closed_form)
+    assert mem.closed_form["realized"].sel(chunk="a", metric="roc_auc") == 0.0  # zero_division
+
+
+def test_cbpe_calibration_errors(rng):
+    scores = rng.random(100)
+    with pytest.raises(ValueError, match="needs reference"):
+        scale.cbpe(scores, calibration="isotonic", metrics=["f1"])
+    with pytest.raises(ValueError, match="not fitted"):
+        scale.cbpe(scores, calibration=Platt(), metrics=["f1"])
+    with pytest.raises(ValueError, match="not both"):
+        scale.cbpe(scores, calibration="none", calibrator=Platt(), metrics=["f1"])
+    with pytest.raises(ValueError, match="labels must be 0, 1 or NaN"):
+        scale.cbpe(scores, labels=np.full(100, 2.0), metrics=["f1"])
+    with pytest.raises(ValueError, match="score_ranges must be a positive integer"):
+        scale.cbpe(scores, score_ranges=0)
 
 
 @pytest.mark.parametrize("mnar", [None, 0.7, (0.3, 0.5)])
