@@ -411,7 +411,21 @@ def _closed_form(results: dict[str, dict[str, float]], ci_prob: float) -> xr.Dat
 
 # ------------------------------------------------------------------------------ PyMC models
 def default_metrics(n_classes: int) -> tuple[str, ...]:
-    """accuracy, precision, recall and f1 for two classes; accuracy and macro_f1 for more."""
+    """accuracy, precision, recall and f1 for two classes; accuracy and macro_f1 for more.
+
+    Parameters
+    ----------
+    n_classes : int
+
+    Returns
+    -------
+    tuple of str
+
+    Examples
+    --------
+    >>> default_metrics(2), default_metrics(3)
+    (('accuracy', 'precision', 'recall', 'f1'), ('accuracy', 'macro_f1'))
+    """
     return ("accuracy", "precision", "recall", "f1") if n_classes == 2 else ("accuracy",
                                                                                "macro_f1")
 
@@ -679,10 +693,69 @@ class BoundsEvaluation(Evaluation, method="bounds"):
     bounds), ``lower``/``upper`` (the interval covering the identified set) and ``mean``/``sd``
     of a metric draw under a uniform coupling position (module docstring). ``check()`` compares
     the NUTS draws of each bound with M1's exact conjugate posterior.
+
+    Examples
+    --------
+    >>> weak = [[1, 1], [1, 0], [1, 0], [0, -1], [0, 0], [-1, 1]] * 50
+    >>> y_pred = [1, 1, 0, 0, 0, 1] * 50
+    >>> ev = bounds(y_pred, weak, label_model="majority_vote")
+    >>> type(ev).__name__
+    'BoundsEvaluation'
+    >>> ev.summary()[["lower_bound", "upper_bound", "lower", "upper"]].round(3)
+    ... # doctest: +NORMALIZE_WHITESPACE
+    bounds (exact), closed form: 95% equal-tailed intervals (eti)
+               lower_bound  upper_bound  lower  upper
+    metric
+    accuracy         0.667          1.0  0.613    1.0
+    precision        0.667          1.0  0.591    1.0
+    recall           0.667          1.0  0.605    1.0
+    f1               0.667          1.0  0.601    1.0
     """
 
     def summary(self, source: str | None = None, ci_prob: float | None = None,
                 ci_kind: str | None = None) -> Table:
+        """One row per metric: the bounds, an interval covering the identified set, a metric draw.
+
+        Parameters
+        ----------
+        source : {"closed_form", "draws"}, optional
+            By default the draws where a model was sampled, else the closed form (then as
+            :meth:`Evaluation.summary`).
+        ci_prob, ci_kind : optional
+            Interval level and kind for the draws.
+
+        Returns
+        -------
+        Table
+            From draws: ``mean``/``sd`` of ``value`` (a metric draw under a uniform coupling),
+            ``lower``/``upper`` (the lower end of the lower bound's interval and the upper end of
+            the upper bound's), ``lower_bound``/``upper_bound`` (posterior means) with their sds,
+            and ``r_hat`` (the larger of the two bounds').
+
+        Examples
+        --------
+        Independent draws of model M1's bounds (:func:`m1_posterior_bounds`) stand in for NUTS:
+
+        >>> import xarray as xr
+        >>> from bayeval.methods.bounds import _check_reference
+        >>> counts, beta = [[300, 700], [500, 100]], [[0.6, 0.4], [0.2, 0.8]]
+        >>> d = m1_posterior_bounds(counts, beta, ["accuracy"], n_draws=2000, random_seed=1)
+        >>> d = d.reshape(2, 1000, 1, 2)  # two "chains" of (lower, upper) bound draws
+        >>> dims = ("chain", "draw", "metric")
+        >>> post = xr.Dataset({"lower_bound": (dims, d[..., 0]), "upper_bound": (dims, d[..., 1]),
+        ...                    "value": (dims, d.mean(axis=-1))}, coords={"metric": ["accuracy"]})
+        >>> ref = _check_reference(m1_posterior_bounds(counts, beta, ["accuracy"], random_seed=2),
+        ...                        ["accuracy"], 0.95)  # what bounds() stores for the check
+        >>> ev = BoundsEvaluation.create(
+        ...     method="bounds", variant="pymc", estimand="posterior/value",
+        ...     draws=xr.DataTree.from_dict({"posterior": post, "check_reference": ref}))
+        >>> ev.summary()[["lower", "upper", "lower_bound", "upper_bound"]].round(4)
+        ... # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
+        bounds (pymc), posterior: bounds are posterior means; ...
+                   lower   upper  lower_bound  upper_bound
+        metric
+        accuracy  0.0539  0.5984       0.0744       0.5756
+        """
         default = "draws" if self.draws is not None else "closed_form"
         if as_choice(source or default, "source", ("closed_form", "draws")) == "closed_form":
             return super().summary("closed_form", ci_prob, ci_kind)
@@ -707,7 +780,51 @@ class BoundsEvaluation(Evaluation, method="bounds"):
         return table(frame, caption, ci_prob=ci_prob, ci_kind=ci_kind, source="draws")
 
     def check(self) -> Table:
-        """Each bound's NUTS draws against M1's conjugate posterior (4-sigma MC tolerances)."""
+        """Each bound's NUTS draws against M1's conjugate posterior (4-sigma MC tolerances).
+
+        The tests of :func:`bayeval.check.compare` (mean, variance ratio, interval mass) per
+        metric and bound.
+
+        Returns
+        -------
+        Table
+            Indexed by ``(bound, metric, test)``; ``attrs["passed"]`` as in
+            :meth:`Evaluation.check`.
+
+        Raises
+        ------
+        ValueError
+            Unless model M1 was sampled (M2 and M3 have no closed-form posterior).
+
+        Examples
+        --------
+        Independent draws of model M1's bounds (:func:`m1_posterior_bounds`) stand in for NUTS:
+
+        >>> import xarray as xr
+        >>> from bayeval.methods.bounds import _check_reference
+        >>> counts, beta = [[300, 700], [500, 100]], [[0.6, 0.4], [0.2, 0.8]]
+        >>> d = m1_posterior_bounds(counts, beta, ["accuracy"], n_draws=2000, random_seed=1)
+        >>> d = d.reshape(2, 1000, 1, 2)  # two "chains" of (lower, upper) bound draws
+        >>> dims = ("chain", "draw", "metric")
+        >>> post = xr.Dataset({"lower_bound": (dims, d[..., 0]), "upper_bound": (dims, d[..., 1]),
+        ...                    "value": (dims, d.mean(axis=-1))}, coords={"metric": ["accuracy"]})
+        >>> ref = _check_reference(m1_posterior_bounds(counts, beta, ["accuracy"], random_seed=2),
+        ...                        ["accuracy"], 0.95)  # what bounds() stores for the check
+        >>> ev = BoundsEvaluation.create(
+        ...     method="bounds", variant="pymc", estimand="posterior/value",
+        ...     draws=xr.DataTree.from_dict({"posterior": post, "check_reference": ref}))
+        >>> ev.check()[["fast", "draws", "tolerance", "passed"]].round(4)
+        ... # doctest: +NORMALIZE_WHITESPACE
+        fast path vs MCMC draws, 4-sigma Monte-Carlo tolerances: all passed
+                                         fast   draws  tolerance  passed
+        bound metric   test
+        lower accuracy mean            0.0743  0.0744     0.0009    True
+                       variance_ratio  1.0000  0.9839     0.1303    True
+                       interval_mass   0.9500  0.9530     0.0210    True
+        upper accuracy mean            0.5757  0.5756     0.0010    True
+                       variance_ratio  1.0000  1.0077     0.1263    True
+                       interval_mass   0.9500  0.9520     0.0198    True
+        """
         if "check_reference" not in self.tree.children:
             raise ValueError("check() compares model M1's NUTS draws of the bounds with their "
                              "exact conjugate posterior; run bounds(..., method='pymc' or "
