@@ -439,6 +439,19 @@ class SplitAtThreshold(Calibrator):
 def make_calibrator(name: str, threshold: float | None = None) -> Calibrator:
     """An unfitted calibrator by name; split at ``threshold`` unless it is None.
 
+    Parameters
+    ----------
+    name : str
+        A key of :data:`CALIBRATORS`.
+    threshold : float, optional
+        Decision threshold: one calibrator per side (:class:`SplitAtThreshold`); ignored for
+        ``"none"``.
+
+    Returns
+    -------
+    Calibrator
+        Not fitted.
+
     Examples
     --------
     >>> make_calibrator("isotonic", threshold=0.5)

@@ -1084,6 +1084,17 @@ def ratio_moments(m: RatioMoments, second_order: bool = True) -> tuple[float, fl
 
     The formulas of :func:`auc_moments`, which this finishes.
 
+    Parameters
+    ----------
+    m : RatioMoments
+        Moments of the numerator :math:`A` and denominator :math:`D`.
+    second_order : bool
+        Add the second-order term to the mean.
+
+    Returns
+    -------
+    mean, var : float
+
     Raises
     ------
     ValueError

@@ -648,9 +648,24 @@ def m1_posterior_bounds(cell_counts, beta, metrics, *, n_draws: int = 20000,
     :math:`\alpha_z \mid n \sim \mathrm{Dir}(a_\alpha + n_{z\cdot})`, pushed through
     :func:`metric_bounds`.
 
+    Parameters
+    ----------
+    cell_counts : array-like of int, shape (n_cells, n_classes)
+        Predictions of each class per weak-label cell :math:`z`.
+    beta : array-like, shape (n_cells, n_classes)
+        The label model :math:`P(Y\mid z)` per cell.
+    metrics : sequence of str
+        Metric names (:func:`metric_bounds`).
+    n_draws : int
+        Number of draws.
+    random_seed : None, int or numpy.random.Generator
+    prior_cells, prior_predictions : float
+        Dirichlet concentrations :math:`a_w` and :math:`a_\alpha`.
+
     Returns
     -------
-    float array (n_draws, n_metrics, 2): lower and upper bound per draw and metric.
+    numpy.ndarray
+        Shape (n_draws, n_metrics, 2): lower and upper bound per draw and metric.
 
     Examples
     --------

@@ -263,6 +263,18 @@ def model_b(n11, n10, n01, n00, t1, t0, *, prior=None, groups=None):
     :func:`model_a`; ``prior`` keys ``p``, ``mu1``, ``mu0`` (default (2, 2), (1, 1), (1, 1):
     the uniform Dirichlet on the 2×2 table).
 
+    Parameters
+    ----------
+    n11, n10, n01, n00, t1, t0, groups
+        As in :func:`model_a`.
+    prior : dict, optional
+        Beta ``(a, b)`` for any of ``p``, ``mu1``, ``mu0``.
+
+    Returns
+    -------
+    pymc.Model
+        Free ``p``, ``mu1``, ``mu0``; deterministic ``theta``.
+
     Examples
     --------
     >>> m = model_b(36, 14, 29, 121, t1=627, t0=1173)
@@ -816,7 +828,21 @@ def ppi_mean_pointestimate(Y, Yhat, Yhat_unlabeled, lam=None) -> np.ndarray:
     :math:`\hat\theta = \bar Y + \lambda(\bar{\hat Y}_U - \bar{\hat Y})`; ``lam=None`` tunes
     :math:`\lambda` and clips it to [0, 1]
     (:func:`~bayeval.methods.judge_estimators.ppi_pp_lambda`), ``lam=1`` is PPI, ``lam=0`` the
-    classical mean. Returns an array of shape (1,).
+    classical mean.
+
+    Parameters
+    ----------
+    Y, Yhat : array-like, shape (n,)
+        Labels and predictions of the labelled items.
+    Yhat_unlabeled : array-like, shape (N,)
+        Predictions of the unlabelled items.
+    lam : float, optional
+        Power-tuning parameter; None tunes it.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (1,).
 
     Examples
     --------
@@ -839,9 +865,18 @@ def ppi_mean_ci(Y, Yhat, Yhat_unlabeled, alpha: float = 0.1, alternative: str = 
     z_{1-\alpha}\,\mathrm{se}, \infty)`, ``"smaller"`` :math:`(-\infty, \hat\theta +
     z_{1-\alpha}\,\mathrm{se}]`.
 
+    Parameters
+    ----------
+    Y, Yhat, Yhat_unlabeled, lam
+        As in :func:`ppi_mean_pointestimate`.
+    alpha : float
+        One minus the interval's level.
+    alternative : {"two-sided", "larger", "smaller"}
+
     Returns
     -------
-    (lower, upper), arrays of shape (1,).
+    lower, upper : numpy.ndarray
+        Shape (1,) each.
 
     Examples
     --------

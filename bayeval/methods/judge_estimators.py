@@ -211,6 +211,14 @@ class Moments(NamedTuple):
         :math:`\bar{\hat Y}_U=T_1/n`, variances :math:`x(1-x)` of these means and
         :math:`\mathrm{Cov}_L(Y,\hat Y)=n_{11}/m-\bar Y\bar{\hat Y}_L`.
 
+        Parameters
+        ----------
+        c : Counts
+
+        Returns
+        -------
+        Moments
+
         Examples
         --------
         >>> mo = Moments.from_counts(Counts(n11=1, n10=1, n01=1, n00=2, t1=2, t0=1))
@@ -270,6 +278,15 @@ def moments(y, yhat, yhat_unlabeled) -> Moments:
 # ------------------------------------------------------------------------------- intervals
 def z_value(ci_prob: float) -> float:
     r""":math:`z = \Phi^{-1}((1 + p)/2)`, e.g. 1.6449 for 90 % and 1.96 for 95 % intervals.
+
+    Parameters
+    ----------
+    ci_prob : float
+        Interval level :math:`p`.
+
+    Returns
+    -------
+    float
 
     Examples
     --------
@@ -807,6 +824,21 @@ def conjugate_posterior(c: Counts, prior: dict, ci_prob: float,
     :math:`S_1 \mid \mu_1 \sim \mathrm{Bin}(T_1, \mu_1)`, :math:`S_0 \mid \mu_0 \sim
     \mathrm{Bin}(T_0, \mu_0)`, has exact mean and sd (beta-binomial laws). Works element-wise
     on arrays of counts.
+
+    Parameters
+    ----------
+    c : Counts
+        Counts, or arrays of them.
+    prior : dict
+        Beta ``(a, b)`` of ``p``, ``mu1`` and ``mu0``.
+    ci_prob : float
+        Level of the equal-tailed interval.
+    nodes : int
+        Gauss–Legendre nodes per dimension.
+
+    Returns
+    -------
+    Posterior
 
     Examples
     --------
