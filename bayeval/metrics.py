@@ -134,7 +134,7 @@ def metric_value(metric: str, tp: np.ndarray, fp: np.ndarray, fn: np.ndarray, tn
     array([0.75])
     """
     num, den = _ratio(metric, tp, fp, fn, tn, beta)
-    out = np.full(np.shape(num), zero_division)
+    out = np.full(np.broadcast_shapes(np.shape(num), np.shape(den)), zero_division)
     np.divide(num, den, out=out, where=den > 0)
     if metric == "mcc":
         np.copysign(np.sqrt(np.abs(out)), out, out=out)

@@ -4,6 +4,7 @@ import mpmath
 import numpy as np
 import pytest
 
+from bayeval import poibin
 from bayeval.poibin import PoissonBinomial, convolve, truncated_pmf
 
 
@@ -190,3 +191,28 @@ def test_other_bad_arguments_are_named():
         convolve([0.5, 0.5], [0.5, -0.1, 0.6])
     with pytest.raises(ValueError, match="tol"):
         truncated_pmf([0.5], tol=-1)
+
+
+@pytest.mark.parametrize(("kind", "n"), [("uniform", 5000), ("half", 6000), ("confident", 6000),
+                                         ("rare", 6000), ("uniform", 200_000)])
+def test_characteristic_function_path_matches_the_convolutions(kind, n):
+    """Large variances take the characteristic-function path (centre 1/2, 1 and 0 here): it
+    equals the float DP (n <= 6000) and the divide-and-conquer convolutions to 1e-15."""
+    rng = np.random.default_rng(n)
+    p = {"uniform": rng.random(n), "half": rng.uniform(0.5, 1, n),
+         "confident": rng.uniform(0.8, 1, n), "rare": rng.uniform(0, 0.2, n)}[kind]
+    assert poibin._window_cf(p, p.sum(), (p * (1 - p)).sum()) is not None
+    full = PoissonBinomial(p).pmf()
+    start, probs = poibin._window_convolved(p)
+    convolved = np.zeros(n + 1)
+    convolved[start : start + probs.size] = probs
+    np.testing.assert_allclose(full, convolved, rtol=0, atol=1e-15)
+    if n <= 6000:
+        np.testing.assert_allclose(full, dp_pmf(p), rtol=0, atol=1e-15)
+
+
+def test_small_or_spread_out_variances_keep_the_convolutions():
+    rng = np.random.default_rng(3)
+    # var < 163; then p on both sides far from 1/2: no centre converges in 30 terms
+    for p in (rng.random(900), np.r_[rng.uniform(0, 0.1, 5000), rng.uniform(0.9, 1, 5000)]):
+        assert poibin._window_cf(p, p.sum(), (p * (1 - p)).sum()) is None

@@ -34,7 +34,7 @@ labels arrive, the realized metrics are reported beside the estimates.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import xarray as xr
@@ -42,7 +42,7 @@ import xarray as xr
 from bayeval import calibration as C
 from bayeval import metrics as M
 from bayeval.chunks import WHOLE, Chunking, make_chunks
-from bayeval.confusion import MetricDistribution, auc_moments
+from bayeval.confusion import MetricDistribution, auc_numerator_moments, ratio_moments
 from bayeval.evaluation import CI_KINDS, Evaluation
 from bayeval.methods.cbpe_exact import CountLaw, NormalLaw
 from bayeval.methods.cbpe_models import (
@@ -177,15 +177,36 @@ def _calibrate(reference, calibration, class_conditional: bool, threshold: float
 # laws per chunk
 
 
-def _count_laws(p, y_pred, rows: list[np.ndarray], noise: str, cells,
-                kappa_grid) -> list[CountLaw]:
-    """The CountLaw of every chunk (``rows``), then of the whole period (their sum)."""
+class _Window(NamedTuple):
+    """A window's rows sorted by score: scores, calibrated probabilities, predictions."""
+
+    s: np.ndarray
+    p: np.ndarray
+    y_pred: np.ndarray
+
+
+def _windows(scores: np.ndarray, chunking: Chunking, calibrate, threshold: float) -> list[_Window]:
+    """Every chunk's rows, then the whole period's, sorted by score.
+
+    The exact laws and NannyML's estimates depend on a window's rows only through its multiset
+    of scores (``p`` and ``y_pred`` are functions of the score), and sorted rows spare the
+    ROC-AUC moments their argsort.
+    """
+    out = []
+    for rows in [*chunking.rows(), None]:
+        s = np.sort(scores if rows is None else scores[rows])
+        out.append(_Window(s, calibrate(s), s >= threshold))
+    return out
+
+
+def _count_laws(windows: list[_Window], noise: str, cells, kappa_grid) -> list[CountLaw]:
+    """The CountLaw of every chunk, then of the whole period (their sum)."""
     if noise == "none":
-        laws = [CountLaw.poisson_binomial(p[r], y_pred[r]) for r in rows]
+        laws = [CountLaw.poisson_binomial(w.p, w.y_pred) for w in windows[:-1]]
     else:
         kappa, weights = kappa_grid
         laws = []
-        for c in range(len(rows)):
+        for c in range(len(windows) - 1):
             mine = cells["chunk"] == c
             laws.append(CountLaw.beta_binomial(cells["n"][mine], cells["c"][mine],
                                                cells["y_pred"][mine], kappa, weights))
@@ -195,35 +216,38 @@ def _count_laws(p, y_pred, rows: list[np.ndarray], noise: str, cells,
     return [*laws, whole]
 
 
-def _expected_roc_area(s: np.ndarray, q: np.ndarray) -> float:
-    r"""NannyML's ROC-AUC estimate: the area under the ROC curve of the expected counts.
+def _single_class_probability(p: np.ndarray, total: float) -> float:
+    r""":math:`P(\text{no positive})+P(\text{no negative})=\prod_i(1-p_i)+\prod_ip_i`.
 
-    With the rows sorted by raw score and the expected true and false positives above each
-    cut, :math:`\sum_i q_i` and :math:`\sum_i(1-q_i)`, the trapezoidal area is
-    :math:`\sum_{i,j}q_i(1-q_j)\,\xi_{ij}/(\sum q\sum(1-q))` with
-    :math:`\xi_{ij}=\mathbb 1[s_i>s_j]+\frac12\mathbb 1[s_i=s_j]` (the pairs
-    :math:`i=j` included). ``s`` sorted ascending.
+    A product is skipped where its bound, :math:`e^{-\sum p_i}` or :math:`e^{-\sum(1-p_i)}`,
+    rounds to 0 (``total`` is :math:`\sum p_i`).
     """
-    first = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
-    pos, neg = np.add.reduceat(q, first), np.add.reduceat(1.0 - q, first)
-    below = np.cumsum(neg) - neg
-    total = pos.sum() * neg.sum()
-    return float(pos @ (below + 0.5 * neg) / total) if total > 0 else np.nan
+    out = 0.0
+    with np.errstate(divide="ignore"):
+        if total < 746.0:  # exp(-746) rounds to 0
+            out += float(np.exp(np.log1p(-p).sum()))
+        if p.size - total < 746.0:
+            out += float(np.exp(np.log(p).sum()))
+    return min(out, 1.0)
 
 
-def _auc_law(s: np.ndarray, q: np.ndarray, zero_division: float) -> tuple[NormalLaw, float]:
-    """ROC-AUC's normal law from its exact moments, and NannyML's estimate.
+def _auc_law(w: _Window, zero_division: float) -> tuple[NormalLaw, float]:
+    r"""ROC-AUC's normal law from its exact moments, and NannyML's estimate.
 
-    ``s`` are the raw scores, sorted (the engine's sorts are then linear), ``q`` their
-    calibrated probabilities.
+    NannyML's estimate is the area under the ROC curve of the expected counts: with
+    :math:`\xi_{ij}=\mathbb 1[s_i>s_j]+\frac12\mathbb 1[s_i=s_j]`, :math:`q=1-p`,
+    :math:`P=\sum p`, :math:`Q=\sum q`, it is :math:`\sum_{i,j}p_iq_j\xi_{ij}/(PQ)
+    =(\mathbb E A+\frac12\sum_ip_iq_i)/(PQ)`, the pairs :math:`i=j` included, where
+    :math:`\mathbb E A` and :math:`\mathbb E D=PQ-\sum_ip_iq_i` are the exact moments.
     """
-    with np.errstate(divide="ignore"):  # P(no positive) + P(no negative)
-        p_undefined = min(float(np.exp(np.log1p(-q).sum()) + np.exp(np.log(q).sum())), 1.0)
-    try:
-        mean, var = auc_moments(s, q)
-    except ValueError:  # both classes impossible: undefined with probability 1
+    total = float(w.p.sum())
+    m = auc_numerator_moments(w.s, w.p)
+    if m.mean_den == 0:  # both classes impossible: undefined with probability 1
         return NormalLaw(zero_division, 0.0, 1.0), zero_division
-    return NormalLaw(mean, float(np.sqrt(var)), p_undefined), _expected_roc_area(s, q)
+    mean, var = ratio_moments(m)
+    pq = total * (w.p.size - total)
+    law = NormalLaw(mean, float(np.sqrt(var)), _single_class_probability(w.p, total))
+    return law, (m.mean_num + 0.5 * (pq - m.mean_den)) / pq
 
 
 def _limits(metric: str) -> tuple[float, float]:
@@ -418,18 +442,14 @@ def _kappa_grid(ref_cells, kappa_prior, data: xr.Dataset) -> tuple[np.ndarray, n
     return np.exp(log_kappa[keep]), weights[keep] / weights[keep].sum()
 
 
-def _estimates(scores, p, y_pred, chunking, laws, metrics, ci_prob, ci_kind, zero_division,
+def _estimates(windows: list[_Window], chunking, laws, metrics, ci_prob, ci_kind, zero_division,
                beta, thresholds) -> xr.Dataset:
     """The closed form of every chunk and of the whole period, with the chunks' sizes."""
-    rows = [*chunking.rows(), np.arange(scores.size)]
-    expected = [(float(p[r] @ y_pred[r]), float(p[r] @ (1 - y_pred[r]))) for r in rows]
-    auc = None
-    if "roc_auc" in metrics:
-        order = np.argsort(scores)  # the order of tied scores does not matter
-        auc = [_auc_law(scores[r], p[r], zero_division) for r in [*chunking.rows(order), order]]
+    expected = [(float(w.p[w.y_pred].sum()), float(w.p[~w.y_pred].sum())) for w in windows]
+    auc = [_auc_law(w, zero_division) for w in windows] if "roc_auc" in metrics else None
     closed = closed_form(laws, auc, expected, chunking.labels, metrics, ci_prob, ci_kind,
                           zero_division, beta, thresholds)
-    closed["n"] = ("chunk", np.r_[chunking.sizes, scores.size])
+    closed["n"] = ("chunk", [w.s.size for w in windows])
     closed["n_predicted_positive"] = ("chunk", [law.n_pos for law in laws])
     return closed
 
@@ -569,16 +589,17 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
             raise ValueError("noise='learned' learns kappa from labelled data: give "
                              "reference=(scores, labels).")
         notes.append("no reference: the scores are taken as calibrated probabilities.")
-        ref, p, data, cal_name = None, scores, xr.Dataset(), "none"
+        ref, calibrate, data, cal_name = None, np.asarray, xr.Dataset(), "none"
     else:
         ref, cal, data = _reference_period(
             reference, threshold, calibration, class_conditional, random_seed,
             reference_chunks, chunk_size or int(np.median(chunking.sizes)),
             (metrics, zero_division, beta), notes, alert_thresholds)
-        p, cal_name = cal.predict(scores), cal.name
+        calibrate, cal_name = cal.predict, cal.name
     thresholds = _thresholds(ref.realized if ref else np.empty((0, len(metrics))), metrics,
                              alert_thresholds)
 
+    p = calibrate(scores) if noise != "none" or method != "exact" else None
     cells, ref_cells, kappa_grid = None, None, None
     if noise != "none":
         edges = bin_edges(*((ref.scores, ref.y_pred) if ref else (scores, y_pred)), n_bins)
@@ -591,9 +612,10 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
             kappa_grid = _kappa_grid(ref_cells, kappa_prior, data)
     closed = None
     if method != "pymc":
-        laws = _count_laws(p, y_pred, chunking.rows(), noise, cells, kappa_grid)
-        closed = _estimates(scores, p, y_pred, chunking, laws, metrics, ci_prob, ci_kind,
-                            zero_division, beta, thresholds)
+        windows = _windows(scores, chunking, calibrate, threshold)
+        laws = _count_laws(windows, noise, cells, kappa_grid)
+        closed = _estimates(windows, chunking, laws, metrics, ci_prob, ci_kind, zero_division,
+                            beta, thresholds)
         if labels is not None:
             _add_realized(closed, labels, y_pred, scores, chunking, metrics, zero_division,
                           beta)

@@ -43,7 +43,7 @@ import scipy.fft
 from scipy import stats
 
 from bayeval.confusion import TOL, MetricDistribution
-from bayeval.metrics import from_counts
+from bayeval.metrics import metric_value
 from bayeval.poibin import convolve, truncated_pmf
 
 __all__ = ["GRID_CELLS", "ONE_COUNT", "ConditionalLaw", "CountLaw", "NormalLaw",
@@ -58,7 +58,7 @@ GRID_CELLS = 250_000
 HDI_CELLS = 30_000_000
 """The shortest interval needs the whole PMF; refused beyond this many grid cells."""
 
-_ENUMERATE = 1 << 16  # a quantile's bracket is halved until it holds this many cells
+_ENUMERATE = 1 << 13  # a quantile's bracket is halved until it holds this many cells
 
 
 def _trim(start: int, pmf: np.ndarray) -> tuple[int, np.ndarray]:
@@ -182,11 +182,11 @@ class CountLaw:
     def _one_count(self, metric: str, zero_division: float) -> MetricDistribution:
         if metric == "precision":
             tp = self.tp_start + np.arange(self.tp.shape[1], dtype=float)
-            values = from_counts(metric, tp, self.n_pos - tp, 0.0, 0.0, zero_division=np.nan)
+            values = metric_value(metric, tp, self.n_pos - tp, 0.0, 0.0, 1.0, np.nan)
             probs = self.weights @ self.tp
         elif metric == "npv":
             fn = self.fn_start + np.arange(self.fn.shape[1], dtype=float)
-            values = from_counts(metric, 0.0, 0.0, fn, self.n_neg - fn, zero_division=np.nan)
+            values = metric_value(metric, 0.0, 0.0, fn, self.n_neg - fn, 1.0, np.nan)
             probs = self.weights @ self.fn
         else:  # accuracy: correct = TP + n_neg - FN
             start, probs = _trim(
@@ -196,7 +196,7 @@ class CountLaw:
             probs = probs[0]
             correct = start + np.arange(probs.size, dtype=float)
             wrong = self.n_pos + self.n_neg - correct
-            values = from_counts(metric, correct, wrong, 0.0, 0.0, zero_division=np.nan)
+            values = metric_value(metric, correct, wrong, 0.0, 0.0, 1.0, np.nan)
         return _distribution(metric, values, probs, zero_division)
 
     def grid(self, metric: str, zero_division: float = 0.0,
@@ -205,8 +205,7 @@ class CountLaw:
         joint = (self.tp.T * self.weights) @ self.fn
         tp = self.tp_start + np.arange(self.tp.shape[1], dtype=float)[:, None]
         fn = self.fn_start + np.arange(self.fn.shape[1], dtype=float)[None, :]
-        values = from_counts(metric, tp, self.n_pos - tp, fn, self.n_neg - fn, beta=beta,
-                             zero_division=np.nan)
+        values = metric_value(metric, tp, self.n_pos - tp, fn, self.n_neg - fn, beta, np.nan)
         return _distribution(metric, np.ravel(values), joint.ravel(), zero_division)
 
 
@@ -258,8 +257,8 @@ class ConditionalLaw:
         """Metric at grid indices (a into tp, b into fn); NaN where undefined."""
         law = self.count_law
         tp, fn = law.tp_start + a.astype(float), law.fn_start + b.astype(float)
-        return np.asarray(from_counts(self.metric, tp, law.n_pos - tp, fn, law.n_neg - fn,
-                                      beta=self.beta, zero_division=np.nan))
+        return np.asarray(metric_value(self.metric, tp, law.n_pos - tp, fn, law.n_neg - fn,
+                                       self.beta, np.nan))
 
     def _moments(self) -> tuple[float, float, float]:
         law = self.count_law
@@ -291,23 +290,58 @@ class ConditionalLaw:
         var = var / mass if np.isnan(zd) else var + (zd - mean) ** 2 * p_undefined
         return mean, float(np.sqrt(max(var, 0.0))), p_undefined
 
+    def _counted(self, a: np.ndarray, b: np.ndarray, v: float, strict: bool) -> np.ndarray:
+        """Whether cell (a, b) counts below ``v``; the undefined (0, 0) cell as -inf, others +inf.
+        """
+        g = self._values(a, b)
+        g = np.where(np.isnan(g), np.where(self.count_law.tp_start + a == 0, -np.inf, np.inf), g)
+        return np.isneginf(g) | ((g < v) if strict else (g <= v))
+
+    def _guess(self, v: float, b: np.ndarray) -> np.ndarray | None:
+        r"""Per FN index, the TP count at which a linear-fractional metric crosses ``v``.
+
+        :math:`g(t,f)\le v` solved for :math:`t` (recall :math:`t\le vf/(1-v)`,
+        :math:`F_\beta` :math:`t\le v(\beta^2f+n_+)/(1+\beta^2-v\beta^2)`, specificity
+        :math:`t\le n_+-(n_--f)(1-v)/v`), up to rounding; None for other metrics.
+        """
+        law, fn = self.count_law, self.count_law.fn_start + b
+        b2 = 1.0 if self.metric == "f1" else self.beta**2
+        if not 0.0 < v < 1.0 or (self.metric == "fbeta" and not np.isfinite(b2)):
+            return None
+        if self.metric == "recall":
+            x = v * fn / (1.0 - v)
+        elif self.metric in ("f1", "fbeta"):
+            x = v * (b2 * fn + law.n_pos) / (1.0 + b2 - v * b2)
+        elif self.metric == "specificity":
+            x = law.n_pos - (law.n_neg - fn) * (1.0 - v) / v
+        else:
+            return None
+        return np.floor(np.clip(x - law.tp_start, -1.0, law.tp.shape[1])).astype(np.int64) + 1
+
     def _below(self, v: float, strict: bool = False, lo: np.ndarray | None = None,
                hi: np.ndarray | None = None) -> np.ndarray:
         """Per FN index: how many TP indices have g <= v (g < v if ``strict``), by bisection.
 
-        ``lo`` and ``hi`` bound the answers (counts at smaller and larger values).
+        ``lo`` and ``hi`` bound the answers (counts at smaller and larger values). For the
+        linear-fractional metrics the bisection starts from the solved crossing +- 1, where the
+        two cells at its ends confirm it.
         """
         law = self.count_law
         w_t, w_f = law.tp.shape[1], law.fn.shape[1]
         lo = np.zeros(w_f, dtype=np.int64) if lo is None else lo.copy()
         hi = np.full(w_f, w_t, dtype=np.int64) if hi is None else hi.copy()
+        b = np.arange(w_f)
+        guess = self._guess(v, b)
+        if guess is not None:
+            near_lo, near_hi = np.clip(guess - 1, lo, hi), np.clip(guess + 1, lo, hi)
+            ok = ((near_lo == lo) | self._counted(np.maximum(near_lo - 1, 0), b, v, strict)) & (
+                (near_hi == hi) | ~self._counted(np.minimum(near_hi, w_t - 1), b, v, strict))
+            lo, hi = np.where(ok, near_lo, lo), np.where(ok, near_hi, hi)
         while (active := np.flatnonzero(lo < hi)).size:
             mid = (lo[active] + hi[active]) // 2
-            g = self._values(mid, active)
-            g = np.where(np.isnan(g), np.where(law.tp_start + mid == 0, -np.inf, np.inf), g)
-            ok = np.isneginf(g) | ((g < v) if strict else (g <= v))
-            lo[active] = np.where(ok, mid + 1, lo[active])
-            hi[active] = np.where(ok, hi[active], mid)
+            counted = self._counted(mid, active, v, strict)
+            lo[active] = np.where(counted, mid + 1, lo[active])
+            hi[active] = np.where(counted, hi[active], mid)
         return lo
 
     def _cdf_at(self, counts: np.ndarray, v: float, strict: bool = False) -> float:
