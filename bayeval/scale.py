@@ -118,6 +118,20 @@ def connect(scheduler: str, *, n_workers: int | None = None, compiledir: str | N
     distributed.Client
         Registered as dask's scheduler, so the partitioned fast paths run on it too; use it as
         a context manager to close it.
+
+    Examples
+    --------
+    A scheduler's address (here of a small cluster of threads in this process; ``"local"``
+    starts worker processes instead):
+
+    >>> import numpy as np
+    >>> from distributed import LocalCluster
+    >>> with LocalCluster(n_workers=1, processes=False, dashboard_address=":0") as cluster:
+    ...     with connect(cluster.scheduler_address) as client:
+    ...         start, probs = poisson_binomial(np.full(4, 0.5))
+    ...         workers = len(client.scheduler_info()["workers"])
+    >>> workers, start, probs.round(4).tolist()
+    (1, 0, [0.0625, 0.25, 0.375, 0.25, 0.0625])
     """
     from distributed import Client
 
@@ -355,7 +369,30 @@ def _group_dim(ev: Evaluation) -> str:
 
 
 def group_status(ev: Evaluation) -> Table:
-    """Status, error, run time and process of every group of a gathered evaluation."""
+    """Status, error, run time and process of every group of a gathered evaluation.
+
+    Parameters
+    ----------
+    ev : Evaluation
+        From :func:`map_evaluations`.
+
+    Returns
+    -------
+    Table
+        Indexed by group: ``status`` (``"ok"`` or ``"error"``), ``error``, ``seconds`` and
+        ``process``; ``attrs["ok"]`` is True when every group ran.
+
+    Examples
+    --------
+    >>> import bayeval as be
+    >>> groups = {"model_a": ([1, 0, 1, 1], [1, 0, 0, 1]), "broken": ([2, 0], [1, 0])}
+    >>> ev = map_evaluations(lambda g: be.labelled(labels=g[0], y_pred=g[1]), groups)
+    >>> status = group_status(ev)
+    >>> status["status"].to_dict(), status.attrs["ok"]
+    ({'model_a': 'ok', 'broken': 'error'}, False)
+    >>> status.loc["broken", "error"][:34]
+    'ValueError: labels must be binary '
+    """
     dim = _group_dim(ev)
     frame = ev.tree[STATUS].to_dataset()[["status", "error", "seconds", "process"]].to_dataframe()
     ok = bool((frame["status"] == "ok").all())
@@ -370,10 +407,31 @@ def select(ev: Evaluation, group: str) -> Evaluation:
     Entries that another group added (an index value this group lacks, padding) are dropped
     where all of the group's values there are NaN.
 
+    Parameters
+    ----------
+    ev : Evaluation
+        From :func:`map_evaluations`.
+    group : str
+        A group's label.
+
+    Returns
+    -------
+    Evaluation
+        Of the group's class, as the group's function returned it.
+
     Raises
     ------
     ValueError
         If the group is unknown or failed (the error is in the message).
+
+    Examples
+    --------
+    >>> import bayeval as be
+    >>> groups = {"model_a": ([1, 0, 1, 1], [1, 0, 0, 1]), "model_b": ([1, 0], [1, 1])}
+    >>> ev = map_evaluations(lambda g: be.labelled(labels=g[0], y_pred=g[1]), groups)
+    >>> one = select(ev, "model_b")
+    >>> one.summary().loc["accuracy", "mean"].round(4)
+    np.float64(0.5)
     """
     dim = _group_dim(ev)
     status = ev.tree[STATUS].to_dataset()
@@ -399,8 +457,45 @@ def select(ev: Evaluation, group: str) -> Evaluation:
 def group_diagnostics(ev: Evaluation) -> Table:
     """MCMC diagnostics (:meth:`Evaluation.diagnostics`) of every group that ran MCMC.
 
-    Indexed by (group, diagnostic, quantity); ``attrs["ok"]`` is True when every group's
-    diagnostics are within their thresholds.
+    Parameters
+    ----------
+    ev : Evaluation
+        From :func:`map_evaluations`, with groups that ran MCMC.
+
+    Returns
+    -------
+    Table
+        Indexed by (group, diagnostic, quantity); ``attrs["ok"]`` is True when every group's
+        diagnostics are within their thresholds.
+
+    Raises
+    ------
+    ValueError
+        If no group ran MCMC.
+
+    Examples
+    --------
+    Independent draws standing in for each group's MCMC draws (a real run comes from
+    ``method="pymc"``):
+
+    >>> import numpy as np, xarray as xr
+    >>> from bayeval.methods.labelled import posterior
+    >>> def fit(right):  # right of 60 predictions, Beta(2, 2) prior
+    ...     rng = np.random.default_rng(right)
+    ...     dims = ("chain", "draw", "metric")
+    ...     draws = xr.DataTree.from_dict({
+    ...         "posterior": xr.Dataset({"theta": (dims, rng.beta(right + 2, 62 - right,
+    ...                                                           (2, 1000, 1)))},
+    ...                                 coords={"metric": ["accuracy"]}),
+    ...         "sample_stats": xr.Dataset({"diverging": (dims[:2], np.zeros((2, 1000), bool)),
+    ...                                     "energy": (dims[:2], rng.normal(size=(2, 1000)))})})
+    ...     return Evaluation.create(
+    ...         method="labelled", variant="both", draws=draws, estimand="posterior/theta",
+    ...         closed_form=posterior([right], [60], metrics=["accuracy"], prior=(2, 2)),
+    ...         iid_draws=True)
+    >>> table = group_diagnostics(map_evaluations(fit, {"a": 45, "b": 30}))
+    >>> table.attrs["ok"], sorted(set(table.index.get_level_values("group")))
+    (True, ['a', 'b'])
     """
     dim = _group_dim(ev)
     status = ev.tree[STATUS].to_dataset()

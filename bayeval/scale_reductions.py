@@ -45,7 +45,7 @@ import xarray as xr
 from bayeval import metrics as M
 from bayeval.calibration import Calibrator
 from bayeval.chunks import WHOLE, Chunking, make_chunks
-from bayeval.confusion import TOL, RatioMoments, count_moments
+from bayeval.confusion import TOL, RatioMoments, count_moments, ratio_moments
 from bayeval.evaluation import CI_KINDS, Evaluation
 from bayeval.methods import cbpe as cbpe_method
 from bayeval.methods import judge_estimators as E
@@ -159,10 +159,28 @@ def partitions(**columns: Any) -> list[dict[str, Any]]:
         (a frame is turned into an array, which counts its rows once), and array-likes alone
         make one block.
 
+    Returns
+    -------
+    list of dict
+        One per partition, in row order: ``{name: dask.delayed block}``.
+
     Raises
     ------
     ValueError
         If the columns have different lengths, or frames different numbers of partitions.
+
+    Examples
+    --------
+    >>> import dask
+    >>> import dask.array as da
+    >>> import numpy as np
+    >>> blocks = partitions(scores=da.from_array(np.arange(5.0), chunks=2),
+    ...                     labels=[1, 0, 1, 1, 0], chunks=None)
+    >>> len(blocks), sorted(blocks[0])
+    (3, ['labels', 'scores'])
+    >>> with dask.config.set(scheduler="synchronous"):
+    ...     [b["labels"].compute().tolist() for b in blocks]  # the array-like follows
+    [[1, 0], [1, 1], [0]]
     """
     given = {k: v for k, v in columns.items() if v is not None}
     if all(_is_frame(v) for v in given.values()):
@@ -189,10 +207,33 @@ def _fold(combine: Callable[[Any, Any], Any], *parts: Any) -> Any:
 
 def tree_reduce(parts: Sequence[Any], combine: Callable[[Any, Any], Any],
                 split_every: int = SPLIT_EVERY) -> Any:
-    """One delayed result: ``parts`` combined in order, ``split_every`` per task.
+    r"""One delayed result: ``parts`` combined in order, ``split_every`` per task.
 
-    ``combine(a, b)`` must be associative; it need not be commutative (the order of the parts
-    is kept, so keyed summaries keep the order of first appearance).
+    Parameters
+    ----------
+    parts : sequence
+        Delayed summaries (or values), in order.
+    combine : callable
+        ``combine(a, b)``, associative; it need not be commutative (the order of the parts
+        is kept, so keyed summaries keep the order of first appearance, and summaries of
+        score ranges are concatenated in score order).
+    split_every : int
+        Parts combined per task.
+
+    Returns
+    -------
+    dask.delayed.Delayed
+        The combination of all parts, by a tree of depth :math:`\lceil\log_s B\rceil`
+        (:math:`s` = ``split_every``).
+
+    Examples
+    --------
+    >>> import dask
+    >>> import operator
+    >>> parts = [dask.delayed(letter) for letter in "abcdefghij"]
+    >>> with dask.config.set(scheduler="synchronous"):
+    ...     tree_reduce(parts, operator.add, split_every=3).compute()
+    'abcdefghij'
     """
     dask, parts = _dask()[0], list(parts)
     while len(parts) > 1:
@@ -266,6 +307,17 @@ def poisson_binomial(p: Any, *, tol: float = 0.0) -> tuple[int, np.ndarray]:
     :math:`P(K=k)=(f_{K_1}*\cdots*f_{K_B})(k)`: each partition computes the window of its PMF
     (:func:`bayeval.poibin.truncated_pmf`) and the windows are convolved up a tree
     (:func:`bayeval.poibin.convolve`, each product within 1e-12 absolute).
+
+    Examples
+    --------
+    >>> import dask
+    >>> import dask.array as da
+    >>> import numpy as np
+    >>> p = da.from_array(np.array([0.1, 0.5, 0.9, 1.0]), chunks=2)
+    >>> with dask.config.set(scheduler="synchronous"):
+    ...     start, probs = poisson_binomial(p)
+    >>> start, probs.round(4).tolist()  # K >= 1: the last row is sure
+    (1, [0.045, 0.455, 0.455, 0.045])
     """
     start, probs = _reduce(_pb_window, _convolve, {"p": p}).compute()
     return _window(start, probs, tol)
@@ -387,8 +439,8 @@ class _RangeSums(NamedTuple):
     :math:`b_i=\sum_{j\ne i}\xi_{ji}p_j` and :math:`l_i=f_i-b_i`:
     ``p, q, v, vv`` are :math:`\sum p,\sum q,\sum v,\sum v^2`; ``tied`` the sum over tied
     pairs of :math:`v_iv_j`; ``pf`` :math:`\sum p_if_i`; ``vl, vll, vr, vrr, vlr``
-    :math:`\sum v_il_i,\sum v_il_i^2,\sum v_ir_i,\sum v_ir_i^2,\sum v_il_ir_i`; ``area`` the
-    numerator of NannyML's expected ROC area; ``log0, log1`` :math:`\sum\log q,\sum\log p`.
+    :math:`\sum v_il_i,\sum v_il_i^2,\sum v_ir_i,\sum v_ir_i^2,\sum v_il_ir_i`;
+    ``log0, log1`` :math:`\sum\log q,\sum\log p`.
     ``npos, nneg, num`` are the positives, the negatives and twice the Mann-Whitney count of
     the rows with a known label (exact integers).
     """
@@ -404,7 +456,6 @@ class _RangeSums(NamedTuple):
     vr: float
     vrr: float
     vlr: float
-    area: float
     log0: float
     log1: float
     npos: int
@@ -429,7 +480,7 @@ class _RangeSums(NamedTuple):
                  + hi.vll + 2 * ql * hi.vl + ql * ql * hi.v),
             vr=lo.vr + hi.vr, vrr=lo.vrr + hi.vrr,
             vlr=lo.vlr - pu * lo.vr + hi.vlr + ql * hi.vr,
-            area=lo.area + hi.area + pu * ql, log0=lo.log0 + hi.log0, log1=lo.log1 + hi.log1,
+            log0=lo.log0 + hi.log0, log1=lo.log1 + hi.log1,
             npos=lo.npos + hi.npos, nneg=lo.nneg + hi.nneg,
             num=lo.num + hi.num + 2 * hi.npos * lo.nneg)
 
@@ -474,8 +525,7 @@ def _range_sums(s: np.ndarray, p: np.ndarray, y: np.ndarray | None, tie: float) 
         p=float(p.sum()), q=float(q.sum()), v=float(v.sum()), vv=float(v @ v),
         tied=float(((sum_v**2 - np.add.reduceat(v**2, first)) / 2).sum()),
         pf=float(p @ forward), vl=float(v @ lin), vll=float(v @ lin**2), vr=float(v @ r),
-        vrr=float(v @ r**2), vlr=float(v @ (lin * r)),
-        area=float(sum_p @ (q_below + 0.5 * sum_q)), log0=log0, log1=log1, npos=npos,
+        vrr=float(v @ r**2), vlr=float(v @ (lin * r)), log0=log0, log1=log1, npos=npos,
         nneg=nneg, num=num)
 
 
@@ -593,25 +643,20 @@ def _ratio_moments(sums: _RangeSums, tie: float) -> RatioMoments:
         cov=d0 * sums.vl + sums.vlr + 2 * pairs + 2 * (2 * tie - 1) * sums.tied)
 
 
-def _delta(m: RatioMoments, second_order: bool) -> tuple[float, float]:
-    """Mean and variance of :math:`A/D` by the delta method, as
-    :func:`bayeval.confusion.auc_moments` has them."""
-    ratio = m.mean_num / m.mean_den
-    var = (ratio**2 * m.var_den + m.var_num - 2 * ratio * m.cov) / m.mean_den**2
-    mean = ratio - m.cov / m.mean_den**2 + ratio * m.var_den / m.mean_den**2
-    return float(mean if second_order else ratio), max(float(var), 0.0)
-
-
 def _auc_law(sums: _RangeSums, zero_division: float) -> tuple[NormalLaw, float]:
-    """CBPE's ROC-AUC law and NannyML's estimate (``bayeval.methods.cbpe._auc_law``)."""
-    p_undefined = min(float(np.exp(sums.log0) + np.exp(sums.log1)), 1.0)
+    r"""CBPE's ROC-AUC law and NannyML's estimate, as ``bayeval.methods.cbpe`` has them.
+
+    NannyML's estimate, the area under the ROC curve of the expected counts, is
+    :math:`\sum_{i,j}p_iq_j\xi_{ij}/(PQ)=(\mathbb EA+\frac12\sum_iv_i)/(PQ)`, the pairs
+    :math:`i=j` included.
+    """
     moments = _ratio_moments(sums, CBPE_TIE)
     if moments.mean_den == 0:  # both classes impossible: undefined with probability 1
         return NormalLaw(zero_division, 0.0, 1.0), zero_division
-    mean, var = _delta(moments, second_order=True)
-    total = sums.p * sums.q
-    plugin = sums.area / total if total > 0 else np.nan
-    return NormalLaw(mean, float(np.sqrt(var)), p_undefined), plugin
+    mean, var = ratio_moments(moments)
+    p_undefined = min(float(np.exp(sums.log0) + np.exp(sums.log1)), 1.0)
+    pq = sums.p * sums.q
+    return NormalLaw(mean, float(np.sqrt(var)), p_undefined), (sums.pf + 0.5 * sums.v) / pq
 
 
 def _realized_auc(sums: _RangeSums, zero_division: float) -> float:
@@ -726,11 +771,8 @@ def auc_moments(scores: Any, p: Any, labels: Any = None, *, ties: str = "half",
     >>> bool(np.allclose((mean, var), in_memory(scores, scores, labels), rtol=1e-12, atol=0))
     True
     """
-    m = auc_numerator_moments(scores, p, labels, ties=ties, score_ranges=score_ranges)
-    if m.mean_den == 0:
-        raise ValueError("ROC-AUC is undefined: with these labels and p every completion has a "
-                         "single class; both classes must be possible.")
-    return _delta(m, second_order)
+    return ratio_moments(auc_numerator_moments(scores, p, labels, ties=ties,
+                                               score_ranges=score_ranges), second_order)
 
 
 def _auc_profile(scores: Any, p: Any, labels: Any = None, *, sample: int
@@ -1022,6 +1064,14 @@ class LabelSums(NamedTuple):
     :math:`q=\sigma(\operatorname{logit}p+\delta_k)`: ``p1``/``p0`` hold :math:`\sum q` and
     ``v1``/``v0`` :math:`\sum q(1-q)` (predicted 1 / 0), ``log0`` :math:`\sum\log(1-q)` and
     ``log1`` :math:`\sum\log q` (the probabilities that every missing label is 0 or 1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sums = pemi_sums([1, 1, 0, 0, 1, 0], [0.9, 0.6, 0.3, 0.2, 0.7, 0.4],
+    ...                  [1, np.nan, 0, np.nan, np.nan, 1])
+    >>> sums.tp, sums.tn, sums.m1, sums.m0, sums.p1.round(4).tolist()
+    (1, 1, 2, 1, [1.3])
     """
 
     tp: int
@@ -1071,6 +1121,25 @@ def pemi_sums(y_pred: Any, p: Any, labels: Any, *, nodes: Any = (0.0,)) -> Label
         NaN where the label is missing.
     nodes : sequence of float
         Shifts :math:`\delta_k` of the log-odds of the missing labels (0: MAR).
+
+    Returns
+    -------
+    LabelSums
+        Sums over all rows; ``p1``... hold one value per node.
+
+    Examples
+    --------
+    >>> import dask
+    >>> import dask.array as da
+    >>> import numpy as np
+    >>> y_pred = da.from_array(np.array([1, 1, 0, 0, 1, 0]), chunks=4)
+    >>> with dask.config.set(scheduler="synchronous"):
+    ...     sums = pemi_sums(y_pred, [0.9, 0.6, 0.3, 0.2, 0.7, 0.4],
+    ...                      [1, np.nan, 0, np.nan, np.nan, 1], nodes=[0.0, 1.0])
+    >>> (sums.tp, sums.fp, sums.fn, sums.tn), (sums.m1, sums.m0)
+    ((1, 0, 1, 1), (2, 1))
+    >>> sums.p1.round(4).tolist()  # sum of q over the missing rows predicted 1, per shift
+    [1.3, 1.6669]
     """
     nodes = np.atleast_1d(np.asarray(nodes, dtype=float))
     columns = {"y_pred": y_pred, "p": p, "labels": labels}
@@ -1119,6 +1188,24 @@ def pemi_gauss(y_pred: Any, p: Any, labels: Any, *, metrics: Any = None, mnar: A
     :math:`T=TP`, :math:`F=FN`, :math:`\mathbb E\,g\approx g(\mu)+\tfrac12(g_{TT}\sigma_T^2
     +g_{FF}\sigma_F^2)` and :math:`\operatorname{Var}g\approx g_T^2\sigma_T^2+g_F^2\sigma_F^2`
     (:func:`bayeval.confusion.metric_moments`).
+
+    Examples
+    --------
+    >>> import dask
+    >>> import dask.array as da
+    >>> import numpy as np
+    >>> from bayeval.methods.pemi import pemi
+    >>> rng = np.random.default_rng(0)
+    >>> scores = rng.beta(2, 3, 2_000)
+    >>> labels = np.where(rng.random(2_000) < 0.6, np.nan, rng.random(2_000) < scores)
+    >>> y_pred = da.from_array((scores >= 0.5).astype(int), chunks=500)
+    >>> with dask.config.set(scheduler="synchronous"):
+    ...     ours = pemi_gauss(y_pred, scores, labels, metrics=["accuracy", "f1"])
+    >>> ours["mean"].round(4).values.tolist()
+    [0.6837, 0.5705]
+    >>> mem = pemi(scores, labels, p=scores, metrics=["accuracy", "f1"]).closed_form
+    >>> float(abs(ours["sd"] - mem["sd"]).max()) < 1e-12
+    True
     """
     ci_prob, beta = as_ci_prob(ci_prob), as_beta(beta)
     zero_division = as_zero_division(zero_division)
@@ -1174,6 +1261,17 @@ def judge_counts(y: Any, yhat: Any, yhat_unlabeled: Any) -> E.Counts:
         Exactly ``Counts.from_labels(y, yhat, yhat_unlabeled)``: the input of every binary
         estimator (:func:`judge_estimates`) and of the models
         (``bayeval.methods.judge.model_a(*counts)``).
+
+    Examples
+    --------
+    >>> import dask
+    >>> import dask.array as da
+    >>> import numpy as np
+    >>> y = da.from_array(np.array([1, 0, 1, 1, 0, 0]), chunks=4)
+    >>> yhat_unlabeled = da.from_array(np.array([1, 1, 0, 1, 0, 0, 1, 1]), chunks=3)
+    >>> with dask.config.set(scheduler="synchronous"):
+    ...     judge_counts(y, [1, 0, 0, 1, 1, 0], yhat_unlabeled)
+    Counts(n11=2, n10=1, n01=1, n00=2, t1=5, t0=3)
     """
     labelled = _reduce(_judge_labelled, _add_tuples, {"y": y, "yhat": yhat})
     unlabelled = _reduce(_judge_unlabelled, _add_tuples, {"yhat_unlabeled": yhat_unlabeled})
@@ -1201,6 +1299,13 @@ def judge_estimates(counts: E.Counts, *, ci_prob: float = 0.95, ci: str = "logit
         is left out for :math:`\hat\kappa\le0`, as there). The estimators depend on the items
         only through the counts (:class:`~bayeval.methods.judge_estimators.Moments` of a
         binary judge are functions of them).
+
+    Examples
+    --------
+    >>> from bayeval.methods.judge_estimators import Counts
+    >>> est = judge_estimates(Counts(n11=80, n10=10, n01=20, n00=190, t1=1700, t0=3300))
+    >>> est["mean"].sel(estimator=["naive", "classical", "ppi", "eif"]).round(4).values.tolist()
+    [0.34, 0.3, 0.3067, 0.3047]
     """
     ci_prob, ci = as_ci_prob(ci_prob), as_choice(ci, "ci", ("logit", "wald"))
     z = E.z_value(ci_prob)
@@ -1225,6 +1330,13 @@ class BoundsCells(NamedTuple):
     ``patterns`` (n_cells, n_lfs) are the distinct rows of the weak labels, sorted
     lexicographically; ``cell_counts`` (n_cells, n_classes) counts the items of each pattern
     predicted as each class; ``counts`` are its row sums.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> cells = BoundsCells(np.array([[0, 0], [1, -1]]), np.array([[3, 1], [0, 2]]))
+    >>> cells.counts.tolist()
+    [4, 2]
     """
 
     patterns: np.ndarray
@@ -1279,6 +1391,19 @@ def bounds_cells(y_pred: Any, weak_labels: Any, *, n_classes: int | None = None)
         :math:`n_{zk}`, the statistic of the exact bounds and of the models
         (``bayeval.methods.bounds.exact_bounds``, ``model_m1``): the in-memory cell counts of
         ``bounds(y_pred, weak_labels)`` up to the order of the patterns.
+
+    Examples
+    --------
+    >>> import dask
+    >>> import dask.array as da
+    >>> import numpy as np
+    >>> weak = np.array([[1, 1, -1], [0, 0, 0], [1, -1, 1], [1, 1, -1], [0, 1, 0], [0, 0, 0]])
+    >>> y_pred = np.array([1, 0, 1, 0, 0, 0])
+    >>> with dask.config.set(scheduler="synchronous"):
+    ...     cells = bounds_cells(da.from_array(y_pred, chunks=4),
+    ...                          da.from_array(weak, chunks=(4, 3)))
+    >>> cells.patterns.tolist(), cells.cell_counts.tolist()
+    ([[0, 0, 0], [0, 1, 0], [1, -1, 1], [1, 1, -1]], [[2, 0], [1, 0], [0, 1], [1, 1]])
     """
     rows, counts = _reduce(_bounds_block, _stack_distinct,
                            {"y_pred": y_pred, "weak_labels": weak_labels}).compute()
@@ -1311,6 +1436,25 @@ def bounds_exact(y_pred: Any, weak_labels: Any, *, label_model: str = "dawid_ske
         Over ``metric``: ``lower_bound``, ``upper_bound``, their sds, ``midpoint_sd`` and
         ``label_model`` of :func:`bayeval.methods.bounds.exact_bounds`, as ``bounds(y_pred,
         weak_labels)`` computes them in memory.
+
+    Examples
+    --------
+    >>> import dask
+    >>> import dask.array as da
+    >>> import numpy as np
+    >>> from bayeval.methods.bounds import bounds
+    >>> rng = np.random.default_rng(0)
+    >>> weak = rng.integers(-1, 2, (3_000, 3))
+    >>> weak[(weak == -1).all(axis=1), 0] = 1  # every item has a vote
+    >>> y_pred = rng.integers(0, 2, 3_000)
+    >>> with dask.config.set(scheduler="synchronous"):
+    ...     ours = bounds_exact(da.from_array(y_pred, chunks=1_000),
+    ...                         da.from_array(weak, chunks=(1_000, 3)), metrics=["accuracy"])
+    >>> [round(float(ours[b].item()), 4) for b in ("lower_bound", "upper_bound")]
+    [0.3092, 0.6792]
+    >>> mem = bounds(y_pred, weak, metrics=["accuracy"]).closed_form
+    >>> float(abs(ours["upper_bound"] - mem["upper_bound"]).max()) < 1e-12
+    True
     """
     label_model = as_choice(label_model, "label_model", lm.LABEL_MODELS)
     cells = bounds_cells(y_pred, weak_labels, n_classes=n_classes)
@@ -1361,6 +1505,22 @@ def mvu_hard_confidence(x: Any, imputer: Any, coef: Any, intercept: Any, *,
         :math:`N(w^\top\hat x+b,\;w_M^\top\Sigma_{M|O}w_M)`, so
         :math:`P(V=1)=\Phi_N((\mu_z-\log(w_0/w_1))/\sigma_z)` and :math:`c_\mathrm{hard}=
         \max(P(V=1), 1-P(V=1))` (:func:`bayeval.methods.mvu_confidence.gaussian_vote_probs`).
+
+    Examples
+    --------
+    >>> import dask
+    >>> import dask.array as da
+    >>> import numpy as np
+    >>> from bayeval.methods.mvu_estimators import GaussianImputer
+    >>> rng = np.random.default_rng(0)
+    >>> imputer = GaussianImputer.fit(rng.multivariate_normal([0, 1], [[1, 0.6], [0.6, 1]],
+    ...                                                       500))
+    >>> x = np.array([[0.5, np.nan], [np.nan, 2.0], [1.0, -1.0], [np.nan, np.nan]])
+    >>> y_hard, c_hard = mvu_hard_confidence(da.from_array(x, chunks=(2, 2)), imputer,
+    ...                                      [[1.0, -0.5]], [0.2])
+    >>> with dask.config.set(scheduler="synchronous"):
+    ...     y_hard.compute().tolist(), c_hard.compute().round(3).tolist()
+    ([1, 0, 1, 0], [0.537, 0.576, 1.0, 0.627])
     """
     coef = np.atleast_2d(np.asarray(coef, dtype=float))
     intercept = np.atleast_1d(np.asarray(intercept, dtype=float))
