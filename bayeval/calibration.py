@@ -255,10 +255,16 @@ class Isotonic(Calibrator):
     name = "isotonic"
 
     def _fit(self, s: np.ndarray, y: np.ndarray) -> None:
-        from sklearn.isotonic import IsotonicRegression
+        """Pool-adjacent-violators on the distinct scores, weighted by their counts."""
+        from sklearn.isotonic import isotonic_regression
 
-        iso = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(s, y)
-        self.x_, self.y_ = iso.X_thresholds_, iso.y_thresholds_
+        order = np.argsort(s)
+        s, y = s[order], y[order].astype(float)
+        first = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
+        counts = np.diff(np.r_[first, s.size]).astype(float)
+        self.x_ = s[first]
+        self.y_ = isotonic_regression(np.add.reduceat(y, first) / counts, sample_weight=counts,
+                                      y_min=0.0, y_max=1.0)
 
     def _predict(self, s: np.ndarray) -> np.ndarray:
         return np.interp(s, self.x_, self.y_)

@@ -75,6 +75,8 @@ class Chunking:
         >>> c.rows(order=np.array([4, 3, 2, 1, 0]))
         [array([2, 0]), array([4, 3, 1])]
         """
+        if order is None and (self.codes[1:] >= self.codes[:-1]).all():  # contiguous chunks
+            return np.split(np.arange(self.codes.size), np.cumsum(self.sizes)[:-1])
         order = np.arange(self.codes.size) if order is None else order
         codes = self.codes[order]
         if len(self.labels) < 2**15:  # small integers: numpy's stable sort is a radix sort

@@ -973,36 +973,42 @@ def _auc_moments(s: np.ndarray, p: np.ndarray, w: float) -> RatioMoments:
               \operatorname{Var}D=\sum_iv_i(c_i^D)^2+4\Pi,
 
     :math:`c^D_i=\sum_{j\ne i}(1-2p_j)`. One sort (none if ``s`` is sorted) and cumulative sums
-    over tie groups.
+    over tie groups; without ties, row :math:`i` of the sorted scores has
+    :math:`c_i=i+p_i-\sum_jp_j` and :math:`\mathbb EA=\sum_iip_i-\sum_{i<j}p_ip_j`, no sums at
+    all.
     """
     if not (s[1:] >= s[:-1]).all():
         order = np.argsort(s)  # the order within tie groups does not matter
         s, p = s[order], p[order]
-    q, v = 1.0 - p, p * (1.0 - p)
-    total_p, total_q = p.sum(), q.sum()
-    new = np.r_[True, s[1:] != s[:-1]]
-    if new.all():  # no ties: every row is its own group
-        forward = np.cumsum(q) - q  # sum of q_j over s_j < s_i
-        backward = total_p - np.cumsum(p)  # sum of p_j over s_j > s_i
+    n, total_p = p.size, p.sum()
+    total_q, p_p = n - total_p, p @ p
+    v = p * (1.0 - p)
+    tie = s[1:] == s[:-1]
+    if not tie.any():  # row i has i rows below: forward_i = i - C_i, C_i = sum_{j<i} p_j
+        c_num = np.arange(n, dtype=float)
+        mean_num = p @ c_num - (total_p**2 - p_p) / 2  # sum_i p_i C_i = sum_{j<i} p_i p_j
+        c_num -= total_p
+        c_num += p  # c_i = i - C_i - (P - C_i - p_i)
         tied = 0.0
     else:
-        first = np.flatnonzero(new)
-        group = np.repeat(np.arange(first.size), np.diff(np.r_[first, s.size]))
+        q = 1.0 - p
+        first = np.flatnonzero(np.r_[True, ~tie])
+        group = np.repeat(np.arange(first.size), np.diff(np.r_[first, n]))
         sum_q, sum_p, sum_v = (np.add.reduceat(x, first) for x in (q, p, v))
-        q_below = (np.cumsum(sum_q) - sum_q)[group]
-        p_above = (total_p - np.cumsum(sum_p))[group]
+        q_below = (np.cumsum(sum_q) - sum_q)[group]  # sum of q_j over s_j < s_i
+        p_above = (total_p - np.cumsum(sum_p))[group]  # sum of p_j over s_j > s_i
         forward = q_below + w * (sum_q[group] - q)  # sum_{j != i} xi_ij q_j
         backward = p_above + w * (sum_p[group] - p)  # sum_{j != i} xi_ji p_j
+        mean_num = p @ forward
+        c_num = forward - backward
         tied = float(((sum_v**2 - np.add.reduceat(v**2, first)) / 2).sum())
-    c_num = forward - backward
-    c_den = (total_q - q) - (total_p - p)
-    v_sum = v.sum()
-    pairs = (v_sum**2 - v @ v) / 2
+    c_den = 2.0 * p + (total_q - total_p - 1.0)  # sum_{j != i} (q_j - p_j)
+    pairs = (v.sum() ** 2 - v @ v) / 2
     v_num = v * c_num
     return RatioMoments(
-        mean_num=float(p @ forward),
+        mean_num=float(mean_num),
         var_num=float(v_num @ c_num + pairs + (4 * w * w - 1) * tied),
-        mean_den=float(total_p * total_q - p @ q),
+        mean_den=float(total_p * total_q - (total_p - p_p)),
         var_den=float(v @ c_den**2 + 4 * pairs),
         cov=float(v_num @ c_den + 2 * pairs + 2 * (2 * w - 1) * tied))
 

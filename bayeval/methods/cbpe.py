@@ -33,7 +33,11 @@ labels arrive, the realized metrics are reported beside the estimates.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from itertools import product
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -185,6 +189,17 @@ class _Window(NamedTuple):
     y_pred: np.ndarray
 
 
+def _threads(fn: Callable, items: list) -> list:
+    """``[fn(x) for x in items]`` on a thread per core (the windows' sorts, FFTs and long
+    vector operations release the GIL), started from the last item: the whole period's, the
+    largest. The results do not depend on the threads."""
+    workers = min(len(items), os.cpu_count() or 1)
+    if workers < 2:
+        return [fn(x) for x in items]
+    with ThreadPoolExecutor(workers) as pool:
+        return list(pool.map(fn, items[::-1]))[::-1]
+
+
 def _windows(scores: np.ndarray, chunking: Chunking, calibrate, threshold: float) -> list[_Window]:
     """Every chunk's rows, then the whole period's, sorted by score.
 
@@ -192,17 +207,17 @@ def _windows(scores: np.ndarray, chunking: Chunking, calibrate, threshold: float
     of scores (``p`` and ``y_pred`` are functions of the score), and sorted rows spare the
     ROC-AUC moments their argsort.
     """
-    out = []
-    for rows in [*chunking.rows(), None]:
+    def window(rows):
         s = np.sort(scores if rows is None else scores[rows])
-        out.append(_Window(s, calibrate(s), s >= threshold))
-    return out
+        return _Window(s, calibrate(s), s >= threshold)
+
+    return _threads(window, [*chunking.rows(), None])
 
 
 def _count_laws(windows: list[_Window], noise: str, cells, kappa_grid) -> list[CountLaw]:
     """The CountLaw of every chunk, then of the whole period (their sum)."""
     if noise == "none":
-        laws = [CountLaw.poisson_binomial(w.p, w.y_pred) for w in windows[:-1]]
+        laws = _threads(lambda w: CountLaw.poisson_binomial(w.p, w.y_pred), windows[:-1])
     else:
         kappa, weights = kappa_grid
         laws = []
@@ -328,27 +343,29 @@ def closed_form(laws, auc, expected, chunk_labels, metrics, ci_prob, ci_kind, ze
     out = {v: np.full((size, k), np.nan) for v in names}
     lower_thr, upper_thr = (np.tile(t, (size, 1)) for t in thresholds)
     lower_thr[-1] = upper_thr[-1] = np.nan  # reference chunks do not compare to the whole
+
+    def cell(ij):
+        i, j = ij
+        metric, count_law, (tp, fn) = metrics[j], laws[i], expected[i]
+        if metric == "roc_auc":
+            law, plugin = auc[i]
+        else:
+            law = count_law.law(metric, zero_division, beta)
+            plugin = M.from_counts(metric, tp, count_law.n_pos - tp, fn, count_law.n_neg - fn,
+                                   beta=beta, zero_division=zero_division)
+        lo, hi = law.interval(ci_prob, ci_kind)
+        mass = law.mass(lo, hi) if metric != "roc_auc" else ci_prob
+        alert = (1.0 - law.mass(lower_thr[i, j], upper_thr[i, j])
+                 if np.isfinite(lower_thr[i, j]) or np.isfinite(upper_thr[i, j]) else np.nan)
+        return law, (law.mean, law.sd, lo, hi, mass, law.p_undefined, plugin, alert)
+
     pmfs = {}
-    for i, count_law in enumerate(laws):
-        tp, fn = expected[i]
-        for j, metric in enumerate(metrics):
-            if metric == "roc_auc":
-                law, plugin = auc[i]
-            else:
-                law = count_law.law(metric, zero_division, beta)
-                plugin = M.from_counts(metric, tp, count_law.n_pos - tp, fn,
-                                       count_law.n_neg - fn, beta=beta,
-                                       zero_division=zero_division)
-            lo, hi = law.interval(ci_prob, ci_kind)
-            out["mean"][i, j], out["sd"][i, j] = law.mean, law.sd
-            out["lower"][i, j], out["upper"][i, j] = lo, hi
-            out["interval_mass"][i, j] = (law.mass(lo, hi) if metric != "roc_auc"
-                                          else ci_prob)
-            out["p_undefined"][i, j], out["plugin"][i, j] = law.p_undefined, plugin
-            if np.isfinite(lower_thr[i, j]) or np.isfinite(upper_thr[i, j]):
-                out["p_alert"][i, j] = 1.0 - law.mass(lower_thr[i, j], upper_thr[i, j])
-            if isinstance(law, MetricDistribution):
-                pmfs[i, j] = law
+    cells = list(product(range(size), range(k)))
+    for (i, j), (law, values) in zip(cells, _threads(cell, cells), strict=True):
+        for name, value in zip(names, values, strict=True):
+            out[name][i, j] = value
+        if isinstance(law, MetricDistribution):
+            pmfs[i, j] = law
     dims = ("chunk", "metric")
     ds = xr.Dataset({v: (dims, out[v]) for v in names[:-1]},
                     coords={"chunk": [*chunk_labels, WHOLE], "metric": list(metrics)})
@@ -446,7 +463,7 @@ def _estimates(windows: list[_Window], chunking, laws, metrics, ci_prob, ci_kind
                beta, thresholds) -> xr.Dataset:
     """The closed form of every chunk and of the whole period, with the chunks' sizes."""
     expected = [(float(w.p[w.y_pred].sum()), float(w.p[~w.y_pred].sum())) for w in windows]
-    auc = [_auc_law(w, zero_division) for w in windows] if "roc_auc" in metrics else None
+    auc = _threads(lambda w: _auc_law(w, zero_division), windows) if "roc_auc" in metrics else None
     closed = closed_form(laws, auc, expected, chunking.labels, metrics, ci_prob, ci_kind,
                           zero_division, beta, thresholds)
     closed["n"] = ("chunk", [w.s.size for w in windows])
