@@ -572,13 +572,33 @@ def _metrics(ev: Evaluation, coords: dict | None) -> list[str]:
     return present if chosen is None else list(np.atleast_1d(chosen).tolist())
 
 
+def _chunk_draws(ev: Evaluation) -> xr.Dataset:
+    """The draws' mean and interval per (chunk, metric), with the data's realized values and
+    thresholds and the alerts of the mean."""
+    draws = ev.draws
+    interval = (az.eti if ev.ci_kind == "eti" else az.hdi)(draws, prob=ev.ci_prob)
+    out = xr.Dataset({"mean": draws.mean(SAMPLE_DIMS),
+                      "lower": interval.sel(ci_bound="lower", drop=True),
+                      "upper": interval.sel(ci_bound="upper", drop=True)})
+    if "data" in ev.tree.children:
+        data = ev.tree["data"].to_dataset()
+        out = out.merge(data[[v for v in ("realized", "lower_threshold", "upper_threshold")
+                              if v in data]])
+    if "lower_threshold" in out:
+        out["alert"] = (out["mean"] < out["lower_threshold"]) | (
+            out["mean"] > out["upper_threshold"])
+    return out
+
+
 @register("chunks", "metric per chunk: estimate with its interval as a band, realized values, "
                     "alert thresholds and alerts", applies=for_methods("cbpe"))
 def chunks(ev: Evaluation, coords: dict | None = None) -> Figure:
     """Per metric (at most :data:`MAX_PANELS`): the estimate per chunk in order (without the
     whole period ``all``) with its interval as a band, the realized values where labels are known,
-    the reference thresholds (dashed) and the chunks in alert (red)."""
-    cf = ev.closed_form
+    the reference thresholds (dashed) and the chunks in alert (red). The estimate is the fast
+    path's, else the draws' mean and interval (realized values and thresholds then come from the
+    data)."""
+    cf = ev.closed_form if ev.closed_form is not None else _chunk_draws(ev)
     cf = cf.sel(chunk=[c for c in cf["chunk"].values.tolist() if c != "all"])
     metrics = _metrics(ev, coords)[:MAX_PANELS]
     names = [str(c) for c in cf["chunk"].values]

@@ -343,6 +343,23 @@ def test_realized_thresholds_and_alerts(reference):
     assert float(p) > 0.99
 
 
+def test_realized_metrics_without_fast_path_go_with_the_data(reference):
+    """method="pymc" alone keeps the analysis labels: realized metrics, alerts and thresholds
+    are the same as beside the fast path, in the data group."""
+    rng = np.random.default_rng(14)
+    scores = rng.beta(2, 2, 600)
+    labels = (rng.random(scores.size) < scores).astype(float)
+    labels[::3] = np.nan
+    kwargs = dict(reference=(reference.scores, reference.labels), labels=labels, chunk_size=200,
+                  calibration="none", metrics=["accuracy", "f1"], random_seed=1)
+    exact = cbpe(scores, **kwargs).closed_form
+    ev = cbpe(scores, method="pymc", draws=200, **kwargs)
+    assert ev.closed_form is None
+    data = ev.tree["data"].to_dataset()
+    for var in ("realized", "alert_realized", "n_labelled", "lower_threshold", "upper_threshold"):
+        xr.testing.assert_identical(data[var], exact[var])
+
+
 def test_calibration_auto_corrects_miscalibrated_scores():
     rng = np.random.default_rng(14)
     n = 20_000

@@ -353,3 +353,24 @@ def test_confidence_shows_the_histogram_and_the_reliability_of_c_hard(data):
     np.testing.assert_allclose(curve.get_xdata(), table["confidence"])
     np.testing.assert_allclose(curve.get_ydata(), table["consistency"])
     assert [t.get_text() for t in right.texts] == [str(n) for n in table["count"]]
+
+
+def test_chunks_of_draws_alone_show_their_mean_interval_and_the_data():
+    from bayeval.methods.cbpe import cbpe
+    ref = datasets.calibrated_scores(1000, random_seed=0)
+    ana = datasets.calibrated_scores(600, random_seed=1)
+    ev = cbpe(ana.scores, reference=(ref.scores, ref.labels), labels=ana.labels, chunk_size=200,
+              metrics=["accuracy"], method="pymc", draws=300, random_seed=2,
+              alert_thresholds={"accuracy": (0.7, 0.9)})
+    fig = plots.plot(ev, "chunks")
+    (ax,) = fig.axes
+    draws = ev.draws.sel(metric="accuracy").drop_sel(chunk="all")
+    (estimate,) = lines(ax, "estimate")
+    np.testing.assert_allclose(estimate.get_ydata(), draws.mean(("chain", "draw")).values)
+    (band,) = ax.collections
+    ys = band.get_paths()[0].vertices[:, 1]
+    assert ys.min() == pytest.approx(float(draws.quantile(0.025, ("chain", "draw")).min()))
+    data = ev.tree["data"].to_dataset().sel(metric="accuracy").drop_sel(chunk="all")
+    (realized,) = lines(ax, "realized")
+    np.testing.assert_array_equal(realized.get_ydata(), data["realized"].values)
+    assert sorted(t.get_ydata()[0] for t in lines(ax, "alert thresholds")) == [0.7, 0.9]

@@ -334,6 +334,14 @@ def _thresholds(realized_ref: np.ndarray, metrics, alert_thresholds) -> tuple[np
 # the closed form
 
 
+def _threshold_grid(thresholds, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Lower and upper thresholds per (chunk, metric); NaN for the whole period, which the
+    reference chunks do not compare to."""
+    lower, upper = (np.tile(t, (size, 1)) for t in thresholds)
+    lower[-1] = upper[-1] = np.nan
+    return lower, upper
+
+
 def closed_form(laws, auc, expected, chunk_labels, metrics, ci_prob, ci_kind, zero_division,
                  beta, thresholds) -> xr.Dataset:
     """mean, sd, interval, its mass, p_undefined, plugin, exact, thresholds, p_alert, PMFs."""
@@ -341,8 +349,7 @@ def closed_form(laws, auc, expected, chunk_labels, metrics, ci_prob, ci_kind, ze
     names = ("mean", "sd", "lower", "upper", "interval_mass", "p_undefined", "plugin",
              "p_alert")
     out = {v: np.full((size, k), np.nan) for v in names}
-    lower_thr, upper_thr = (np.tile(t, (size, 1)) for t in thresholds)
-    lower_thr[-1] = upper_thr[-1] = np.nan  # reference chunks do not compare to the whole
+    lower_thr, upper_thr = _threshold_grid(thresholds, size)
 
     def cell(ij):
         i, j = ij
@@ -511,7 +518,9 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
         scores are taken as calibrated.
     labels : array-like of 0/1 with NaN, optional
         Analysis labels where they are known: the realized metrics are reported beside the
-        estimates of the fast path (``realized``, over the labelled rows of each chunk).
+        estimates of the fast path (``realized``, over the labelled rows of each chunk, with
+        ``alert_realized`` and ``n_labelled``); with ``method="pymc"`` they go with the data
+        (``ev.tree["data"]``), beside the alert thresholds.
     chunks : array-like, optional
         A chunk key per row (dates, periods, batch ids); chunks in order of first appearance.
     chunk_size, n_chunks : int, optional
@@ -636,6 +645,13 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
         if labels is not None:
             _add_realized(closed, labels, y_pred, scores, chunking, metrics, zero_division,
                           beta)
+    elif labels is not None:  # no fast path: the realized metrics and thresholds go with the data
+        dims = ("chunk", "metric")
+        lower, upper = _threshold_grid(thresholds, len(chunking.labels) + 1)
+        observed = xr.Dataset({"lower_threshold": (dims, lower), "upper_threshold": (dims, upper)},
+                              coords={"chunk": [*chunking.labels, WHOLE], "metric": list(metrics)})
+        _add_realized(observed, labels, y_pred, scores, chunking, metrics, zero_division, beta)
+        data = data.merge(observed)
 
     split = " split at the threshold" if class_conditional and cal_name != "none" else ""
     description = (f"CBPE, noise={noise}, calibration={cal_name}{split}: "
