@@ -3,9 +3,10 @@ r"""Scale out with dask: partitioned fast paths, and many evaluations at once.
 Two kinds of scale, on an existing dask cluster (the ``scale`` extra):
 
 * **Rows that outgrow memory**: the partitioned fast paths of
-  :mod:`bayeval.scale_reductions`, re-exported here (:func:`cbpe`, :func:`poisson_binomial`,
-  :func:`pemi_gauss`, :func:`judge_counts`, :func:`bounds_exact`, :func:`mvu_hard_confidence`
-  ...). They equal the in-memory results to 1e-12.
+  :mod:`bayeval.scale_reductions`, re-exported here (:func:`cbpe` with ROC-AUC, realized
+  metrics and alerts, :func:`auc_moments`, :func:`poisson_binomial`, :func:`pemi_gauss` with
+  its calibrator and ROC-AUC, :func:`judge_counts`, :func:`bounds_exact`,
+  :func:`mvu_hard_confidence` ...). They equal the in-memory results to 1e-12.
 * **Many evaluations** (models, segments, judges, chunks): :func:`map_evaluations` runs one
   evaluation per group, on a ``distributed.Client`` or in this process, PyMC fits included,
   and gathers them into one :class:`~bayeval.evaluation.Evaluation` with a ``group``
@@ -42,6 +43,7 @@ import xarray as xr
 
 from bayeval.evaluation import Evaluation
 from bayeval.scale_reductions import (
+    CALIBRATION_ROWS,
     RANGE_ROWS,
     SPLIT_EVERY,
     BoundsCells,
@@ -63,6 +65,7 @@ from bayeval.scale_reductions import (
 from bayeval.table import Table, table
 
 __all__ = [
+    "CALIBRATION_ROWS",
     "RANGE_ROWS",
     "SPLIT_EVERY",
     "STATUS",

@@ -10,7 +10,11 @@ fast path                      summary of a partition :math:`b`            combi
 =============================  ==========================================  ====================
 :func:`poisson_binomial`       the PMF window of :math:`K_b`                convolution
 :func:`cbpe`                   per chunk: windows of :math:`TP_b, FN_b`,    convolution, sums
-                               row counts, :math:`\sum p`
+                               row counts, :math:`\sum p`, the labelled
+                               rows' confusion counts
+:func:`auc_numerator_moments`  its rows, cut into score ranges (also for   concatenation of
+                               CBPE's and PEMI's ROC-AUC); each range       score ranges
+                               reduced to 13 sums
 :func:`pemi_sums`              known counts; :math:`\sum p`,                sums
                                :math:`\sum p(1-p)`, :math:`\sum\log p`...
 :func:`judge_counts`           the labelled 2x2 table, :math:`T_1, T_0`     sums
@@ -23,6 +27,11 @@ A count over independent rows is the sum of its partitions' counts,
 :math:`K=\sum_b K_b` with independent :math:`K_b`, so its PMF is the convolution
 :math:`f_K=f_{K_1}*\dots*f_{K_B}` (:func:`bayeval.poibin.convolve`); sufficient statistics are
 sums. Only the windows of the PMFs travel between workers: :math:`O(\sigma_b)` numbers each.
+ROC-AUC's moments are sums over pairs of rows in score order: a first pass places score
+ranges at quantiles of the scores, the rows travel once to their range's task (equal scores
+share a range), and the ranges' sums concatenate in score order (:func:`auc_numerator_moments`).
+The calibrators (CBPE's reference, PEMI's labelled rows) are fitted in memory, as the in-memory
+methods fit them, and applied to every partition.
 
 Inputs are dask arrays or columns of one dask DataFrame (see :func:`partitions`); numpy and
 pandas inputs are one partition; empty partitions (e.g. left by a filter) add nothing. The
@@ -43,19 +52,21 @@ import numpy as np
 import xarray as xr
 
 from bayeval import metrics as M
-from bayeval.calibration import Calibrator
+from bayeval.calibration import CALIBRATORS, Calibrator, make_calibrator
 from bayeval.chunks import WHOLE, Chunking, make_chunks
 from bayeval.confusion import TOL, RatioMoments, count_moments, ratio_moments
 from bayeval.evaluation import CI_KINDS, Evaluation
 from bayeval.methods import cbpe as cbpe_method
 from bayeval.methods import judge_estimators as E
 from bayeval.methods import label_models as lm
+from bayeval.methods import pemi as pemi_method
 from bayeval.methods.bounds import METRICS as BOUNDS_METRICS
 from bayeval.methods.bounds import default_metrics, exact_bounds
 from bayeval.methods.cbpe_exact import CountLaw, NormalLaw
 from bayeval.methods.mvu_confidence import gaussian_vote_probs
 from bayeval.methods.pemi import as_mnar
 from bayeval.methods.pemi_fast import (
+    Rows,
     closed_form,
     delta_nodes,
     mixture,
@@ -81,6 +92,7 @@ if TYPE_CHECKING:
     import dask.array as da
 
 __all__ = [
+    "CALIBRATION_ROWS",
     "RANGE_ROWS",
     "SPLIT_EVERY",
     "BoundsCells",
@@ -104,11 +116,15 @@ SPLIT_EVERY = 8
 """Summaries combined per task of :func:`tree_reduce`: depth :math:`\\lceil\\log_8 B\\rceil`."""
 
 RANGE_ROWS = 2**21
-"""ROC-AUC: the default score ranges hold about this many rows at most (each range's task
-sorts its rows and holds a few arrays of them)."""
+"""ROC-AUC: rows per score range by default (a range's task sorts its rows and holds a few
+arrays of them: about 200 bytes a row)."""
 
 RANGE_SAMPLE = 1024
 """ROC-AUC: order statistics of its scores that every partition sends to place the ranges."""
+
+CALIBRATION_ROWS = 10**7
+"""PEMI: at most this many labelled rows are gathered on the client to fit the calibrator
+(9 bytes each)."""
 
 CBPE_TIE = 0.5
 """Weight of a tied positive-negative pair in CBPE's ROC-AUC (scikit-learn's)."""
@@ -543,20 +559,18 @@ def _range_split(scores: Any, keys: Any = None, labels: Any = None, p: Any = Non
                  edges: np.ndarray, offset: int | None = None, starts: np.ndarray | None = None,
                  names: tuple[str, ...] | None = None) -> tuple[_Piece, ...]:
     """One partition's rows cut into the score ranges ``(-inf, e_0), [e_0, e_1), ...``: equal
-    scores fall in one range. Known ``labels`` replace ``p`` where it is given; without ``p``
-    they travel for the realized ROC-AUC. The values were checked by the first pass or are
-    checked by the reduction run beside."""
+    scores fall in one range. The values were checked by the first pass or are checked by the
+    reduction run beside."""
     s = np.asarray(scores, dtype=float).ravel()
     chunking = _block_chunking(s.size, keys, offset, starts, names) if s.size else None
     codes = None
     if chunking is not None:
         codes = chunking.codes.astype(np.int16 if len(chunking.labels) < 2**15 else np.int64)
-    y = None if labels is None else np.asarray(labels, dtype=float).ravel()
-    pp = None if p is None else np.asarray(p, dtype=float).ravel()
-    if pp is not None and y is not None:  # a known label is its own probability
-        pp, y = np.where(np.isnan(y), pp, y), None
-    if y is not None:  # labels for the realized ROC-AUC travel as int8
+    y = None
+    if labels is not None:  # labels travel as int8, -1 = missing
+        y = np.asarray(labels, dtype=float).ravel()
         y = np.where(np.isnan(y), -1, y).astype(np.int8)
+    pp = None if p is None else np.asarray(p, dtype=float).ravel()
     where = np.searchsorted(edges, s, side="right")
     order = np.argsort(where, kind="stable")
     cuts = np.searchsorted(where[order], np.arange(edges.size + 2))
@@ -569,8 +583,15 @@ def _range_split(scores: Any, keys: Any = None, labels: Any = None, p: Any = Non
     return tuple(out)
 
 
-def _range_task(pieces: list[_Piece], *, calibrator: Any, tie: float) -> dict[str, _RangeSums]:
-    """The sums of one score range per chunk and over all rows (key :data:`WHOLE`)."""
+def _range_task(pieces: list[_Piece], *, calibrator: Any, tie: float,
+                shifts: tuple | None = None) -> dict[Any, _RangeSums]:
+    """The sums of one score range's rows.
+
+    Without ``shifts`` (CBPE): per chunk and over all rows (key :data:`WHOLE`), the known
+    labels counted apart for the realized ROC-AUC. With ``shifts`` (PEMI): a known label is
+    its own probability (0 or 1), and the sums over all rows at each MNAR shift of the
+    log-odds (keys 0, 1, ...; None: no shift; a shift keeps 0 and 1).
+    """
     pieces = [pc for pc in pieces if pc.s.size]
     if not pieces:
         return {}
@@ -584,6 +605,10 @@ def _range_task(pieces: list[_Piece], *, calibrator: Any, tie: float) -> dict[st
         y = np.concatenate([pc.y for pc in pieces]).astype(float)
         y[y < 0] = np.nan
     order = np.argsort(s, kind="stable")
+    if shifts is not None:
+        p = (p if y is None else np.where(np.isnan(y), p, y))[order]
+        return {k: _range_sums(s[order], p if d is None else shift(p, d), None, tie)
+                for k, d in enumerate(shifts)}
     out = {}
     if pieces[0].codes is not None:
         names = list(dict.fromkeys(n for pc in pieces for n in pc.names))
@@ -610,20 +635,20 @@ def _range_edges(profiles: list[tuple], n_ranges: int) -> np.ndarray:
     return np.unique(values[order][at])
 
 
-def _range_sums_by_chunk(blocks: list[dict], where: list[dict], edges: np.ndarray, *,
-                         calibrator: Any, tie: float) -> Any:
-    """Delayed :class:`_RangeSums` of every chunk and of all rows (:data:`WHOLE`): each
-    partition is cut into the score ranges, each range's pieces meet in one task (a shuffle:
-    rows of a range travel, at most about n / len(ranges) to a task), and the ranges'
-    sums are concatenated in score order up a tree."""
+def _range_sums_by_chunk(blocks: list[dict], where: list[dict], edges: np.ndarray,
+                         **task: Any) -> Any:
+    """Delayed :class:`_RangeSums` by the keys of :func:`_range_task` (``task`` its options):
+    each partition is cut into the score ranges, each range's pieces meet in one task (a
+    shuffle: rows of a range travel, at most about n / len(ranges) to a task), and the
+    ranges' sums are concatenated in score order up a tree."""
     dask = _dask()[0]
     n_ranges = edges.size + 1
     splits = []
     for block, kwargs in zip(blocks, where, strict=True):
         out = dask.delayed(_range_split, nout=n_ranges)(**block, **kwargs, edges=edges)
         splits.append(out if n_ranges > 1 else (out[0],))  # nout=1: the tuple itself
-    tasks = [dask.delayed(_range_task)([split[i] for split in splits], calibrator=calibrator,
-                                       tie=tie) for i in range(n_ranges)]
+    tasks = [dask.delayed(_range_task)([split[i] for split in splits], **task)
+             for i in range(n_ranges)]
     return tree_reduce(tasks, functools.partial(_merge, add=_RangeSums.then))
 
 
@@ -684,8 +709,8 @@ def auc_numerator_moments(scores: Any, p: Any, labels: Any = None, *, ties: str 
         Weight of a tied positive-negative pair (as in
         :func:`bayeval.confusion.auc_numerator_moments`).
     score_ranges : int, optional
-        Score ranges the rows are shuffled into (default: as many as partitions, and at
-        least one per :data:`RANGE_ROWS` rows); a range's task holds its rows.
+        Score ranges the rows are shuffled into (default: one per :data:`RANGE_ROWS` rows);
+        a range's task holds its rows, and every partition sends one piece to every range.
 
     Returns
     -------
@@ -730,9 +755,10 @@ def auc_numerator_moments(scores: Any, p: Any, labels: Any = None, *, ties: str 
     n = sum(size for size, _, _ in profiles)
     if n == 0:
         raise ValueError("scores is empty; at least one value is needed.")
-    edges = _range_edges(profiles, _n_ranges(score_ranges, len(blocks), n))
-    sums = _range_sums_by_chunk(blocks, [{}] * len(blocks), edges, calibrator=None, tie=tie)
-    return _ratio_moments(sums.compute()[WHOLE], tie)
+    edges = _range_edges(profiles, _n_ranges(score_ranges, n))
+    sums = _range_sums_by_chunk(blocks, [{}] * len(blocks), edges, calibrator=None, tie=tie,
+                                shifts=(None,))
+    return _ratio_moments(sums.compute()[0], tie)
 
 
 def auc_moments(scores: Any, p: Any, labels: Any = None, *, ties: str = "half",
@@ -801,9 +827,9 @@ def _profile(scores: Any, keys: Any = None, *, sample: int) -> tuple[int, np.nda
     return size, values, counts
 
 
-def _n_ranges(score_ranges: Any, n_blocks: int, n: int) -> int:
+def _n_ranges(score_ranges: Any, n: int) -> int:
     if score_ranges is None:
-        return max(n_blocks, -(-n // RANGE_ROWS))
+        return max(1, -(-n // RANGE_ROWS))
     if isinstance(score_ranges, bool) or not isinstance(score_ranges, int | np.integer) or \
             score_ranges < 1:
         raise ValueError(f"score_ranges must be a positive integer, got {score_ranges!r}.")
@@ -842,7 +868,7 @@ def _cbpe_plan(scores: Any, chunks: Any, chunk_size: Any, n_chunks: Any, labels:
     n = int(rows.sum())
     if n == 0:
         raise ValueError("scores is empty; at least one value is needed.")
-    edges = _range_edges(profiles, _n_ranges(score_ranges, len(blocks), n)) if auc else None
+    edges = _range_edges(profiles, _n_ranges(score_ranges, n)) if auc else None
     if by_key:
         counts = functools.reduce(functools.partial(_merge, add=operator.add),
                                   [c for _, _, c in profiles if c], {})
@@ -910,7 +936,7 @@ def cbpe(scores: Any, *, threshold: float = 0.5, reference: Any = None, labels: 
     score_ranges : int, optional
         ROC-AUC only: the score ranges its rows are shuffled into (see
         :func:`auc_numerator_moments`); a range's task holds about n / ``score_ranges``
-        rows. Default: as many as partitions, at least one per :data:`RANGE_ROWS` rows.
+        rows. Default: one per :data:`RANGE_ROWS` rows.
 
     Returns
     -------
@@ -1088,12 +1114,28 @@ class LabelSums(NamedTuple):
     log1: np.ndarray
 
 
-def _pemi_block(y_pred: Any, p: Any, labels: Any, *, nodes: np.ndarray) -> LabelSums:
+class _Clipped(NamedTuple):
+    """A fitted calibrator whose outputs are clipped to [0, 1], as PEMI applies it."""
+
+    calibrator: Any
+
+    @property
+    def name(self) -> str:
+        return getattr(self.calibrator, "name", type(self.calibrator).__name__)
+
+    def predict(self, scores: Any) -> np.ndarray:
+        return np.clip(np.asarray(self.calibrator.predict(scores), dtype=float), 0.0, 1.0)
+
+
+def _pemi_block(y_pred: Any, p: Any, labels: Any, scores: Any = None, *, nodes: np.ndarray,
+                calibrator: _Clipped | None = None) -> LabelSums:
     if len(y_pred) == 0:
         return LabelSums(0, 0, 0, 0, 0, 0, *(np.zeros(nodes.size) for _ in range(6)))
     yp = as_binary(y_pred, "y_pred").astype(bool)
-    pp, y = as_probabilities(p, "p"), as_labels(labels, "labels", allow_missing=True)
-    check_same_length(y_pred=yp, p=pp, labels=y)
+    y = as_labels(labels, "labels", allow_missing=True)
+    s = None if scores is None else as_scores(scores, "scores")
+    pp = calibrator.predict(s) if p is None else as_probabilities(p, "p")
+    check_same_length(y_pred=yp, p=pp, labels=y, scores=s)
     miss = np.isnan(y)
     pos = yp[miss]
     q = np.array([shift(pp[miss], d) for d in nodes]).reshape(nodes.size, -1)
@@ -1108,19 +1150,37 @@ def _pemi_block(y_pred: Any, p: Any, labels: Any, *, nodes: np.ndarray) -> Label
         log0=logs[0], log1=logs[1])
 
 
-def pemi_sums(y_pred: Any, p: Any, labels: Any, *, nodes: Any = (0.0,)) -> LabelSums:
+def _pemi_reduction(y_pred: Any, p: Any, labels: Any, scores: Any, nodes: np.ndarray,
+                    calibrator: _Clipped | None) -> Any:
+    """The delayed :class:`LabelSums`; ``p`` None: the calibrator on the scores."""
+    if p is None and (scores is None or calibrator is None):
+        raise ValueError("p is None: give scores= and a calibrator (pemi_gauss fits one).")
+    columns = {"y_pred": y_pred, "p": p, "labels": labels, "scores": scores}
+    dask = _dask()[0]
+    return tree_reduce([dask.delayed(_pemi_block)(**{"p": None, **block}, nodes=nodes,
+                                                  calibrator=calibrator)
+                        for block in partitions(**columns)], _add_tuples)
+
+
+def pemi_sums(y_pred: Any, p: Any, labels: Any, *, nodes: Any = (0.0,), scores: Any = None,
+              calibrator: Any = None) -> LabelSums:
     r""":class:`LabelSums` of partitioned rows, at the MNAR shifts ``nodes``.
 
     Parameters
     ----------
     y_pred : dask array, dask Series or array-like of 0/1
         Predictions.
-    p : same, float in [0, 1]
-        :math:`P(Y_i=1)` of the missing labels (ignored, but checked, on labelled rows).
+    p : same, float in [0, 1], or None
+        :math:`P(Y_i=1)` of the missing labels (ignored, but checked, on labelled rows); None:
+        ``calibrator`` applied to ``scores`` in each partition (clipped to [0, 1]).
     labels : same, 0, 1 or NaN
         NaN where the label is missing.
     nodes : sequence of float
         Shifts :math:`\delta_k` of the log-odds of the missing labels (0: MAR).
+    scores : same, float in [0, 1], optional
+        Raw scores, for ``calibrator``.
+    calibrator : object with ``predict(scores)``, optional
+        Fitted (e.g. a :class:`bayeval.calibration.Calibrator`).
 
     Returns
     -------
@@ -1142,8 +1202,8 @@ def pemi_sums(y_pred: Any, p: Any, labels: Any, *, nodes: Any = (0.0,)) -> Label
     [1.3, 1.6669]
     """
     nodes = np.atleast_1d(np.asarray(nodes, dtype=float))
-    columns = {"y_pred": y_pred, "p": p, "labels": labels}
-    return _reduce(_pemi_block, _add_tuples, columns, nodes=nodes).compute()
+    cal = None if calibrator is None else _Clipped(calibrator)
+    return _pemi_reduction(y_pred, p, labels, scores, nodes, cal).compute()
 
 
 def _moments(s: LabelSums, k: int, metric: str, beta: float, zero_division: float,
@@ -1157,37 +1217,119 @@ def _moments(s: LabelSums, k: int, metric: str, beta: float, zero_division: floa
                          zero_division=zero_division, second_order=second_order)
 
 
-def pemi_gauss(y_pred: Any, p: Any, labels: Any, *, metrics: Any = None, mnar: Any = None,
-               ci_prob: float = 0.95, zero_division: float = 0.0, beta: float = 1.0,
-               second_order: bool = True) -> xr.Dataset:
-    r"""PEMI-Gauss (Algorithm 2) of the confusion-matrix metrics on partitioned rows.
+def _undefined(s: LabelSums, k: int, metric: str, beta: float) -> float:
+    """P(``metric`` undefined) at node k (:func:`bayeval.methods.pemi_fast.p_undefined`)."""
+    return undefined_probability((s.tp, s.fp, s.fn, s.tn), s.m1, s.m0, np.exp(s.log0[k]),
+                                 np.exp(s.log1[k]), metric, beta)
+
+
+def _auc_node(sums: LabelSums, ranges: dict[int, _RangeSums], k: int, tie: float, beta: float,
+              zero_division: float, second_order: bool) -> tuple[float, float]:
+    """ROC-AUC's mean and variance at node k, as ``bayeval.methods.pemi_fast.moments``."""
+    if _undefined(sums, k, "roc_auc", beta) == 1.0:  # a single class in every completion
+        return zero_division, np.nan if np.isnan(zero_division) else 0.0
+    return ratio_moments(_ratio_moments(ranges[k], tie), second_order)
+
+
+def _known_count(labels: Any) -> int:
+    return int((~np.isnan(np.asarray(labels, dtype=float))).sum()) if len(labels) else 0
+
+
+def _known_rows(scores: Any, labels: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The scores and labels of one partition's labelled rows."""
+    if len(scores) == 0:
+        return np.empty(0), np.empty(0)
+    s, y = as_scores(scores, "scores"), as_labels(labels, "labels", allow_missing=True)
+    check_same_length(scores=s, labels=y)
+    known = ~np.isnan(y)
+    return s[known], y[known]
+
+
+def _fit_calibrator(scores: Any, labels: Any, calibrator: Any, reference: Any) -> _Clipped:
+    """PEMI's calibrator (``bayeval.methods.pemi_fast.imputation_probabilities``), fitted on
+    ``reference`` or on the labelled rows, gathered in row order (a first pass)."""
+    if isinstance(calibrator, str):
+        calibrator = as_choice(calibrator, "calibrator", tuple(CALIBRATORS))
+    elif not (hasattr(calibrator, "fit") and hasattr(calibrator, "predict")):
+        raise ValueError("calibrator must be a name ('scaling_binning', 'platt', 'isotonic', "
+                         "'beta', 'none') or an object with fit(scores, labels) and "
+                         f"predict(scores); got {type(calibrator).__name__}.")
+    reference = pemi_method._reference(reference)
+    rows = None
+    if reference is None:
+        dask = _dask()[0]
+        blocks = partitions(scores=scores, labels=labels)
+        known = sum(dask.compute(*[dask.delayed(_known_count)(b["labels"]) for b in blocks]))
+        if known > CALIBRATION_ROWS:
+            raise ValueError(f"labels: {known} labelled rows to fit the calibrator on, more than "
+                             f"CALIBRATION_ROWS ({CALIBRATION_ROWS}) gathered in memory; pass "
+                             "reference=(scores, labels) with a sample of them, or p.")
+        parts = dask.compute(*[dask.delayed(_known_rows)(**b) for b in blocks])
+        s = np.concatenate([s for s, _ in parts])
+        y = np.concatenate([y for _, y in parts])
+        rows = Rows(s, np.zeros(s.size, np.int8), y)
+    cal_scores, cal_labels = pemi_method._calibration_data(rows, reference, needs_both=True)
+    fitted = (make_calibrator(calibrator) if isinstance(calibrator, str)
+              else calibrator).fit(cal_scores, cal_labels)
+    return _Clipped(fitted)
+
+
+def pemi_gauss(y_pred: Any, p: Any, labels: Any, *, scores: Any = None,
+               calibrator: Any = "scaling_binning", reference: Any = None, metrics: Any = None,
+               mnar: Any = None, ci_prob: float = 0.95, zero_division: float = 0.0,
+               beta: float = 1.0, second_order: bool = True, ties: str = "half",
+               score_ranges: int | None = None) -> xr.Dataset:
+    r"""PEMI-Gauss (Algorithm 2) on partitioned rows, ROC-AUC included.
 
     Parameters
     ----------
-    y_pred, p, labels
-        As in :func:`pemi_sums`; ``p`` is the imputation probability (e.g. a calibrator
-        fitted in memory on labelled rows, mapped over the partitions).
+    y_pred, labels
+        As in :func:`pemi_sums`.
+    p : dask array, dask Series or array-like of float in [0, 1], or None
+        The imputation probabilities; None: ``calibrator`` fitted on the labelled rows (or
+        on ``reference``) and applied to ``scores`` in every partition, as
+        :func:`bayeval.methods.pemi.pemi` does by default.
+    scores : same, float in [0, 1], optional
+        Raw scores: the calibrator's input and ROC-AUC's ranking (needed for both).
+    calibrator : str or object with ``fit``/``predict``
+        As in :func:`bayeval.methods.pemi.pemi`. Fitted in memory: the labelled rows are
+        gathered on the client (a first pass; at most :data:`CALIBRATION_ROWS` of them).
+    reference : (scores, labels), optional
+        Labelled calibration data, in memory, as in :func:`bayeval.methods.pemi.pemi`.
     metrics : sequence of str, optional
-        Confusion-matrix metrics (default precision, recall, accuracy, f1); ROC-AUC needs
-        all scores sorted together and has no partitioned path.
+        Confusion-matrix metrics and ``roc_auc``; default precision, recall, accuracy, f1
+        and, with ``scores``, roc_auc (:func:`bayeval.methods.pemi.pemi`'s).
     mnar : float or (mean, sd), optional
         The MNAR shift :math:`\delta`, fixed or with a normal prior (a mixture over
         :func:`bayeval.methods.pemi_fast.delta_nodes`).
-    ci_prob, zero_division, beta, second_order
+    ci_prob, zero_division, beta, second_order, ties
         As in :func:`bayeval.methods.pemi.pemi`.
+    score_ranges : int, optional
+        ROC-AUC's score ranges (:func:`auc_numerator_moments`).
 
     Returns
     -------
     xr.Dataset
-        The ``closed_form`` of ``pemi(..., p=p, method="gauss")`` over ``metric`` (``mean``,
-        ``sd``, ``lower``, ``upper``, ``interval_mass``, ``p_undefined``), to 1e-12.
+        The ``closed_form`` of ``pemi(scores, labels, p=p, method="gauss", ...)`` over
+        ``metric`` (``mean``, ``sd``, ``lower``, ``upper``, ``interval_mass``,
+        ``p_undefined``), to 1e-12.
+
+    Raises
+    ------
+    ValueError
+        Bad inputs, as in memory; ``p`` None or ROC-AUC without ``scores``; more labelled rows
+        than :data:`CALIBRATION_ROWS` to fit on.
 
     Notes
     -----
-    The moments depend on the rows only through :class:`LabelSums`: with
+    The confusion-matrix moments depend on the rows only through :class:`LabelSums`: with
     :math:`T=TP`, :math:`F=FN`, :math:`\mathbb E\,g\approx g(\mu)+\tfrac12(g_{TT}\sigma_T^2
     +g_{FF}\sigma_F^2)` and :math:`\operatorname{Var}g\approx g_T^2\sigma_T^2+g_F^2\sigma_F^2`
-    (:func:`bayeval.confusion.metric_moments`).
+    (:func:`bayeval.confusion.metric_moments`). ROC-AUC's exact moments come from sums over
+    score ranges (:func:`auc_numerator_moments`), a known label counting as a probability 0
+    or 1, at every MNAR node in the same pass. The calibrator is fitted in memory exactly as
+    :func:`bayeval.methods.pemi.pemi` fits it (same rows, same order), so the probabilities
+    are the same.
 
     Examples
     --------
@@ -1206,23 +1348,53 @@ def pemi_gauss(y_pred: Any, p: Any, labels: Any, *, metrics: Any = None, mnar: A
     >>> mem = pemi(scores, labels, p=scores, metrics=["accuracy", "f1"]).closed_form
     >>> float(abs(ours["sd"] - mem["sd"]).max()) < 1e-12
     True
+
+    The calibrator fitted on the labelled rows, and ROC-AUC:
+
+    >>> with dask.config.set(scheduler="synchronous"):
+    ...     ours = pemi_gauss(y_pred, None, labels, scores=da.from_array(scores, chunks=500))
+    >>> mem = pemi(scores, labels).closed_form  # scaling-binning on the labelled rows
+    >>> ours["metric"].values.tolist()
+    ['precision', 'recall', 'accuracy', 'f1', 'roc_auc']
+    >>> float(abs(ours["mean"] - mem["mean"]).max()) < 1e-12
+    True
     """
     ci_prob, beta = as_ci_prob(ci_prob), as_beta(beta)
     zero_division = as_zero_division(zero_division)
-    metrics = (("precision", "recall", "accuracy", "f1") if metrics is None else
-               tuple(as_choice(m, "metrics", METRICS) for m in np.atleast_1d(metrics)))
+    tie = 0.5 if as_choice(ties, "ties", ("half", "one")) == "half" else 1.0
+    if metrics is None:
+        metrics = pemi_method.PAPER_METRICS[: 5 if scores is not None else 4]
+    else:
+        metrics = tuple(as_choice(m, "metrics", (*METRICS, "roc_auc"))
+                        for m in np.atleast_1d(metrics))
+    auc = "roc_auc" in metrics
+    if scores is None and (auc or p is None):
+        raise ValueError(f"scores is needed {'for roc_auc' if auc else 'with p=None'}: give "
+                         "the raw scores (scores=), aligned with y_pred and labels.")
+    calibrator = _fit_calibrator(scores, labels, calibrator, reference) if p is None else None
     nodes, weights = delta_nodes(as_mnar(mnar))
-    sums = pemi_sums(y_pred, p, labels, nodes=nodes)
+    dask = _dask()[0]
+    todo = [_pemi_reduction(y_pred, p, labels, scores, nodes, calibrator)]
+    if auc:
+        blocks = partitions(scores=scores, labels=labels, p=p)
+        profiles = dask.compute(*[dask.delayed(_profile)(b["scores"], sample=RANGE_SAMPLE)
+                                  for b in blocks])
+        n = sum(size for size, _, _ in profiles)
+        edges = _range_edges(profiles, _n_ranges(score_ranges, n)) if n else np.empty(0)
+        todo.append(_range_sums_by_chunk(blocks, [{}] * len(blocks), edges,
+                                         calibrator=calibrator, tie=tie, shifts=tuple(nodes)))
+    sums, *ranges = dask.compute(*todo)
     normal = {}
     for metric in metrics:
-        mv = np.array([_moments(sums, k, metric, beta, zero_division, second_order)
-                       for k in range(nodes.size)])
+        if metric == "roc_auc":
+            mv = np.array([_auc_node(sums, ranges[0], k, tie, beta, zero_division, second_order)
+                           for k in range(nodes.size)])
+        else:
+            mv = np.array([_moments(sums, k, metric, beta, zero_division, second_order)
+                           for k in range(nodes.size)])
         summary = (np.nan,) * 4 if np.isnan(mv).any() else mixture(mv[:, 0], mv[:, 1], weights,
                                                                    ci_prob)
-        normal[metric] = (*summary, undefined_probability(
-            (sums.tp, sums.fp, sums.fn, sums.tn), sums.m1, sums.m0,
-            np.exp(sums.log0[nodes.size // 2]), np.exp(sums.log1[nodes.size // 2]), metric,
-            beta))
+        normal[metric] = (*summary, _undefined(sums, nodes.size // 2, metric, beta))
     return closed_form(metrics, {}, normal, ci_prob=ci_prob, ci_kind="eti")
 
 

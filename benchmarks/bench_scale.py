@@ -3,14 +3,16 @@
 Rows, all measured in one run on a fresh ``LocalCluster`` of 2 worker processes with one thread
 each (PYTENSOR_FLAGS inherited, so the workers share the compile cache):
 
-* ``scale.cbpe_parquet``: :func:`bayeval.scale.cbpe` (exact, noise none), the whole period and
-  100 chunks (a ``day`` key) of ``N_ROWS`` rows read lazily from a Parquet dataset of 64 files
-  written once to a temporary folder with pyarrow (chunks straddle the files). Peak memory:
-  the peak resident set of each worker process and of this one (``resource.getrusage``), read
-  right after the run. Target: all of them together under 4 GiB.
+* ``scale.cbpe_parquet``: :func:`bayeval.scale.cbpe` (exact, noise none, every metric: the
+  nine confusion-matrix metrics from count PMFs, and ROC-AUC from sums over score ranges, the
+  rows shuffled once between the workers), the whole period and 100 chunks (a ``day`` key)
+  of ``N_ROWS`` rows read lazily from a Parquet dataset of 64 files written once to a
+  temporary folder with pyarrow (chunks straddle the files). Peak memory: the peak resident
+  set of each worker process and of this one (``resource.getrusage``), read right after the
+  run. Target: all of them together under 4 GiB.
 * ``scale.cbpe_in_memory``: the same on the first 10^7 rows (10 days), partitioned against
   :func:`bayeval.methods.cbpe.cbpe` in memory: equal to 1e-12 (mean, sd, interval, its mass,
-  p_undefined, plugin); time ratio for the record.
+  p_undefined, plugin, every metric); time ratio for the record.
 * ``scale.judge_fan_out``: 20 judge posteriors (Model A, NUTS, 2 x 1000 draws, 200 labelled
   and 10^5 judge-only items each) through :func:`bayeval.scale.map_evaluations` on the 2
   workers against the same 20 one after the other in this process, every process warmed up by

@@ -151,7 +151,7 @@ def tied_scores(rng, n):
 
 
 @pytest.mark.parametrize("ties", ["half", "one"])
-@pytest.mark.parametrize("score_ranges", [None, 1, 40])
+@pytest.mark.parametrize("score_ranges", [None, 7, 40])
 def test_auc_moments_equal_in_memory(client, rng, ties, score_ranges):
     n = 12_000
     scores, p = tied_scores(rng, n), rng.beta(2, 2, n)
@@ -289,6 +289,48 @@ def test_pemi_gauss_sums_equal_in_memory(client, rng, mnar):
     chunked = (da.from_array(x, chunks=4_000) for x in ((scores >= 0.5).astype(int), scores,
                                                          labels))
     assert_same(mem, scale.pemi_gauss(*chunked, mnar=mnar, metrics=metrics))
+
+
+@pytest.mark.parametrize(("calibrator", "mnar"), [("scaling_binning", None),
+                                                   ("isotonic", (0.3, 0.5)), ("platt", 0.7)])
+def test_pemi_gauss_fits_the_calibrator_and_roc_auc_as_in_memory(client, rng, calibrator, mnar):
+    n = 12_000
+    frame = pd.DataFrame({"score": tied_scores(rng, n)})
+    frame["label"] = np.where(rng.random(n) < 0.7, np.nan,
+                              (rng.random(n) < frame["score"] ** 1.4).astype(float))
+    frame["y_pred"] = (frame["score"] >= 0.5).astype(int)
+    lazy = dd.from_pandas(frame, npartitions=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        mem = pemi(frame["score"], frame["label"], calibrator=calibrator, mnar=mnar)
+    ours = scale.pemi_gauss(lazy["y_pred"], None, lazy["label"], scores=lazy["score"],
+                            calibrator=calibrator, mnar=mnar, score_ranges=6)
+    assert list(ours["metric"].values) == ["precision", "recall", "accuracy", "f1", "roc_auc"]
+    assert_same(mem.closed_form, ours)
+
+
+def test_pemi_gauss_with_reference_or_p_and_errors(client, rng):
+    n = 5_000
+    scores = tied_scores(rng, n)
+    labels = np.where(rng.random(n) < 0.5, np.nan, (rng.random(n) < scores).astype(float))
+    y_pred = da.from_array((scores >= 0.5).astype(int), chunks=1_200)
+    lazy = (da.from_array(x, chunks=1_200) for x in (scores, labels))
+    s, y = next(lazy), next(lazy)
+    reference = (rng.random(400), (rng.random(400) < 0.4).astype(int))
+    mem = pemi(scores, labels, reference=reference, calibrator="platt").closed_form
+    assert_same(mem, scale.pemi_gauss(y_pred, None, y, scores=s, reference=reference,
+                                      calibrator="platt"))
+    metrics = ["roc_auc", "npv"]  # given p, ties counted 1
+    mem = pemi(scores, labels, p=scores**2, metrics=metrics, ties="one").closed_form
+    assert_same(mem, scale.pemi_gauss(y_pred, s**2, y, scores=s, metrics=metrics, ties="one"))
+    with pytest.raises(ValueError, match="scores is needed for roc_auc"):
+        scale.pemi_gauss(y_pred, s, y, metrics=["roc_auc"])
+    with pytest.raises(ValueError, match="scores is needed with p=None"):
+        scale.pemi_gauss(y_pred, None, y)
+    with pytest.raises(ValueError, match="no known value"):
+        scale.pemi_gauss(y_pred, None, da.full(n, np.nan, chunks=1_200), scores=s)
+    with pytest.raises(ValueError, match="only class 1"):
+        scale.pemi_gauss(y_pred, None, da.where(da.isnan(y), y, 1.0), scores=s)
 
 
 def test_judge_counts_and_estimators_equal_in_memory(client, rng):
