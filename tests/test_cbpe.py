@@ -12,6 +12,7 @@ from bayeval import datasets
 from bayeval import metrics as M
 from bayeval.confusion import metric_distribution
 from bayeval.evaluation import Evaluation, load
+from bayeval.methods import cbpe as cbpe_module
 from bayeval.methods import cbpe_models
 from bayeval.methods.cbpe import cbpe
 from bayeval.methods.cbpe_exact import ConditionalLaw, CountLaw, beta_binomial_pmf
@@ -111,7 +112,8 @@ def test_whole_period_is_the_convolution_of_its_chunks(window):
 @pytest.mark.parametrize("kappa", [0.5, 50.0])
 def test_singleton_groups_make_v2_equal_v0(window, kappa):
     s, y_pred = window
-    v2 = CountLaw.beta_binomial(np.ones(s.size, int), s, y_pred, [kappa], [1.0])
+    v2 = CountLaw.beta_binomial(np.ones(s.size, int), kappa * s[None], kappa * (1 - s[None]),
+                                y_pred, [1.0])
     v0 = CountLaw.poisson_binomial(s, y_pred)
     assert (v2.tp_start, v2.fn_start) == (v0.tp_start, v0.fn_start)
     np.testing.assert_allclose(v2.tp, v0.tp, atol=1e-12)
@@ -125,7 +127,7 @@ def _groups():
 
 def test_v2_tends_to_binomials_as_kappa_grows():
     n, c, y_pred = _groups()
-    law = CountLaw.beta_binomial(n, c, y_pred, [1e15], [1.0])
+    law = CountLaw.beta_binomial(n, 1e15 * c[None], 1e15 * (1 - c[None]), y_pred, [1.0])
     binomials = [stats.binom.pmf(np.arange(m + 1), m, p) for m, p in zip(n, c, strict=True)]
     tp = convolve(*binomials[2:])
     np.testing.assert_allclose(law.tp[0], tp[law.tp_start: law.tp_start + law.tp.shape[1]],
@@ -135,7 +137,7 @@ def test_v2_tends_to_binomials_as_kappa_grows():
 def test_v2_tp_variance_formula_and_unchanged_means():
     n, c, y_pred = _groups()
     kappa = 7.0
-    law = CountLaw.beta_binomial(n, c, y_pred, [kappa], [1.0])
+    law = CountLaw.beta_binomial(n, kappa * c[None], kappa * (1 - c[None]), y_pred, [1.0])
     mean, var = law.tp_moments()
     pos = y_pred == 1
     assert mean == pytest.approx(np.sum(n[pos] * c[pos]), rel=1e-12)
@@ -264,6 +266,46 @@ def test_v2b_prior_sensitivity(v2b):
     s = v2b.sensitivity()
     assert {"log_kappa", "kappa"} <= set(s.index)
     assert list(s.columns) == ["prior", "likelihood", "diagnosis"]
+
+
+@pytest.fixture(scope="module")
+def binning(small, reference):
+    with threadpool_limits(1, "blas"):
+        return cbpe(small.scores, reference=(reference.scores, reference.labels), n_chunks=2,
+                    calibration="none", noise="binning", n_bins=5,
+                    metrics=["accuracy", "recall", "f1"], method="both", random_seed=6)
+
+
+def test_binning_check_diagnostics_and_sensitivity(binning):
+    result = binning.check()
+    assert result.attrs["passed"], result[~result["passed"]]
+    assert binning.diagnostics().attrs["ok"]
+    assert {"log_kappa", "kappa"} <= set(binning.sensitivity().index)
+    # the reference's bins are pooled: 10 cells (5 bins per predicted class), not 10 per chunk
+    assert binning.tree["observed_data"]["k"].size == 10
+
+
+def test_binning_shares_each_bins_rate_across_chunks():
+    """Semantics (a): the whole period pools each bin's cells (one rate per bin), so its TP law
+    is the kappa mixture of BetaBinomial(n_b, a_b, b_b) over the bins' totals: wider than the
+    sum of independent chunks, which V2b (b) uses."""
+    cells = {"n": np.array([30, 20, 25, 40]), "chunk": np.array([0, 0, 1, 1]),
+             "bin": np.array([0, 1, 0, 1]), "y_pred": np.array([0, 1, 0, 1]),
+             "c": np.array([0.3, 0.8, 0.3, 0.8])}
+    a = np.array([[3.0, 8.0, 3.0, 8.0], [30.0, 80.0, 30.0, 80.0]])
+    b = np.array([[7.0, 2.0, 7.0, 2.0], [70.0, 20.0, 70.0, 20.0]])
+    weights = np.array([0.4, 0.6])
+    laws = cbpe_module._count_laws([None] * 3, "binning", cells, (a, b, weights))
+    whole = laws[-1]
+    tp = whole.tp_start + np.arange(whole.tp.shape[1])
+    expected = sum(w * stats.betabinom.pmf(tp, 60, a[j, 1], b[j, 1])
+                   for j, w in enumerate(weights))
+    np.testing.assert_allclose(weights @ whole.tp, expected, atol=1e-14)
+    summed = laws[0] + laws[1]
+    assert whole.tp_moments()[0] == pytest.approx(summed.tp_moments()[0], rel=1e-12)
+    assert whole.tp_moments()[1] > 1.3 * summed.tp_moments()[1]
+    independent = cbpe_module._count_laws([None] * 3, "learned", cells, (a, b, weights))[-1]
+    np.testing.assert_allclose(independent.tp, summed.tp, atol=1e-14)
 
 
 def test_v2_latent_forms_have_the_same_law():
@@ -420,6 +462,7 @@ def test_round_trip_through_netcdf(tmp_path, reference):
      r"y_pred disagrees with scores >= threshold \(0.5\) on 1 row.*threshold in \(0.6, 0.8\]"),
     (dict(scores=[0.2, 0.8], noise="beta"), "noise='beta' needs kappa"),
     (dict(scores=[0.2, 0.8], noise="learned"), "noise='learned' learns kappa"),
+    (dict(scores=[0.2, 0.8], noise="binning"), "noise='binning' learns kappa"),
     (dict(scores=[0.2, 0.8], noise="learned", kappa_prior=(4.6, 0.0)),
      "kappa_prior must be"),
     (dict(scores=[0.2, 0.8], noise="beta", kappa=5.0, metrics="roc_auc"),

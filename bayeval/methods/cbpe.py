@@ -13,8 +13,14 @@ its scores (Kivimäki et al., ``specs/cbpe.md``). Noise models (§5):
 ``"beta"``     per score bin :math:`g` of a chunk (split at the threshold),          V2
                :math:`\pi_g\sim\mathrm{Beta}(\kappa c_g,\kappa(1-c_g))`,
                :math:`K_g\sim\mathrm{Binomial}(n_g,\pi_g)`, :math:`\kappa` given
-``"learned"``  V2 with :math:`\log\kappa\sim N(\mu,\sigma^2)` learned from the labelled  V2b
-               reference's bins (marginal Beta-binomial likelihood)
+``"learned"``  V2 with :math:`\log\kappa\sim N(\mu,\sigma^2)` learned from how the bins of  V2b (b)
+               the labelled reference's chunks scatter (marginal Beta-binomial
+               likelihood): calibration drifts from chunk to chunk
+``"binning"``  one rate :math:`\pi_b` per bin, shared by the reference and every        V2b (a)
+               analysis chunk, :math:`\pi_b\sim\mathrm{Beta}(\kappa c_b,\kappa(1-c_b))`,
+               learned from the reference's pooled bins (Bayesian histogram
+               binning): uncertainty about a stable calibration map, which shrinks as
+               the reference grows
 =============  ====================================================================  ===========
 
 Fast path (``method="exact"``): the laws of TP and FN (Poisson-binomial, Beta-binomial
@@ -78,22 +84,25 @@ __all__ = ["ALERT_SD", "METRICS", "NOISES", "cbpe", "closed_form", "kappa_poster
 
 METRICS = (*M.METRICS, "roc_auc")
 METHODS = ("exact", "pymc", "both")
-NOISES = ("none", "beta", "learned")
+NOISES = ("none", "beta", "learned", "binning")
 CALIBRATIONS = ("auto", *C.CALIBRATORS)
 ALERT_SD = 3.0
 """Alert thresholds: mean +- ALERT_SD sd of the realized metric over reference chunks."""
 PMF_CELLS = 2_000_000
 """The exact PMFs are kept in the result (NaN for the other laws: ROC-AUC, large windows) when,
 padded to the widest, they have at most this many values in all."""
-#: NUTS settings of V2b: the posterior of log kappa has a steep left flank (small kappa is
-#: excluded quickly), which a larger step size crosses with divergences
-V2B_SAMPLE_KWARGS = {"target_accept": 0.99}
+#: NUTS settings of V2b: with chunk-to-chunk drift the posterior of log kappa has a steep left
+#: flank (small kappa is excluded quickly), which a larger step size crosses with divergences;
+#: the pooled bins of noise="binning" sample cleanly with the defaults (and smaller steps halve
+#: the ESS)
+V2B_SAMPLE_KWARGS = {"learned": {"target_accept": 0.99}, "binning": {}}
 ASSUMPTIONS = (
     "The calibrated scores are the probabilities that the labels of the monitored period are 1 "
     "(the calibration learned on the reference still holds there: no concept shift, no drift "
     "into regions the reference never saw), and the labels are independent given the scores. "
     "noise='beta' or 'learned' relaxes calibration: each score bin of a chunk shares a random "
-    "calibration error. Intervals are predictive intervals for each chunk's realized metric, "
+    "calibration error; noise='binning' keeps one calibration map, uncertain, learned from the "
+    "reference's bins. Intervals are predictive intervals for each chunk's realized metric, "
     "not confidence intervals for a population rate.")
 
 
@@ -214,21 +223,64 @@ def _windows(scores: np.ndarray, chunking: Chunking, calibrate, threshold: float
     return _threads(window, [*chunking.rows(), None])
 
 
-def _count_laws(windows: list[_Window], noise: str, cells, kappa_grid) -> list[CountLaw]:
-    """The CountLaw of every chunk, then of the whole period (their sum)."""
+def _count_laws(windows: list[_Window], noise: str, cells, beta_grid) -> list[CountLaw]:
+    """The CountLaw of every chunk, then of the whole period.
+
+    The whole period's is the sum of the chunks' where they are independent; with
+    ``noise="binning"`` they share each bin's calibration rate, so the whole period is the bins'
+    cells pooled over the chunks (a sum of Binomials with one rate is Binomial).
+    """
     if noise == "none":
         laws = _threads(lambda w: CountLaw.poisson_binomial(w.p, w.y_pred), windows[:-1])
     else:
-        kappa, weights = kappa_grid
+        a, b, weights = beta_grid
         laws = []
         for c in range(len(windows) - 1):
             mine = cells["chunk"] == c
-            laws.append(CountLaw.beta_binomial(cells["n"][mine], cells["c"][mine],
-                                               cells["y_pred"][mine], kappa, weights))
+            laws.append(CountLaw.beta_binomial(cells["n"][mine], a[:, mine], b[:, mine],
+                                               cells["y_pred"][mine], weights))
+        if noise == "binning":
+            _, first, where = np.unique(cells["bin"], return_index=True, return_inverse=True)
+            n = np.bincount(where, weights=cells["n"]).astype(np.int64)
+            return [*laws, CountLaw.beta_binomial(n, a[:, first], b[:, first],
+                                                  cells["y_pred"][first], weights)]
     whole = laws[0]
     for law in laws[1:]:
         whole = whole + law
     return [*laws, whole]
+
+
+def _beta_grid(cells, noise: str, kappa: np.ndarray, weights: np.ndarray,
+               ref_bins=None) -> tuple[np.ndarray, ...]:
+    r"""Beta parameters (kappa point x cell) of the cells' rates, and the kappa weights.
+
+    ``"beta"`` and ``"learned"``: :math:`\pi_g\sim\mathrm{Beta}(\kappa c_g,\kappa(1-c_g))`
+    afresh in every chunk. ``"binning"``: the rate of a bin is shared with the reference, so
+    given :math:`\kappa` it has the reference's posterior
+    :math:`\mathrm{Beta}(\kappa c_b+k_b,\kappa(1-c_b)+n_b-k_b)`, :math:`c_b` the reference bin's
+    centre (a bin the reference never saw keeps the prior, centred on the analysis cells).
+    """
+    kappa = np.asarray(kappa, float)[:, None]
+    if noise != "binning":
+        return kappa * cells["c"], kappa * (1 - cells["c"]), weights
+    k, n, c = _reference_bins(cells, ref_bins)
+    return kappa * c + k, kappa * (1 - c) + n - k, weights
+
+
+def _reference_bins(cells, ref_bins) -> tuple[np.ndarray, ...]:
+    """Reference positives, rows and centre of each analysis cell's bin (0, 0 and the pooled
+    analysis centre for a bin without reference rows)."""
+    k, n = np.zeros(cells["n"].size), np.zeros(cells["n"].size)
+    c = np.empty(cells["n"].size)
+    where = np.searchsorted(ref_bins["bin"], cells["bin"])
+    seen = (where < ref_bins["bin"].size) & (
+        ref_bins["bin"][np.minimum(where, ref_bins["bin"].size - 1)] == cells["bin"])
+    k[seen], n[seen] = ref_bins["k"][where[seen]], ref_bins["n"][where[seen]]
+    c[seen] = ref_bins["c"][where[seen]]
+    for b in np.unique(cells["bin"][~seen]):
+        mine = cells["bin"] == b
+        c[mine] = cells["c"][mine] @ cells["n"][mine] / cells["n"][mine].sum()
+    return k, n, c
 
 
 def _single_class_probability(p: np.ndarray, total: float) -> float:
@@ -407,8 +459,8 @@ def _options(calibration, threshold, zero_division, noise, kappa, kappa_prior, n
         raise ValueError(f"noise='beta' needs kappa, a positive number; got {kappa!r}.")
     if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
         raise ValueError(f"n_bins must be a positive integer, got {n_bins!r}.")
-    if noise == "learned" and not (len(kappa_prior) == 2 and np.isfinite(kappa_prior[0])
-                                   and kappa_prior[1] > 0):
+    if noise in ("learned", "binning") and not (
+            len(kappa_prior) == 2 and np.isfinite(kappa_prior[0]) and kappa_prior[1] > 0):
         raise ValueError("kappa_prior must be (mu, sigma) of the normal prior of log kappa, "
                          f"sigma > 0; got {kappa_prior!r}.")
     return calibration, float(threshold), float(zero_division)
@@ -514,8 +566,8 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
         The decision threshold of the deployed model.
     reference : (scores, labels) or (scores, labels, y_pred), optional
         A labelled reference period (not the training data): it fits the calibration, gives
-        the alert thresholds and, for ``noise="learned"``, :math:`\kappa`. Without it the
-        scores are taken as calibrated.
+        the alert thresholds and, for ``noise="learned"`` or ``"binning"``, :math:`\kappa`.
+        Without it the scores are taken as calibrated.
     labels : array-like of 0/1 with NaN, optional
         Analysis labels where they are known: the realized metrics are reported beside the
         estimates of the fast path (``realized``, over the labelled rows of each chunk, with
@@ -538,12 +590,14 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
         reference if it is not fitted yet).
     class_conditional : bool
         Fit the calibration separately below and above the threshold.
-    noise : {"none", "beta", "learned"}
-        Calibration noise model: V0, V2 with ``kappa``, or V2b (see the module docstring).
+    noise : {"none", "beta", "learned", "binning"}
+        Calibration noise model: V0, V2 with ``kappa``, or V2b with chunk-to-chunk drift
+        (``"learned"``) or one uncertain calibration map (``"binning"``); see the module
+        docstring.
     kappa : float, optional
         The concentration of V2 (required with ``noise="beta"``).
     kappa_prior : (mu, sigma)
-        Normal prior of :math:`\log\kappa` for ``noise="learned"``.
+        Normal prior of :math:`\log\kappa` for ``noise="learned"`` and ``"binning"``.
     n_bins : int
         Score bins per predicted class for the noise models (equal-count on the reference).
     metrics : sequence of str, optional
@@ -567,7 +621,7 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
     random_seed : int, optional
         Seeds the held-out folds of the calibration and the PyMC draws.
     sample_kwargs : dict, optional
-        Passed to ``pm.sample`` (``noise="learned"``).
+        Passed to ``pm.sample`` (``noise="learned"`` or ``"binning"``).
 
     Returns
     -------
@@ -611,8 +665,8 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
     if reference is None:
         if calibration not in ("auto", "none"):
             raise ValueError(f"calibration={calibration!r} needs reference=(scores, labels).")
-        if noise == "learned":
-            raise ValueError("noise='learned' learns kappa from labelled data: give "
+        if noise in ("learned", "binning"):
+            raise ValueError(f"noise={noise!r} learns kappa from labelled data: give "
                              "reference=(scores, labels).")
         notes.append("no reference: the scores are taken as calibrated probabilities.")
         ref, calibrate, data, cal_name = None, np.asarray, xr.Dataset(), "none"
@@ -626,20 +680,21 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
                              alert_thresholds)
 
     p = calibrate(scores) if noise != "none" or method != "exact" else None
-    cells, ref_cells, kappa_grid = None, None, None
+    cells, ref_cells, beta_grid = None, None, None
     if noise != "none":
         edges = bin_edges(*((ref.scores, ref.y_pred) if ref else (scores, y_pred)), n_bins)
         cells = bin_cells(scores, p, y_pred, chunking.codes, edges)
         if noise == "beta":
-            kappa_grid = (np.array([float(kappa)]), np.ones(1))
-        else:
-            ref_cells = bin_cells(ref.scores, ref.p, ref.y_pred, ref.chunking.codes, edges,
-                               labels=ref.labels)
-            kappa_grid = _kappa_grid(ref_cells, kappa_prior, data)
+            beta_grid = _beta_grid(cells, noise, [float(kappa)], np.ones(1))
+        else:  # binning: the reference's bins pooled; learned: per reference chunk
+            codes = ref.chunking.codes if noise == "learned" else np.zeros_like(ref.y_pred)
+            ref_cells = bin_cells(ref.scores, ref.p, ref.y_pred, codes, edges, labels=ref.labels)
+            beta_grid = _beta_grid(cells, noise, *_kappa_grid(ref_cells, kappa_prior, data),
+                                   ref_bins=ref_cells)
     closed = None
     if method != "pymc":
         windows = _windows(scores, chunking, calibrate, threshold)
-        laws = _count_laws(windows, noise, cells, kappa_grid)
+        laws = _count_laws(windows, noise, cells, beta_grid)
         closed = _estimates(windows, chunking, laws, metrics, ci_prob, ci_kind, zero_division,
                             beta, thresholds)
         if labels is not None:
@@ -665,11 +720,13 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
     n_pos = np.r_[n_pos, n_pos.sum()]
     value_args = (n_pos, np.r_[chunking.sizes, scores.size] - n_pos, metrics, zero_division,
                   beta)
-    if noise == "learned":
+    if noise in ("learned", "binning"):
         nuts = model_v2b(ref_cells["k"], ref_cells["n"], ref_cells["c"], kappa_prior)
-        tree = sample(nuts, random_seed, {**V2B_SAMPLE_KWARGS, **(sample_kwargs or {})})
+        tree = sample(nuts, random_seed, {**V2B_SAMPLE_KWARGS[noise], **(sample_kwargs or {})})
+        shared = (dict(bins=cells["bin"], reference=_reference_bins(cells, ref_cells))
+                  if noise == "binning" else {})
         pred = predictive_v2b(cells["n"], cells["c"], cells["y_pred"], cells["chunk"],
-                              chunking.labels, kappa_prior)
+                              chunking.labels, kappa_prior, **shared)
         group = posterior_predictive(tree, pred, random_seed)
         group["value"] = metric_draws(group, *value_args)
         tree["posterior_predictive"] = xr.DataTree(group)

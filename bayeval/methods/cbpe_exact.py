@@ -128,23 +128,33 @@ class CountLaw:
                    (fn / fn.sum())[None, :], np.ones(1))
 
     @classmethod
-    def beta_binomial(cls, n: np.ndarray, c: np.ndarray, y_pred: np.ndarray,
-                      kappa: np.ndarray, weights: np.ndarray) -> CountLaw:
-        r"""V2 (one :math:`\kappa`) or V2b (a grid of :math:`\kappa` with posterior weights).
+    def beta_binomial(cls, n: np.ndarray, a: np.ndarray, b: np.ndarray, y_pred: np.ndarray,
+                      weights: np.ndarray) -> CountLaw:
+        r"""Sums of independent Beta-binomial cells, mixed over components :math:`j`.
 
-        Group :math:`g` of the window has :math:`n_g` rows, centre :math:`c_g` and prediction
-        :math:`\hat y_g`; given :math:`\kappa_j`,
-        :math:`K_g\sim\mathrm{BetaBinomial}(n_g,\kappa_jc_g,\kappa_j(1-c_g))` independently, and
-        :math:`TP=\sum_{\hat y_g=1}K_g`, :math:`FN=\sum_{\hat y_g=0}K_g`.
+        Cell :math:`g` has :math:`n_g` rows and prediction :math:`\hat y_g`; given component
+        :math:`j`, :math:`K_g\sim\mathrm{BetaBinomial}(n_g,a_{jg},b_{jg})` independently, and
+        :math:`TP=\sum_{\hat y_g=1}K_g`, :math:`FN=\sum_{\hat y_g=0}K_g`. V2 has one component,
+        :math:`a=\kappa c_g`, :math:`b=\kappa(1-c_g)`; V2b a grid of :math:`\kappa_j` with
+        posterior weights; with ``noise="binning"`` the reference's positives and negatives of
+        the cell's bin are added to :math:`a` and :math:`b`.
+
+        Parameters
+        ----------
+        n, y_pred : ndarray, shape (G,)
+            Rows and prediction of each cell.
+        a, b : ndarray, shape (J, G)
+            Beta parameters per component and cell.
+        weights : ndarray, shape (J,)
+            Mixture weights, summing to 1.
         """
-        kappa = np.asarray(kappa, float)
         sides = []
         for side in (y_pred == 1, y_pred == 0):
-            parts = [_trim(0, beta_binomial_pmf(int(m), kappa * cg, kappa * (1 - cg)))
-                     for m, cg in zip(n[side], c[side], strict=True)]
+            parts = [_trim(0, beta_binomial_pmf(int(m), ag, bg))
+                     for m, ag, bg in zip(n[side], a[:, side].T, b[:, side].T, strict=True)]
             start = sum(s for s, _ in parts)
             rows = np.array([convolve(*(pmf[j] for _, pmf in parts)) for j in
-                             range(kappa.size)]) if parts else np.ones((kappa.size, 1))
+                             range(a.shape[0])]) if parts else np.ones((a.shape[0], 1))
             sides.append(_trim(start, rows))
         (ts, tp), (fs, fn) = sides
         return cls(int(n[y_pred == 1].sum()), int(n[y_pred == 0].sum()), ts, tp, fs, fn,

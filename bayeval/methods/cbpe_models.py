@@ -39,6 +39,7 @@ from scipy import special, stats
 
 from bayeval import metrics as M
 from bayeval.chunks import WHOLE
+from bayeval.sampling import DEFAULTS
 
 __all__ = ["KAPPA_PRIOR", "auc_of_draws", "bin_cells", "bin_edges", "forward",
            "kappa_posterior", "metric_draws", "model_v0", "model_v2", "model_v2b",
@@ -54,7 +55,35 @@ _DROP = 40.0  # and then the part within _DROP nats of the posterior's maximum
 
 
 def bin_edges(scores: np.ndarray, y_pred: np.ndarray, n_bins: int) -> list[np.ndarray]:
-    """Inner edges of ``n_bins`` equal-count score bins per predicted class (0, then 1)."""
+    r"""Inner edges of ``n_bins`` equal-count score bins per predicted class (0, then 1).
+
+    The cells of V2 are score bins split at the threshold (``specs/cbpe.md`` §5.4), so that every
+    cell has one prediction :math:`\hat y_g`. The edges of class :math:`j` are the quantiles
+    :math:`q_{b/B}` (:math:`b=1,\dots,B-1`) of the scores of the rows predicted :math:`j`.
+
+    Parameters
+    ----------
+    scores : ndarray
+        Scores of the rows that define the bins (the reference rows when there are any).
+    y_pred : ndarray of 0/1
+        Their predictions.
+    n_bins : int
+        Bins per predicted class, B >= 1.
+
+    Returns
+    -------
+    list of two ndarrays
+        The ``n_bins - 1`` inner edges of the rows predicted 0, then 1 (empty where no row has
+        that prediction).
+
+    Examples
+    --------
+    >>> scores = np.array([0.1, 0.35, 0.3, 0.8, 0.6, 0.95])
+    >>> [e.tolist() for e in bin_edges(scores, (scores > 0.5).astype(int), 2)]
+    [[0.3], [0.8]]
+    >>> [e.tolist() for e in bin_edges(np.array([0.2, 0.4]), np.array([0, 0]), 2)]
+    [[0.30000000000000004], []]
+    """
     qs = np.arange(1, n_bins) / n_bins
     return [np.quantile(scores[y_pred == cls], qs) if (y_pred == cls).any() else np.empty(0)
             for cls in (0, 1)]
@@ -76,8 +105,25 @@ def bin_cells(scores, p, y_pred, codes, edges, labels=None) -> dict[str, np.ndar
 
     Returns
     -------
-    dict with ``n`` (rows), ``c`` (mean ``p``, kept in :math:`[\epsilon, 1-\epsilon]`),
-    ``y_pred``, ``chunk`` and, with ``labels``, ``k``: one entry per cell, ordered by chunk.
+    dict of ndarray
+        ``n`` (rows :math:`n_g`), ``c`` (centre :math:`c_g = \frac1{n_g}\sum_{i\in g}p_i`,
+        kept in :math:`[\epsilon, 1-\epsilon]`, :math:`\epsilon` = :data:`CENTRE_EPS`),
+        ``y_pred``, ``chunk``, ``bin`` (the score bin, ``0..2B-1``, the rows predicted 1 from
+        ``B``) and, with ``labels``, ``k`` (:math:`k_g=\sum_{i\in g}y_i`): one entry per cell,
+        ordered by chunk, then predicted class, then bin.
+
+    Examples
+    --------
+    Two chunks of three rows; calibrated probabilities equal to the scores:
+
+    >>> scores = np.array([0.1, 0.35, 0.3, 0.8, 0.6, 0.95])
+    >>> y_pred = (scores > 0.5).astype(int)
+    >>> cells = bin_cells(scores, scores, y_pred, np.array([0, 0, 0, 1, 1, 1]),
+    ...                   bin_edges(scores, y_pred, 2), labels=np.array([0, 1, 0, 1, 1, 1]))
+    >>> {key: value.round(6).tolist() for key, value in cells.items()}
+    ... # doctest: +NORMALIZE_WHITESPACE
+    {'n': [1, 2, 1, 2], 'chunk': [0, 0, 1, 1], 'y_pred': [0, 0, 1, 1],
+     'c': [0.1, 0.325, 0.6, 0.875], 'bin': [0, 1, 2, 3], 'k': [0, 1, 1, 2]}
     """
     n_bins = max(e.size for e in edges) + 1
     bins = np.where(y_pred == 1, np.searchsorted(edges[1], scores, side="right") + n_bins,
@@ -87,6 +133,7 @@ def bin_cells(scores, p, y_pred, codes, edges, labels=None) -> dict[str, np.ndar
     out = {"n": n, "chunk": keys // (2 * n_bins),
            "y_pred": (keys % (2 * n_bins) >= n_bins).astype(np.int64),
            "c": np.clip(np.bincount(where, weights=p) / n, CENTRE_EPS, 1 - CENTRE_EPS)}
+    out["bin"] = keys % (2 * n_bins)
     if labels is not None:
         out["k"] = np.bincount(where, weights=labels).astype(np.int64)
     return out
@@ -133,9 +180,17 @@ def model_v0(p, y_pred, chunk=None, chunk_labels=None):
 
     Examples
     --------
+    >>> import pymc as pm
     >>> m = model_v0([0.2, 0.9, 0.6], [0, 1, 1])
-    >>> m.coords["chunk"]
-    ('[0:2]', 'all')
+    >>> [v.name for v in m.free_RVs], m.coords["chunk"]
+    (['u'], ('[0:2]', 'all'))
+
+    At :math:`u = (0.5, 0.5, 0.5)` the labels are :math:`\mathbb 1[u_i < p_i] = (0, 1, 1)`,
+    both positives are predicted positive (``tp`` 2, ``fn`` 0, per chunk and in all):
+
+    >>> at = pm.do(m, {"u": [0.5, 0.5, 0.5]})
+    >>> pm.draw(at["y"]).tolist(), pm.draw(at["tp"]).tolist(), pm.draw(at["fn"]).tolist()
+    ([0, 1, 1], [2, 2], [0, 0])
     """
     import pymc as pm
     import pytensor.tensor as pt
@@ -192,7 +247,31 @@ def model_v2(n, c, y_pred, kappa, chunk=None, chunk_labels=None, latent="binomia
 
     Returns
     -------
-    pm.Model with ``pi`` (cell), ``k`` (cell), deterministic ``tp``, ``fn`` (chunk).
+    pm.Model
+        ``pi`` (cell), ``k`` (cell; latent ``uniform``: ``u`` per row and a deterministic ``k``),
+        deterministic ``tp`` :math:`=\sum_{g:\hat y_g=1}K_g` and ``fn``
+        :math:`=\sum_{g:\hat y_g=0}K_g` (chunk).
+
+    Examples
+    --------
+    With :math:`\kappa = 10` the cells' probabilities are :math:`\mathrm{Beta}(3, 7)` and
+    :math:`\mathrm{Beta}(8, 2)`:
+
+    >>> import pymc as pm
+    >>> from scipy import stats
+    >>> m = model_v2([3, 4], [0.3, 0.8], [0, 1], 10.0)
+    >>> [v.name for v in m.free_RVs]
+    ['pi', 'k']
+    >>> logp = pm.logp(m["pi"], [0.3, 0.8]).eval()
+    >>> direct = stats.beta.logpdf([0.3, 0.8], [3, 8], [7, 2])
+    >>> logp.round(4).tolist(), bool(np.allclose(logp, direct, rtol=1e-12))
+    ([0.9814, 1.1052], True)
+
+    One positive in the cell predicted 0 and three in the cell predicted 1:
+
+    >>> at = pm.do(m, {"k": [1, 3]})
+    >>> pm.draw(at["tp"]).tolist(), pm.draw(at["fn"]).tolist()
+    ([3, 3], [1, 1])
     """
     import pymc as pm
 
@@ -219,13 +298,23 @@ def model_v2b(k, n, c, prior=KAPPA_PRIOR):
 
     Returns
     -------
-    pm.Model with free ``log_kappa``, deterministic ``kappa`` and observed ``k`` (dim ``cell``).
+    pm.Model
+        Free ``log_kappa``, deterministic ``kappa`` and observed ``k`` (dim ``cell``).
 
     Examples
     --------
+    >>> from scipy import stats
     >>> m = model_v2b([3, 8], [10, 12], [0.3, 0.7])
     >>> [v.name for v in m.free_RVs]
     ['log_kappa']
+
+    Its log density at :math:`\kappa = 10` (Beta-binomials with parameters (3, 7) and (7, 3)):
+
+    >>> logp = float(m.compile_logp()({"log_kappa": np.log(10.0)}))
+    >>> direct = (stats.norm.logpdf(np.log(10.0), *KAPPA_PRIOR)
+    ...           + stats.betabinom.logpmf([3, 8], [10, 12], [3, 7], [7, 3]).sum())
+    >>> round(logp, 6), bool(np.isclose(logp, direct, rtol=1e-8))
+    (-5.83381, True)
     """
     import pymc as pm
     import pytensor.tensor as pt
@@ -239,14 +328,44 @@ def model_v2b(k, n, c, prior=KAPPA_PRIOR):
     return m
 
 
-def predictive_v2b(n, c, y_pred, chunk=None, chunk_labels=None, prior=KAPPA_PRIOR):
+def predictive_v2b(n, c, y_pred, chunk=None, chunk_labels=None, prior=KAPPA_PRIOR, bins=None,
+                   reference=None):
     r"""The analysis chunks of V2b, for ``pm.sample_posterior_predictive``.
 
     Re-declares ``log_kappa`` (its draws come from the posterior of :func:`model_v2b`) and adds
     V2's cells (arguments as in :func:`model_v2`):
     :math:`\pi_g\sim\mathrm{Beta}(\kappa c_g,\kappa(1-c_g))`,
-    :math:`K_g\sim\mathrm{Binomial}(n_g,\pi_g)`. Never give it to ``pm.sample``: ``k`` is an
-    unobserved discrete variable.
+    :math:`K_g\sim\mathrm{Binomial}(n_g,\pi_g)`: fresh rates in every chunk (semantics (b),
+    ``noise="learned"``). With ``bins`` and ``reference`` (semantics (a),
+    ``noise="binning"``) the cells of one bin share its rate, drawn from its posterior given
+    the reference, :math:`\pi_b\sim\mathrm{Beta}(\kappa c_b+k_b,\kappa(1-c_b)+n_b-k_b)`.
+    Never give it to ``pm.sample``: ``k`` is an unobserved discrete variable.
+
+    Parameters
+    ----------
+    n, c, y_pred, chunk, chunk_labels
+        The analysis cells, as in :func:`model_v2`.
+    prior : (mu, sigma)
+        Normal prior of :math:`\log\kappa` (the same as :func:`model_v2b`'s).
+    bins : sequence of int, optional
+        The score bin of each cell.
+    reference : (k, n, c), optional
+        Per cell: the positives, rows and centre of the reference rows in its bin.
+
+    Returns
+    -------
+    pm.Model
+        Free ``log_kappa``, ``pi`` (cell, or ``bin`` with ``bins``) and the discrete ``k``
+        (cell); deterministic ``tp`` and ``fn`` (chunk). See :func:`posterior_predictive` for
+        its use.
+
+    Examples
+    --------
+    >>> m = predictive_v2b([3, 4], [0.3, 0.8], [0, 1], chunk=[0, 1], chunk_labels=["mon", "tue"])
+    >>> [(v.name, v.dtype) for v in m.free_RVs]
+    [('log_kappa', 'float64'), ('pi', 'float64'), ('k', 'int64')]
+    >>> m.coords["chunk"]
+    ('mon', 'tue', 'all')
     """
     import pymc as pm
     import pytensor.tensor as pt
@@ -254,7 +373,19 @@ def predictive_v2b(n, c, y_pred, chunk=None, chunk_labels=None, prior=KAPPA_PRIO
     codes, labels = _chunks(chunk, chunk_labels, len(n))
     with pm.Model(coords={"cell": np.arange(len(n)), "chunk": [*labels, WHOLE]}) as m:
         log_kappa = pm.Normal("log_kappa", mu=prior[0], sigma=prior[1])
-        _cells(n, c, y_pred, pt.exp(log_kappa), codes, labels, "binomial")
+        if bins is None:
+            _cells(n, c, y_pred, pt.exp(log_kappa), codes, labels, "binomial")
+        else:
+            kappa = pt.exp(log_kappa)
+            names, first, where = np.unique(bins, return_index=True, return_inverse=True)
+            m.add_coord("bin", names)
+            k_ref, n_ref, c_ref = (np.asarray(v, float)[first] for v in reference)
+            pi = pm.Beta("pi", alpha=kappa * c_ref + k_ref,
+                         beta=kappa * (1 - c_ref) + n_ref - k_ref, dims="bin")
+            y_pred = np.asarray(y_pred, np.int64)
+            k = pm.Binomial("k", n=np.asarray(n, np.int64), p=pi[where], dims="cell")
+            _per_chunk("tp", k * y_pred, codes, labels)
+            _per_chunk("fn", k * (1 - y_pred), codes, labels)
     return m
 
 
@@ -291,9 +422,16 @@ def kappa_posterior(k, n, c, prior=KAPPA_PRIOR, size: int = 61) -> tuple[np.ndar
 
     Examples
     --------
+    Three reference cells whose positives sit close to their centres (3 of 10 at 0.3, 8 of 12
+    at 0.7, 5 of 10 at 0.5): little sign of calibration noise, so the posterior of
+    :math:`\log\kappa` moves above the prior mean :math:`\ln 100 = 4.61`:
+
     >>> x, w = kappa_posterior([3, 8, 5], [10, 12, 10], [0.3, 0.7, 0.5])
-    >>> round(float(w.sum()), 12)
-    1.0
+    >>> x.size, round(float(w.sum()), 12)
+    (61, 1.0)
+    >>> mean = float(x @ w)
+    >>> round(mean, 3), round(float(np.sqrt((x - mean) ** 2 @ w)), 3)
+    (5.296, 1.665)
     """
     k, n, c = (np.asarray(v, float) for v in (k, n, c))
     mu, sigma = prior
@@ -324,7 +462,40 @@ def _quiet() -> Iterator[None]:
 
 
 def forward(model, var_names: list[str], draws: int, random_seed) -> xr.Dataset:
-    """Independent forward draws of ``var_names`` (``pm.sample_prior_predictive``)."""
+    r"""Independent forward draws of ``var_names`` (``pm.sample_prior_predictive``).
+
+    With no label observed, the law of the monitored window's counts is the model's prior
+    predictive (``specs/cbpe.md`` §5.1): no MCMC.
+
+    Parameters
+    ----------
+    model : pm.Model
+        :func:`model_v0` or :func:`model_v2`.
+    var_names : list of str
+        Variables to draw (e.g. ``["tp", "fn"]``; ``"y"`` for the labels of V0).
+    draws : int
+        Number of draws.
+    random_seed : int, Generator or None
+        The same seed gives the same draws.
+
+    Returns
+    -------
+    xarray.Dataset
+        ``var_names`` over ``chain`` (one), ``draw`` and their own dimensions.
+
+    Examples
+    --------
+    V0 with probabilities 0.2 (predicted 0), 0.9 and 0.6 (predicted 1):
+    :math:`\mathrm E\,TP = 0.9 + 0.6`, :math:`\mathrm E\,FN = 0.2`:
+
+    >>> group = forward(model_v0([0.2, 0.9, 0.6], [0, 1, 1]), ["tp", "fn"], 4000, 0)
+    >>> dict(group["tp"].sizes)
+    {'chain': 1, 'draw': 4000, 'chunk': 2}
+    >>> group["tp"].mean(("chain", "draw")).round(2).values.tolist()
+    [1.5, 1.5]
+    >>> round(float(group["fn"].sel(chunk="all").mean()), 1)
+    0.2
+    """
     import pymc as pm
 
     with _quiet():
@@ -334,21 +505,93 @@ def forward(model, var_names: list[str], draws: int, random_seed) -> xr.Dataset:
 
 
 def posterior_predictive(tree: xr.DataTree, model, random_seed) -> xr.Dataset:
-    """Draws of ``tp`` and ``fn`` from ``model`` at the posterior draws in ``tree``."""
+    r"""Draws of ``tp`` and ``fn`` from ``model`` at the posterior draws in ``tree``.
+
+    ``pm.sample_posterior_predictive`` of :func:`predictive_v2b`: for each draw of
+    :math:`\log\kappa`, fresh :math:`\pi_g\sim\mathrm{Beta}(\kappa c_g,\kappa(1-c_g))` and
+    :math:`K_g\sim\mathrm{Binomial}(n_g,\pi_g)`. PyMC's progress bar shows when
+    :data:`bayeval.sampling.DEFAULTS` has ``progressbar`` on (the command line's ``--progress``).
+
+    Parameters
+    ----------
+    tree : xarray.DataTree
+        Has a ``posterior`` group with ``log_kappa`` (``chain``, ``draw``), e.g. from sampling
+        :func:`model_v2b`.
+    model : pm.Model
+        :func:`predictive_v2b` of the analysis cells.
+    random_seed : int, Generator or None
+
+    Returns
+    -------
+    xarray.Dataset
+        ``tp`` and ``fn`` over ``chain``, ``draw`` and ``chunk``.
+
+    Examples
+    --------
+    Draws of :math:`\log\kappa` from the grid posterior (:func:`kappa_posterior`) stand in for
+    NUTS here. Whatever :math:`\kappa`, :math:`\mathrm E\,TP = \sum_{g:\hat y_g=1}n_gc_g
+    = 4\times0.8`:
+
+    >>> rng = np.random.default_rng(0)
+    >>> x, w = kappa_posterior([3, 8, 5], [10, 12, 10], [0.3, 0.7, 0.5])
+    >>> posterior = xr.Dataset({"log_kappa": (("chain", "draw"), rng.choice(x, (1, 2000), p=w))})
+    >>> tree = xr.DataTree.from_dict({"posterior": posterior})
+    >>> group = posterior_predictive(tree, predictive_v2b([3, 4], [0.3, 0.8], [0, 1]), 1)
+    >>> dict(group["tp"].sizes)
+    {'chain': 1, 'draw': 2000, 'chunk': 2}
+    >>> round(float(group["tp"].sel(chunk="all").mean()), 1)
+    3.2
+    """
     import pymc as pm
 
     with _quiet():
         out = pm.sample_posterior_predictive(tree, model=model, var_names=["tp", "fn"],
-                                             random_seed=random_seed, progressbar=False)
+                                             random_seed=random_seed,
+                                             progressbar=DEFAULTS["progressbar"])
     return out["posterior_predictive"].to_dataset()
 
 
 def metric_draws(group: xr.Dataset, n_pos, n_neg, metrics, zero_division: float, beta: float,
                  auc: np.ndarray | None = None) -> xr.DataArray:
-    """Metric draws (chain, draw, chunk, metric) from the draws of ``tp`` and ``fn``.
+    r"""Metric draws (chain, draw, chunk, metric) from the draws of ``tp`` and ``fn``.
 
-    ``n_pos``, ``n_neg``: predicted positives and negatives per chunk; ``auc``: the ROC-AUC
-    draws (:func:`auc_of_draws`) when ``metrics`` has ``roc_auc``.
+    Every metric is :func:`bayeval.metrics.from_counts` of :math:`TP`,
+    :math:`FP = n_+ - TP`, :math:`FN` and :math:`TN = n_- - FN` (``specs/cbpe.md`` §5.2).
+
+    Parameters
+    ----------
+    group : xarray.Dataset
+        ``tp`` and ``fn`` draws (chain, draw, chunk).
+    n_pos, n_neg : array-like
+        Predicted positives and negatives per chunk.
+    metrics : list of str
+        Metric names (:data:`bayeval.metrics`).
+    zero_division : float
+        Value of an undefined ratio.
+    beta : float
+        :math:`\beta` of ``fbeta``.
+    auc : ndarray, optional
+        The ROC-AUC draws (:func:`auc_of_draws`), needed when ``metrics`` has ``roc_auc``.
+
+    Returns
+    -------
+    xarray.DataArray
+        Dimensions of ``tp`` plus ``metric``.
+
+    Examples
+    --------
+    One chunk with 2 predicted positives and 1 predicted negative; two draws:
+    (TP, FN) = (2, 0), all right, and (1, 1), one of three right:
+
+    >>> group = xr.Dataset({"tp": (("chain", "draw", "chunk"), [[[2], [1]]]),
+    ...                     "fn": (("chain", "draw", "chunk"), [[[0], [1]]])})
+    >>> value = metric_draws(group, [2], [1], ["accuracy", "recall"], 0.0, 1.0)
+    >>> value.dims
+    ('chain', 'draw', 'chunk', 'metric')
+    >>> value.sel(chunk=0, metric="accuracy").round(4).values.tolist()
+    [[1.0, 0.3333]]
+    >>> value.sel(chunk=0, metric="recall").values.tolist()
+    [[1.0, 0.5]]
     """
     tp, fn = group["tp"].values.astype(float), group["fn"].values.astype(float)
     cols = [auc if m == "roc_auc" else
@@ -360,7 +603,36 @@ def metric_draws(group: xr.Dataset, n_pos, n_neg, metrics, zero_division: float,
 
 def auc_of_draws(y: np.ndarray, scores: np.ndarray, rows: list[np.ndarray],
                  zero_division: float) -> np.ndarray:
-    """ROC-AUC of every draw of the labels ``y`` (..., row) over each set of ``rows``."""
+    r"""ROC-AUC of every draw of the labels ``y`` (..., row) over each set of ``rows``.
+
+    For each draw, :math:`\mathrm{AUC} = \frac1{n_1n_0}\sum_{i:y_i=1}\sum_{j:y_j=0}
+    \big(\mathbb 1[s_i>s_j]+\tfrac12\mathbb 1[s_i=s_j]\big)` (:func:`bayeval.metrics.roc_auc`).
+
+    Parameters
+    ----------
+    y : ndarray (..., row) of 0/1
+        Label draws, e.g. ``y`` of :func:`model_v0` from :func:`forward`.
+    scores : ndarray (row,)
+        The scores that rank the rows.
+    rows : list of index arrays
+        The rows of each chunk (then, usually, all rows).
+    zero_division : float
+        Value when a draw has a single class.
+
+    Returns
+    -------
+    ndarray (..., len(rows))
+
+    Examples
+    --------
+    Two draws of four labels; the first ranks both positives (0.9, 0.6) above both negatives,
+    the second has one ordered pair in four (0.6 above 0.4):
+
+    >>> y = np.array([[1, 0, 1, 0], [0, 1, 1, 0]])
+    >>> scores = np.array([0.9, 0.2, 0.6, 0.4])
+    >>> auc_of_draws(y, scores, [np.arange(4), np.array([0, 1])], 0.0).tolist()
+    [[1.0, 1.0], [0.25, 0.0]]
+    """
     flat = y.reshape(-1, y.shape[-1])
     cols = [M.roc_auc(flat[:, r], scores[r], zero_division=zero_division) for r in rows]
     return np.stack(cols, axis=-1).reshape(*y.shape[:-1], len(cols))
