@@ -113,9 +113,11 @@ def test_empty_partitions_add_nothing(client, rng):
     lazy = dd.from_pandas(frame, npartitions=6)
     kept, lazy = frame[frame["day"].isin(["mon", "thu"])], lazy[lazy["day"].isin(["mon", "thu"])]
     assert (lazy.map_partitions(len).compute() == 0).sum() == 2  # tue and wed only
-    mem = cbpe(kept["score"], chunks=kept["day"], calibration="none", metrics=["f1"])
+    mem = cbpe(kept["score"], chunks=kept["day"], labels=kept["label"], calibration="none",
+               metrics=["f1", "roc_auc"])
     assert_same(mem.closed_form, scale.cbpe(lazy["score"], chunks=lazy["day"],
-                                            metrics=["f1"]).closed_form)
+                                            labels=lazy["label"], metrics=["f1", "roc_auc"],
+                                            score_ranges=3).closed_form)
     counts = scale.judge_counts(lazy["judge"], lazy["judge"], lazy["judge"])
     assert counts == Counts.from_labels(kept["judge"], kept["judge"], kept["judge"])
     sums = scale.pemi_sums(lazy["judge"], lazy["score"], lazy["label"])
