@@ -861,9 +861,10 @@ def _cbpe_plan(scores: Any, chunks: Any, chunk_size: Any, n_chunks: Any, labels:
     by_key = chunks is not None
     if by_key and not (auc or count_keys):
         return _Plan(blocks, [{}] * len(blocks), None, None)
-    profiles = dask.compute(*[dask.delayed(_profile)(b["scores"], b.get("keys") if count_keys
-                                                     else None, sample=RANGE_SAMPLE * auc)
-                              for b in blocks])
+    keys = [b.get("keys") if count_keys else None for b in blocks]
+    profiles = dask.compute(*[dask.delayed(_profile)(b["scores"], k,
+                                                     sample=RANGE_SAMPLE if auc else 0)
+                              for b, k in zip(blocks, keys, strict=True)])
     rows = np.array([size for size, _, _ in profiles], dtype=np.int64)
     n = int(rows.sum())
     if n == 0:
