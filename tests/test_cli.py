@@ -111,6 +111,14 @@ def test_cbpe_with_a_reference_and_chunks(tmp_path):
                   tmp_path / "ref.csv", "--ref-label-col", "label", "--chunk-size", "50")
     assert run.returncode == 0, run.stderr
     assert "[150:199]" in run.stdout and "all" in run.stdout
+    calibrated = run.stdout
+    run = bayeval("cbpe", tmp_path / "prod.parquet", "--score-col", "score", "--reference",
+                  tmp_path / "ref.csv", "--ref-label-col", "label", "--chunk-size", "50",
+                  "--noise", "binning")
+    assert run.returncode == 0, run.stderr
+    assert "[150:199]" in run.stdout and run.stdout != calibrated  # wider intervals
+    run = bayeval("cbpe", tmp_path / "prod.parquet", "--score-col", "score", "--noise", "beta")
+    assert run.returncode == 2 and "noise='beta' needs kappa" in run.stderr
 
 
 def test_bounds_from_weak_label_columns(tmp_path):
@@ -172,3 +180,37 @@ def test_progress_by_default_on_a_terminal_unless_no_progress(files):
     assert code == 0 and PROGRESS in terminal and "theta" in out
     code, out, terminal = bayeval_on_a_terminal(*sampling(files, "--no-progress"))
     assert code == 0 and terminal == "" and "theta" in out
+
+
+
+def test_progress_beyond_nuts_mvu_imputation(capsys):
+    """The switch that ``--progress`` turns on (``bayeval.sampling.DEFAULTS``) also shows MVU's
+    imputation and the classifier's pass over the imputations, on stderr only; off, nothing.
+    The numbers do not depend on it. (CBPE's posterior-predictive bar: test_cbpe_models.py.)"""
+    import argparse
+
+    import bayeval as be
+    from bayeval import sampling
+    from bayeval.cli import _progress
+
+    rng = np.random.default_rng(0)
+    train = rng.normal(size=(200, 3))
+    rows = train[:6].copy()
+    rows[:, 0] = np.nan
+
+    def nonlinear(x):  # not linear: MVU imputes and pushes the draws through it
+        return 1 / (1 + np.exp(-np.tanh(x.sum(axis=1))))
+
+    def run(progress):
+        with _progress(argparse.Namespace(progress=progress)):
+            ev = be.mvu(nonlinear, rows, train=train, method="mc", n_draws=50, random_seed=0)
+        return ev.summary(), capsys.readouterr()
+
+    summary, shown = run(True)
+    assert sampling.DEFAULTS["progressbar"] is False  # restored
+    assert shown.out == ""
+    assert "MVU: imputation [" + "#" * 30 + "] 6/6" in shown.err
+    assert "MVU: classifier on the imputations [" + "#" * 30 + "] 6/6" in shown.err
+    quiet_summary, quiet = run(False)
+    assert quiet.out == "" and quiet.err == ""
+    pd.testing.assert_frame_equal(summary, quiet_summary)

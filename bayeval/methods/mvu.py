@@ -68,7 +68,7 @@ from bayeval.methods.mvu_estimators import (
     pushforward,
 )
 from bayeval.methods.mvu_results import DECISION, MVUEvaluation
-from bayeval.sampling import sample
+from bayeval.sampling import DEFAULTS, sample
 from bayeval.validation import as_array, as_choice, as_ci_prob, as_seed
 
 __all__ = ["MVUEvaluation", "dmv_design", "model_a", "model_b", "model_c", "mvu"]
@@ -384,7 +384,7 @@ def _laplace(model, n_draws: int, rng) -> xr.DataTree:
     import pymc as pm
 
     fit = pm.find_MAP(model=model, compute_hessian=True, return_inferencedata=True,
-                      jitter=False, progressbar=False, backend="c")["fit"]
+                      jitter=False, progressbar=DEFAULTS["progressbar"], backend="c")["fit"]
     theta = rng.multivariate_normal(fit["mean_vector"].values, fit["covariance_matrix"].values,
                                     size=n_draws)
     point = model.initial_point()
