@@ -24,6 +24,7 @@ import pandas as pd
 
 import bayeval as be
 from bayeval import sampling
+from bayeval.methods.cbpe import NOISES
 
 __all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_USAGE", "InputError", "column", "main", "read_table"]
 
@@ -186,7 +187,8 @@ def _cbpe(args) -> be.Evaluation:
         kwargs["chunks"] = column(data, args.chunk_col, "--chunk-col", args.data,
                                   numeric=False).to_numpy()
     return be.cbpe(scores, threshold=args.threshold, chunk_size=args.chunk_size,
-                   n_chunks=args.n_chunks, method=args.method or "exact", **kwargs, **_common(args))
+                   n_chunks=args.n_chunks, noise=args.noise, kappa=args.kappa,
+                   method=args.method or "exact", **kwargs, **_common(args))
 
 
 def _pemi(args) -> be.Evaluation:
@@ -382,6 +384,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--n-chunks", type=int, help="number of chunks")
     p.add_argument("--chunk-col", help="column of chunk keys (dates, batches)")
     p.add_argument("--threshold", type=float, default=0.5, help="decision threshold (0.5)")
+    p.add_argument("--noise", choices=NOISES, default="none",
+                   help="calibration noise: none, beta (with --kappa), learned (drift between "
+                        "reference chunks) or binning (one uncertain map); default none")
+    p.add_argument("--kappa", type=float, help="concentration of --noise beta")
     p = add("pemi", _pemi, "metrics with missing labels (PEMI)", ("score", "label", "pred"))
     p.add_argument("--threshold", type=float, default=0.5, help="decision threshold (0.5)")
     add("judge", _judge, "rate from a noisy judge plus some human labels", ("label", "judge"))
