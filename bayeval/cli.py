@@ -169,6 +169,15 @@ def _frame(args) -> pd.DataFrame:
 
 
 # ----------------------------------------------------------------------------------- commands
+def _reference(args) -> tuple[pd.Series, pd.Series] | None:
+    """The labelled reference of cbpe (--reference, with --score-col and --ref-label-col)."""
+    if not args.reference:
+        return None
+    ref = read_table(args.reference, "--reference")
+    return (column(ref, args.score_col, "--score-col", args.reference),
+            column(ref, args.ref_label_col or args.label_col, "--ref-label-col", args.reference))
+
+
 def _cbpe(args) -> be.Evaluation:
     data = _frame(args)
     scores = column(data, args.score_col, "--score-col", args.data)
@@ -179,10 +188,7 @@ def _cbpe(args) -> be.Evaluation:
         kwargs["labels"] = column(data, args.label_col, "--label-col", args.data,
                                   missing_ok=True)
     if args.reference:
-        ref = read_table(args.reference, "--reference")
-        kwargs["reference"] = (column(ref, args.score_col, "--score-col", args.reference),
-                               column(ref, args.ref_label_col or args.label_col,
-                                      "--ref-label-col", args.reference))
+        kwargs["reference"] = _reference(args)
     if args.chunk_col:
         kwargs["chunks"] = column(data, args.chunk_col, "--chunk-col", args.data,
                                   numeric=False).to_numpy()
@@ -255,28 +261,25 @@ def _read_lazy(path: str):
 
 
 def _cbpe_dask(args) -> be.Evaluation:
-    """cbpe partition by partition (DATA is never read whole); a calibrator is fitted on the
-    reference in memory and applied to every partition."""
+    """cbpe partition by partition (DATA is never read whole); the reference is read in memory
+    (it calibrates and gives the alert thresholds)."""
     from bayeval import scale
-    from bayeval.calibration import select_calibrator
 
     if args.pred_col:
         raise InputError("--pred-col: with --scheduler the predictions are scores >= "
                          "--threshold; leave it out")
+    if args.noise != "none":
+        raise InputError("--noise: with --scheduler only the calibrated model (none) is "
+                         "partitioned; leave --scheduler out for the noise models")
     data = _read_lazy(args.data)
     scores = column(data, args.score_col, "--score-col", args.data, numeric=False)
     chunks = (column(data, args.chunk_col, "--chunk-col", args.data, numeric=False)
               if args.chunk_col else None)
-    calibrator = None
-    if args.reference:
-        ref = read_table(args.reference, "--reference")
-        calibrator, _, _ = select_calibrator(
-            column(ref, args.score_col, "--score-col", args.reference),
-            column(ref, args.ref_label_col or args.label_col, "--ref-label-col", args.reference),
-            threshold=args.threshold, random_seed=args.seed)
-    return scale.cbpe(scores, threshold=args.threshold, chunks=chunks, chunk_size=args.chunk_size,
-                      n_chunks=args.n_chunks, calibrator=calibrator,
-                      ci_prob=args.ci_prob)
+    labels = (column(data, args.label_col, "--label-col", args.data, numeric=False)
+              if args.label_col else None)
+    return scale.cbpe(scores, threshold=args.threshold, reference=_reference(args),
+                      labels=labels, chunks=chunks, chunk_size=args.chunk_size,
+                      n_chunks=args.n_chunks, ci_prob=args.ci_prob, random_seed=args.seed)
 
 
 def _one_group(payload) -> be.Evaluation:

@@ -881,13 +881,9 @@ def _cbpe_plan(scores: Any, chunks: Any, chunk_size: Any, n_chunks: Any, labels:
     return _Plan(blocks, where, np.diff(np.r_[starts, n]), edges)
 
 
-def _calibrator(calibration: Any, calibrator: Any, reference: Any) -> Any:
-    """``calibration`` (``calibrator`` is its other name); without a reference, a fitted
-    Calibrator or nothing (the scores are then calibrated)."""
-    if calibrator is not None:
-        if not (isinstance(calibration, str) and calibration == "auto"):
-            raise ValueError("give calibration= or calibrator= (its other name), not both.")
-        calibration = calibrator
+def _calibrator(calibration: Any, reference: Any) -> Any:
+    """``calibration``; without a reference, a fitted Calibrator or nothing (the scores are
+    then calibrated)."""
     if reference is not None or not isinstance(calibration, Calibrator):
         return calibration
     if not calibration.fitted:
@@ -901,8 +897,7 @@ def cbpe(scores: Any, *, threshold: float = 0.5, reference: Any = None, labels: 
          reference_chunks: Any = None, calibration: Any = "auto", class_conditional: bool = True,
          metrics: Any = None, zero_division: float = 0.0, beta: float = 1.0,
          alert_thresholds: Any = None, ci_prob: float = 0.95, ci_kind: str = "eti",
-         random_seed: int | None = None, calibrator: Any = None,
-         score_ranges: int | None = None) -> Evaluation:
+         random_seed: int | None = None, score_ranges: int | None = None) -> Evaluation:
     r"""CBPE's exact fast path (noise ``"none"``) on partitioned scores, per chunk and whole.
 
     Parameters
@@ -932,8 +927,6 @@ def cbpe(scores: Any, *, threshold: float = 0.5, reference: Any = None, labels: 
         As in :func:`bayeval.methods.cbpe.cbpe` (default all of them, ROC-AUC included).
     zero_division, beta, ci_prob, ci_kind
         As in :func:`bayeval.methods.cbpe.cbpe`.
-    calibrator : bayeval.calibration.Calibrator, optional
-        The same as ``calibration=calibrator`` (the name of earlier versions).
     score_ranges : int, optional
         ROC-AUC only: the score ranges its rows are shuffled into (see
         :func:`auc_numerator_moments`); a range's task holds about n / ``score_ranges``
@@ -985,7 +978,7 @@ def cbpe(scores: Any, *, threshold: float = 0.5, reference: Any = None, labels: 
     beta = as_beta(beta)
     metrics = cbpe_method._metrics(metrics, "none")
     calibration, threshold, zero_division = cbpe_method._options(
-        _calibrator(calibration, calibrator, reference), threshold, zero_division, "none",
+        _calibrator(calibration, reference), threshold, zero_division, "none",
         None, None, 1)
     if reference is None and not isinstance(calibration, Calibrator) and \
             calibration not in ("auto", "none"):

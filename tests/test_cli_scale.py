@@ -31,6 +31,28 @@ def test_cbpe_on_a_scheduler_reads_parquet_by_partition(tmp_path):
     assert ev.closed_form["n"].values.tolist() == [500, 1000, 1000, 500, 3000]
 
 
+def test_cbpe_on_a_scheduler_with_reference_and_labels_equals_in_memory(tmp_path):
+    pytest.importorskip("distributed", reason="--scheduler needs the 'scale' extra")
+    rng = np.random.default_rng(1)
+    ref_scores = rng.beta(2, 3, 2000)
+    pd.DataFrame({"score": ref_scores, "y": (rng.random(2000) < ref_scores).astype(int)}
+                 ).to_csv(tmp_path / "ref.csv", index=False)
+    scores = rng.beta(2, 3, 1200)
+    labels = np.where(rng.random(1200) < 0.5, (rng.random(1200) < scores).astype(float), np.nan)
+    pd.DataFrame({"score": scores, "y": labels}).to_parquet(tmp_path / "prod.parquet")
+    args = ("cbpe", tmp_path / "prod.parquet", "--score-col", "score", "--label-col", "y",
+            "--reference", tmp_path / "ref.csv", "--chunk-size", "400", "--seed", "3")
+    run = bayeval(*args, "--scheduler", "local", "--netcdf", tmp_path / "dask.nc")
+    assert run.returncode == 0, run.stderr
+    run = bayeval(*args, "--netcdf", tmp_path / "memory.nc")
+    assert run.returncode == 0, run.stderr
+    dask_cf, mem_cf = (be.load(tmp_path / f"{n}.nc").closed_form for n in ("dask", "memory"))
+    for var in ("mean", "sd", "lower", "upper", "realized", "n_labelled", "lower_threshold"):
+        np.testing.assert_allclose(dask_cf[var], mem_cf[var], rtol=1e-12, atol=1e-14)
+    run = bayeval(*args, "--scheduler", "local", "--noise", "binning")
+    assert run.returncode == 2 and "--noise: with --scheduler" in run.stderr
+
+
 def test_group_col_runs_one_evaluation_per_group_and_reports_failures(tmp_path):
     rng = np.random.default_rng(1)
     y = (rng.random(900) < 0.3).astype(float)

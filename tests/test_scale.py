@@ -134,7 +134,7 @@ def test_cbpe_contiguous_chunks_and_calibrator_equal_in_memory(client, rng):
     ref_labels = (rng.random(3_000) < ref_scores**1.3).astype(int)
     cal = Platt().fit(ref_scores, ref_labels)
     scores = rng.beta(2, 3, 20_000)
-    ev = scale.cbpe(da.from_array(scores, chunks=3_500), n_chunks=7, calibrator=cal,
+    ev = scale.cbpe(da.from_array(scores, chunks=3_500), n_chunks=7, calibration=cal,
                     metrics=["accuracy", "f1"], ci_kind="hdi")
     mem = cbpe(scores, n_chunks=7, reference=(ref_scores, ref_labels), calibration=cal,
                metrics=["accuracy", "f1"], ci_kind="hdi")
@@ -272,8 +272,6 @@ def test_cbpe_calibration_errors(rng):
         scale.cbpe(scores, calibration="isotonic", metrics=["f1"])
     with pytest.raises(ValueError, match="not fitted"):
         scale.cbpe(scores, calibration=Platt(), metrics=["f1"])
-    with pytest.raises(ValueError, match="not both"):
-        scale.cbpe(scores, calibration="none", calibrator=Platt(), metrics=["f1"])
     with pytest.raises(ValueError, match="labels must be 0, 1 or NaN"):
         scale.cbpe(scores, labels=np.full(100, 2.0), metrics=["f1"])
     with pytest.raises(ValueError, match="score_ranges must be a positive integer"):
