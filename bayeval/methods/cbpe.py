@@ -79,8 +79,8 @@ from bayeval.validation import (
     check_same_length,
 )
 
-__all__ = ["ALERT_SD", "METRICS", "NOISES", "cbpe", "closed_form", "kappa_posterior", "model_v0",
-           "model_v2", "model_v2b", "predictive_v2b", "size_notes"]
+__all__ = ["ALERT_SD", "METRICS", "NOISES", "cbpe", "kappa_posterior", "model_v0", "model_v2",
+           "model_v2b", "predictive_v2b"]
 
 METRICS = (*M.METRICS, "roc_auc")
 METHODS = ("exact", "pymc", "both")

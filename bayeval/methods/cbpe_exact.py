@@ -80,6 +80,26 @@ def beta_binomial_pmf(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
     summed in logarithms (``log1p`` for the products): accurate for any concentration, including the
     binomial limit :math:`a+b\to\infty` where a difference of ``betaln`` loses all digits.
+
+    Parameters
+    ----------
+    n : int
+        Trials.
+    a, b : array-like, shape (J,)
+        Beta parameters, one law per pair.
+
+    Returns
+    -------
+    numpy.ndarray, shape (J, n + 1)
+
+    Examples
+    --------
+    >>> from scipy import stats
+    >>> beta_binomial_pmf(4, [2.0], [3.0]).round(6)
+    array([[0.214286, 0.285714, 0.257143, 0.171429, 0.071429]])
+    >>> bool(np.allclose(beta_binomial_pmf(4, [2.0], [3.0])[0],
+    ...                  stats.betabinom.pmf(range(5), 4, 2, 3), rtol=1e-12))
+    True
     """
     a, b = np.asarray(a, float)[:, None], np.asarray(b, float)[:, None]
     i, k = np.arange(n), np.arange(n + 1)
@@ -108,6 +128,25 @@ class CountLaw:
         :math:`P(TP=\text{tp\_start}+i\mid j)` and :math:`P(FN=\text{fn\_start}+i\mid j)`.
     weights : ndarray, shape (J,)
         Mixture weights :math:`w_j`, summing to 1.
+
+    Examples
+    --------
+    Six rows, four predicted positive: TP is Poisson-binomial over 0.9, 0.8, 0.7, 0.6.
+
+    >>> s = np.array([0.9, 0.8, 0.7, 0.3, 0.2, 0.6])
+    >>> law = CountLaw.poisson_binomial(s, (s >= 0.5).astype(int))
+    >>> law.n_pos, law.n_neg, law.tp.round(4)
+    (4, 2, array([[0.0024, 0.0404, 0.2144, 0.4404, 0.3024]]))
+    >>> law.tp_moments()  # sum of p, sum of p (1 - p)
+    (3.0, 0.7)
+    >>> round(law.law("accuracy").mean, 6)  # (E TP + n_neg - E FN) / n
+    0.75
+
+    Two independent windows add (their counts convolve):
+
+    >>> both = law + law
+    >>> both.n_pos, round(both.tp_moments()[1], 6)
+    (8, 1.4)
     """
 
     n_pos: int
@@ -241,6 +280,33 @@ class ConditionalLaw:
 
     See the module docstring for the method. ``interval(kind="hdi")`` needs the whole PMF and
     computes the grid (refused beyond :data:`HDI_CELLS` cells).
+
+    Parameters
+    ----------
+    law : CountLaw
+        The window's law of (TP, FN).
+    metric : str
+        A metric of two counts (recall, specificity, F1, F-beta, balanced accuracy, MCC).
+    zero_division : {0.0, 1.0, nan}
+        Value where the metric is undefined.
+    beta : float
+        Weight of recall in F-beta.
+
+    Examples
+    --------
+    On 4,000 rows the (TP, FN) grid still fits in memory, so both can be compared: the same
+    mean, interval and CDF, without enumerating the grid.
+
+    >>> rng = np.random.default_rng(0)
+    >>> s = rng.beta(2, 2, 4000)
+    >>> law = CountLaw.poisson_binomial(s, (s >= 0.5).astype(int))
+    >>> f1, grid = ConditionalLaw(law, "f1", 0.0, 1.0), law.grid("f1")
+    >>> [round(v, 6) for v in f1.interval(0.95)], f1.interval(0.95) == grid.interval(0.95)
+    ([0.675484, 0.704378], True)
+    >>> round(f1.cdf(0.7), 6), round(grid.mass(-1.0, 0.7), 6)
+    (0.912907, 0.912907)
+    >>> bool(abs(f1.mean - grid.mean) < 1e-12)
+    True
     """
 
     def __init__(self, law: CountLaw, metric: str, zero_division: float, beta: float) -> None:
@@ -446,6 +512,22 @@ class NormalLaw:
 
     Its interval is :math:`\mu\pm z\sigma` (equal-tailed and highest-density), clipped to the
     metric's range; ``mass`` uses the normal CDF.
+
+    Parameters
+    ----------
+    mean, sd : float
+    p_undefined : float
+        Probability that the metric is undefined (reported, not part of the normal).
+    limits : (float, float)
+        The metric's range, where intervals are clipped.
+
+    Examples
+    --------
+    >>> law = NormalLaw(0.8, 0.05, 0.0)
+    >>> [round(float(v), 4) for v in law.interval(0.95)], round(law.mass(0.7, 0.9), 4)
+    ([0.702, 0.898], 0.9545)
+    >>> [round(float(v), 4) for v in NormalLaw(0.98, 0.02, 0.0).interval(0.95)]  # clipped
+    [0.9408, 1.0]
     """
 
     def __init__(self, mean: float, sd: float, p_undefined: float,
