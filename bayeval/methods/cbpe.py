@@ -39,9 +39,6 @@ labels arrive, the realized metrics are reported beside the estimates.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import product
 from typing import Any, NamedTuple
@@ -198,17 +195,6 @@ class _Window(NamedTuple):
     y_pred: np.ndarray
 
 
-def _threads(fn: Callable, items: list) -> list:
-    """``[fn(x) for x in items]`` on a thread per core (the windows' sorts, FFTs and long
-    vector operations release the GIL), started from the last item: the whole period's, the
-    largest. The results do not depend on the threads."""
-    workers = min(len(items), os.cpu_count() or 1)
-    if workers < 2:
-        return [fn(x) for x in items]
-    with ThreadPoolExecutor(workers) as pool:
-        return list(pool.map(fn, items[::-1]))[::-1]
-
-
 def _windows(scores: np.ndarray, chunking: Chunking, calibrate, threshold: float) -> list[_Window]:
     """Every chunk's rows, then the whole period's, sorted by score.
 
@@ -220,7 +206,7 @@ def _windows(scores: np.ndarray, chunking: Chunking, calibrate, threshold: float
         s = np.sort(scores if rows is None else scores[rows])
         return _Window(s, calibrate(s), s >= threshold)
 
-    return _threads(window, [*chunking.rows(), None])
+    return [window(rows) for rows in [*chunking.rows(), None]]
 
 
 def _count_laws(windows: list[_Window], noise: str, cells, beta_grid) -> list[CountLaw]:
@@ -231,7 +217,7 @@ def _count_laws(windows: list[_Window], noise: str, cells, beta_grid) -> list[Co
     cells pooled over the chunks (a sum of Binomials with one rate is Binomial).
     """
     if noise == "none":
-        laws = _threads(lambda w: CountLaw.poisson_binomial(w.p, w.y_pred), windows[:-1])
+        laws = [CountLaw.poisson_binomial(w.p, w.y_pred) for w in windows[:-1]]
     else:
         a, b, weights = beta_grid
         laws = []
@@ -420,7 +406,7 @@ def closed_form(laws, auc, expected, chunk_labels, metrics, ci_prob, ci_kind, ze
 
     pmfs = {}
     cells = list(product(range(size), range(k)))
-    for (i, j), (law, values) in zip(cells, _threads(cell, cells), strict=True):
+    for (i, j), (law, values) in zip(cells, map(cell, cells), strict=True):
         for name, value in zip(names, values, strict=True):
             out[name][i, j] = value
         if isinstance(law, MetricDistribution):
@@ -522,7 +508,7 @@ def _estimates(windows: list[_Window], chunking, laws, metrics, ci_prob, ci_kind
                beta, thresholds) -> xr.Dataset:
     """The closed form of every chunk and of the whole period, with the chunks' sizes."""
     expected = [(float(w.p[w.y_pred].sum()), float(w.p[~w.y_pred].sum())) for w in windows]
-    auc = _threads(lambda w: _auc_law(w, zero_division), windows) if "roc_auc" in metrics else None
+    auc = [_auc_law(w, zero_division) for w in windows] if "roc_auc" in metrics else None
     closed = closed_form(laws, auc, expected, chunking.labels, metrics, ci_prob, ci_kind,
                           zero_division, beta, thresholds)
     closed["n"] = ("chunk", [w.s.size for w in windows])
