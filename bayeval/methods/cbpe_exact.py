@@ -40,7 +40,7 @@ from functools import cached_property
 
 import numpy as np
 import scipy.fft
-from scipy import stats
+from scipy import special
 
 from bayeval.confusion import TOL, MetricDistribution
 from bayeval.metrics import metric_value
@@ -399,8 +399,8 @@ class ConditionalLaw:
         """Per FN index: how many TP indices have g <= v (g < v if ``strict``), by bisection.
 
         ``lo`` and ``hi`` bound the answers (counts at smaller and larger values). For the
-        linear-fractional metrics the bisection starts from the solved crossing +- 1, where the
-        two cells at its ends confirm it.
+        linear-fractional metrics the solved crossing is confirmed (or corrected by one) from
+        the four cells around it, and the bisection is left for the rows where it is not.
         """
         law = self.count_law
         w_t, w_f = law.tp.shape[1], law.fn.shape[1]
@@ -408,11 +408,15 @@ class ConditionalLaw:
         hi = np.full(w_f, w_t, dtype=np.int64) if hi is None else hi.copy()
         b = np.arange(w_f)
         guess = self._guess(v, b)
-        if guess is not None:
-            near_lo, near_hi = np.clip(guess - 1, lo, hi), np.clip(guess + 1, lo, hi)
-            ok = ((near_lo == lo) | self._counted(np.maximum(near_lo - 1, 0), b, v, strict)) & (
-                (near_hi == hi) | ~self._counted(np.minimum(near_hi, w_t - 1), b, v, strict))
-            lo, hi = np.where(ok, near_lo, lo), np.where(ok, near_hi, hi)
+        if guess is not None:  # cells t - 1 .. t + 2 around t = guess - 1, in one evaluation
+            t = np.clip(guess - 1, lo, hi)
+            cells = t + np.arange(-1, 3)[:, None]
+            counted = self._counted(np.clip(cells, 0, w_t - 1).ravel(), np.tile(b, 4), v,
+                                    strict).reshape(4, -1) & (cells >= lo) & (cells < hi)
+            # the answer is in [t, t + 2] if cell t - 1 counts (or t = lo) and t + 2 does not
+            ok = ((t == lo) | counted[0]) & ~counted[3]
+            answer = t + counted[1] + (counted[1] & counted[2])
+            lo, hi = np.where(ok, answer, lo), np.where(ok, answer, hi)
         while (active := np.flatnonzero(lo < hi)).size:
             mid = (lo[active] + hi[active]) // 2
             counted = self._counted(mid, active, v, strict)
@@ -444,8 +448,8 @@ class ConditionalLaw:
         A bracket :math:`(v_0, v_1]` with :math:`F(v_0)<q\le F(v_1)` is grown from the normal
         approximation, then halved while it holds many support points; those are enumerated.
         """
-        step = 0.05 * self.sd
-        guess = self.mean + stats.norm.ppf(q) * self.sd
+        step = 0.005 * self.sd
+        guess = self.mean + special.ndtri(q) * self.sd
         lo, hi = guess - step, guess + step
         c_lo, c_hi = self._below(lo), None
         while self._cdf_at(c_lo, lo) >= q:
@@ -535,11 +539,11 @@ class NormalLaw:
         self.mean, self.sd, self.p_undefined, self.limits = mean, sd, p_undefined, limits
 
     def interval(self, ci_prob: float = 0.95, kind: str = "eti") -> tuple[float, float]:
-        half = stats.norm.ppf((1 + ci_prob) / 2) * self.sd
+        half = special.ndtri((1 + ci_prob) / 2) * self.sd
         return max(self.mean - half, self.limits[0]), min(self.mean + half, self.limits[1])
 
     def mass(self, lower: float, upper: float) -> float:
         if self.sd == 0:
             return float(lower <= self.mean <= upper)
-        law = stats.norm(self.mean, self.sd)
-        return float(law.cdf(upper) - law.cdf(lower))
+        return float(special.ndtr((upper - self.mean) / self.sd)
+                     - special.ndtr((lower - self.mean) / self.sd))
