@@ -258,13 +258,17 @@ class Isotonic(Calibrator):
         """Pool-adjacent-violators on the distinct scores, weighted by their counts."""
         from sklearn.isotonic import isotonic_regression
 
-        order = np.argsort(s)
-        s, y = s[order], y[order].astype(float)
+        if not (s[1:] >= s[:-1]).all():
+            order = np.argsort(s)
+            s, y = s[order], y[order]
+        y = y.astype(float)
         first = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
         counts = np.diff(np.r_[first, s.size]).astype(float)
-        self.x_ = s[first]
-        self.y_ = isotonic_regression(np.add.reduceat(y, first) / counts, sample_weight=counts,
-                                      y_min=0.0, y_max=1.0)
+        fitted = isotonic_regression(np.add.reduceat(y, first) / counts, sample_weight=counts,
+                                     y_min=0.0, y_max=1.0)
+        step = fitted[1:] != fitted[:-1]  # the ends of each constant run define the map
+        keep = np.r_[True, step] | np.r_[step, True]
+        self.x_, self.y_ = s[first][keep], fitted[keep]
 
     def _predict(self, s: np.ndarray) -> np.ndarray:
         return np.interp(s, self.x_, self.y_)
@@ -638,12 +642,14 @@ def _out_of_fold(names: list[str], s: np.ndarray, y: np.ndarray, threshold: floa
                          f"held-out folds; the smaller class has {smallest}.")
     n_folds = min(int(n_folds), smallest)
     fold = _folds(y, n_folds, as_seed(random_seed))
+    order = np.argsort(s, kind="stable")  # sorted once: every fold's rows come out sorted
+    s, y, fold = s[order], y[order], fold[order]
     oof = {name: np.empty(s.size) for name in names}
     for k in range(n_folds):
         test = fold == k
         for name in names:
             cal = make_calibrator(name, threshold).fit(s[~test], y[~test])
-            oof[name][test] = cal.predict(s[test])
+            oof[name][order[test]] = cal.predict(s[test])
     return oof
 
 
