@@ -191,13 +191,16 @@ def weak_labels(n: int = 2000, *, prior=(0.5, 0.5), accuracy=(0.85, 0.75, 0.65),
     right = rng.random((n, k)) < acc
     other = (y[:, None] + rng.integers(1, c, size=(n, k))) % c
     z = np.where(votes, np.where(right, y[:, None], other), -1)
-    # Bayes: P(Z | Y = c) = prod_j of 1 - l_j (abstain), l_j acc_j (right), l_j (1 - acc_j)/(c - 1)
-    log_lik = np.tile(np.log(pi), (n, 1))
-    for j in range(k):
-        voted = z[:, j] >= 0
-        hit = z[:, j][:, None] == np.arange(c)[None, :]
-        lj = np.where(hit, np.log(prop[j] * acc[j]), np.log(prop[j] * (1 - acc[j]) / (c - 1)))
-        log_lik += np.where(voted[:, None], lj, np.log1p(-prop[j]))
+    # Bayes: P(Z | Y = c) = prod_j of 1 - l_j (abstain), l_j acc_j (right), l_j (1 - acc_j)/(c - 1);
+    # a rate of 0 or 1 gives log 0 = -inf only for events that cannot happen
+    with np.errstate(divide="ignore"):
+        log_lik = np.tile(np.log(pi), (n, 1))
+        for j in range(k):
+            voted = z[:, j] >= 0
+            hit = z[:, j][:, None] == np.arange(c)[None, :]
+            lj = np.where(hit, np.log(prop[j] * acc[j]),
+                          np.log(prop[j] * (1 - acc[j]) / (c - 1)))
+            log_lik += np.where(voted[:, None], lj, np.log1p(-prop[j]))
     post = np.exp(log_lik - log_lik.max(axis=1, keepdims=True))
     post /= post.sum(axis=1, keepdims=True)
     X = rng.normal(size=(n, c)) + separation * np.eye(c)[y]

@@ -88,3 +88,12 @@ def test_weak_labels_with_a_minimum_of_votes_keep_their_label_model():
         assert abs(d.labels[inc].mean() - p) <= 4 * np.sqrt(p * (1 - p) / inc.sum()) + 1e-12
     with pytest.raises(ValueError, match="min_votes must be between 0 and the 3"):
         datasets.weak_labels(10, min_votes=4)
+
+
+def test_weak_labels_with_certain_rates_are_defined():
+    """Propensity or accuracy of exactly 1 (log 0 for impossible events) warns nothing and
+    gives a proper posterior: a perfect labelling function that always votes fixes P(Y | Z)."""
+    d = datasets.weak_labels(300, accuracy=(1.0, 0.6), propensity=(1.0, 0.5), random_seed=4)
+    assert np.isfinite(d.p_y_given_z).all()
+    np.testing.assert_array_equal(d.p_y_given_z.argmax(axis=1), d.labels)
+    np.testing.assert_allclose(d.p_y_given_z.max(axis=1), 1.0)

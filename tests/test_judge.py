@@ -609,6 +609,22 @@ def test_a_judge_no_better_than_chance():
         judge(y, yhat, yhat_u, estimator="rogan_gladen")
 
 
+def test_a_group_with_a_chance_judge_leaves_rogan_gladen_out_there_only():
+    """Several groups: Rogan–Gladen is NaN for the group whose kappa <= 0 (its warning says
+    so) and estimated for the others."""
+    bad_counts = E.Counts(20, 30, 35, 25, t1=600, t0=400)
+    good_counts = E.Counts(45, 5, 8, 52, t1=600, t0=400)
+    (y_bad, bad, bad_u), (y_good, good, good_u) = items(bad_counts), items(good_counts)
+    with pytest.warns(UserWarning, match=r"\[bad\] .*rogan_gladen.*left out"):
+        ev = judge({"bad": y_bad, "good": y_good}, {"bad": bad, "good": good},
+                   {"bad": bad_u, "good": good_u}, estimator="all")
+    rg = ev.closed_form["mean"].sel(estimator="rogan_gladen")
+    assert np.isnan(float(rg.sel(group="bad"))) and np.isfinite(float(rg.sel(group="good")))
+    alone = judge(y_good, good, good_u, estimator="rogan_gladen").closed_form["mean"]
+    assert float(rg.sel(group="good")) == pytest.approx(alone.item(), abs=1e-12)
+    assert "NaN where not" in ev.meta["description"]
+
+
 def test_no_silent_nan_on_small_random_data():
     """200 small data sets: every estimate, se and bound is finite, or the call is refused."""
     rng = np.random.default_rng(18)

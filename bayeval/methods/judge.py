@@ -485,9 +485,12 @@ def _stack(rows: list[dict], groups) -> xr.Dataset:
 
 
 def _closed_form(estimates: list[dict], groups, z: float, ci: str) -> xr.Dataset:
-    names = [n for n in E.ESTIMATORS if all(n in e for e in estimates)]
-    mean = np.array([[e[n].estimate for e in estimates] for n in names])
-    sd = np.array([[e[n].se for e in estimates] for n in names])
+    """The estimates of every group; NaN for a group where an estimator was left out (its
+    warning says why)."""
+    names = [n for n in E.ESTIMATORS if any(n in e for e in estimates)]
+    left_out = E.Estimate(np.nan, np.nan)
+    mean = np.array([[e.get(n, left_out).estimate for e in estimates] for n in names])
+    sd = np.array([[e.get(n, left_out).se for e in estimates] for n in names])
     lower, upper = E.interval(E.Estimate(mean, sd), z, ci)
     dims = ("estimator", "group") if groups is not None else ("estimator",)
     pick = (lambda a: a) if groups is not None else (lambda a: a[:, 0])
@@ -561,7 +564,8 @@ def judge(y, yhat, yhat_unlabeled, *, estimator: str = "eif", ci_prob: float = 0
     -----
     UserWarning
         Weak judge (:math:`\hat\kappa < 0.2`) or no better than chance (:math:`\hat\kappa \le 0`:
-        Rogan–Gladen and the MLE are left out, and asking for one of them alone is an error),
+        Rogan–Gladen is left out, NaN for that group with several groups, and asking for it
+        alone is an error; the MLE, EIF and PPI++ lean on the human labels),
         empty labelled cells, fewer than 5 labelled items of a class, an estimate outside
         [0, 1], PPI less precise than the human labels alone; for the models, posterior
         :math:`P(\kappa \le 0) > 0.05`. The warnings are also kept in ``Evaluation.warnings``.
@@ -618,8 +622,9 @@ def judge(y, yhat, yhat_unlabeled, *, estimator: str = "eif", ci_prob: float = 0
         notes += [(tag or "") + note for note in group_notes]
     _warn(notes)
     left_out = [n for n in names if not all(n in r for r in results)]
+    where = "" if groups is None else " in every group (NaN where not)"
     description = (f"P(Y = 1) from {infos[0]['m']} human labels and {infos[0]['n']} judge-only "
-                   f"items ({ci} intervals)" + (f"; not computed: {', '.join(left_out)}"
+                   f"items ({ci} intervals)" + (f"; not computed{where}: {', '.join(left_out)}"
                                                 if left_out else ""))
     return Evaluation.create(closed_form=_closed_form(results, groups, z, ci),
                              data=_stack(infos, groups), warnings=notes, description=description,
