@@ -522,7 +522,10 @@ def calibration_error(scores: Any, labels: Any, *, n_bins: int = 10,
     if binning == "equal_count":
         sizes = _split_sizes(s.size, int(n_bins))
         bins = np.empty(s.size, dtype=np.int64)
-        bins[np.argsort(s, kind="stable")] = np.repeat(np.arange(sizes.size), sizes)
+        order = np.argsort(s)
+        if (s[order][1:] == s[order][:-1]).any():  # ties: split them in row order
+            order = np.argsort(s, kind="stable")
+        bins[order] = np.repeat(np.arange(sizes.size), sizes)
     else:
         bins = np.minimum((s * n_bins).astype(np.int64), int(n_bins) - 1)
     gap = np.bincount(bins, weights=y - s)
@@ -642,7 +645,7 @@ def _out_of_fold(names: list[str], s: np.ndarray, y: np.ndarray, threshold: floa
                          f"held-out folds; the smaller class has {smallest}.")
     n_folds = min(int(n_folds), smallest)
     fold = _folds(y, n_folds, as_seed(random_seed))
-    order = np.argsort(s, kind="stable")  # sorted once: every fold's rows come out sorted
+    order = np.argsort(s)  # sorted once: every fold's rows come out sorted
     s, y, fold = s[order], y[order], fold[order]
     oof = {name: np.empty(s.size) for name in names}
     for k in range(n_folds):

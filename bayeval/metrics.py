@@ -278,7 +278,7 @@ def roc_auc(labels: Any, scores: Any, *, ties: str = "half",
     if y.ndim == 0 or y.shape[-1] != s.size:
         raise ValueError(f"labels must have shape (..., n) with n = len(scores) = {s.size}; "
                          f"got shape {y.shape}.")
-    order = np.argsort(s, kind="stable")
+    order = np.argsort(s)  # the order within a tie group does not matter
     starts = np.flatnonzero(np.r_[True, np.diff(s[order]) != 0])
     size = np.diff(np.r_[starts, s.size])
     pos = np.add.reduceat(y[..., order].astype(np.int64), starts, axis=-1)  # positives per tie

@@ -488,7 +488,7 @@ class ConditionalLaw:
             probs = probs / (1.0 - self.p_undefined)
         elif lo < zd <= hi:
             values, probs = np.r_[values, zd], np.r_[probs, self.p_undefined]
-        order = np.argsort(values, kind="stable")
+        order = np.argsort(values)  # equal values: the same quantile in any order
         cum = self._cdf_at(c_lo, lo) + np.cumsum(probs[order])
         hit = min(int(np.searchsorted(cum, q, side="left")), order.size - 1)
         return float(values[order][hit])
