@@ -33,7 +33,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy import signal, special
 
-from bayeval.metrics import METRICS, from_counts
+from bayeval.metrics import METRICS, from_counts, metric_value
 from bayeval.poibin import truncated_pmf
 from bayeval.validation import (
     as_array,
@@ -93,8 +93,9 @@ def _rows(y_pred: Any, p: Any, labels: Any) -> _Rows:
     pp = as_probabilities(p, "p")
     y = None if labels is None else as_labels(labels, "labels", allow_missing=True)
     check_same_length(y_pred=yp, p=pp, labels=y)
-    if y is None:
-        y = np.full(yp.size, np.nan)
+    if y is None:  # every label unknown
+        n_pos = int(yp.sum())
+        return _Rows(n_pos, yp.size - n_pos, 0, 0, 0, pp[yp], pp[~yp])
     unknown = np.isnan(y)
     return _Rows(n_pos=int(yp.sum()), n_neg=int((~yp).sum()),
                  tp_known=int((yp & (y == 1)).sum()), fn_known=int((~yp & (y == 1)).sum()),
@@ -244,8 +245,8 @@ class _GridLaw:
     def value(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
         """The metric at cells (i, j), NaN where undefined; bitwise as on the whole grid."""
         tp, fn = self.tp[i], self.fn[j]
-        return from_counts(self.metric, tp, self.n_pos - tp, fn, self.n_neg - fn, beta=self.beta,
-                           zero_division=np.nan)
+        return metric_value(self.metric, tp, self.n_pos - tp, fn, self.n_neg - fn, self.beta,
+                            np.nan)
 
     def _defined_columns(self) -> tuple[np.ndarray, np.ndarray]:
         """Per row, the defined columns [start, end): all but undefined ends, none if both are."""

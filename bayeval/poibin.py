@@ -244,8 +244,11 @@ def _window_convolved(p: np.ndarray) -> tuple[int, np.ndarray]:
 def _split(p: np.ndarray) -> tuple[int, int, np.ndarray]:
     """(number of ones, number of zeros, the p strictly inside (0, 1))."""
     inside = (p > 0.0) & (p < 1.0)
+    n_inside = int(np.count_nonzero(inside))
+    if n_inside == p.size:
+        return 0, 0, p
     ones = int(np.count_nonzero(p == 1.0))
-    return ones, p.size - ones - int(inside.sum()), p[inside]
+    return ones, p.size - ones - n_inside, p[inside]
 
 
 class PoissonBinomial:

@@ -195,9 +195,13 @@ def as_binary(x: Any, name: str = "labels", *, ndim: int | None = 1) -> np.ndarr
     >>> as_binary([0, 1, 2], "y_pred")
     Traceback (most recent call last):
         ...
-    ValueError: y_pred must be binary (0/1 or False/True); got other values such as [2.0].
+    ValueError: y_pred must be binary (0/1 or False/True); got other values such as [2].
     """
-    arr = as_array(x, name, ndim=ndim)
+    raw = _to_numpy(x, name)
+    if raw.dtype == bool:
+        return as_array(raw, name, ndim=ndim, dtype=bool).astype(np.int8)
+    exact = np.issubdtype(raw.dtype, np.integer)  # no NaN to look for: check the values as they are
+    arr = as_array(raw, name, ndim=ndim, dtype=raw.dtype if exact else float)
     bad = (arr != 0) & (arr != 1)
     if bad.any():
         vals = np.unique(arr[bad])[:5].tolist()

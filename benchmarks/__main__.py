@@ -2,13 +2,15 @@
 
 Each module has ``run() -> list[dict]`` with rows ``benchmark``, ``case``, ``ours_s``, ``peer``,
 ``peer_s``, ``target``, ``ok`` (None when the peer is unavailable) and ``note``, both sides timed
-in the same run. ``python -m benchmarks [NAME ...]`` runs some of them (e.g. ``poibin``).
+in the same run; each module runs in its own interpreter. ``python -m benchmarks [NAME ...]``
+runs some of them (e.g. ``poibin``).
 """
 
 from __future__ import annotations
 
-import importlib
+import json
 import platform
+import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -47,6 +49,17 @@ def render(rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _run_alone(name: str) -> list[dict]:
+    """``benchmarks.<name>.run()`` in a fresh interpreter, so that no benchmark inherits
+    another's imports, caches or peak memory (the scale benchmark reads peak resident sets)."""
+    code = (f"import json, benchmarks.{name} as m\n"
+            "if __name__ == '__main__':\n"
+            "    print('ROWS ' + json.dumps(m.run()))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT.parent, check=True,
+                          stdout=subprocess.PIPE, text=True)
+    return json.loads(done.stdout.rsplit("ROWS ", 1)[1])
+
+
 def main(selected: list[str]) -> int:
     modules = sorted(p.stem for p in ROOT.glob("bench_*.py"))
     if selected:
@@ -54,7 +67,7 @@ def main(selected: list[str]) -> int:
     rows = []
     for name in modules:
         print(f"running {name} ...", flush=True)
-        rows += importlib.import_module(f"benchmarks.{name}").run()
+        rows += _run_alone(name)
     text = render(rows)
     print(text)
     if not selected:

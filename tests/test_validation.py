@@ -39,7 +39,7 @@ def test_booleans_are_binary_labels():
     (lambda: as_scores([0.2, 1.5, -1], "scores"), r"scores must lie in \[0, 1\]; 2 value\(s\) do "
                                                   r"not \(first at index 1: 1.5\)"),
     (lambda: as_binary([0, 1, 2], "labels"), r"labels must be binary \(0/1 or False/True\); "
-                                             r"got other values such as \[2.0\]"),
+                                             r"got other values such as \[2\]"),
     (lambda: as_binary([0, 1, np.nan], "labels"), r"labels has 1 NaN"),
     (lambda: as_labels([0, 1, 0.5, np.nan], "labels", allow_missing=True),
      r"labels must be 0, 1 or NaN \(missing\); got other values such as \[0.5\]"),
