@@ -49,11 +49,13 @@ from bayeval.validation import (
 
 __all__ = [
     "INTERVAL_KINDS",
+    "SUPPORT_CELLS",
     "TOL",
     "MetricDistribution",
     "RatioMoments",
     "auc_moments",
     "auc_numerator_moments",
+    "count_distribution",
     "count_moments",
     "metric_distribution",
     "metric_moments",
@@ -62,6 +64,10 @@ __all__ = [
 
 TOL = 1e-16
 """Counts whose probability is at most this are left out of the metric grids."""
+
+SUPPORT_CELLS = 30_000_000
+"""A lazy law builds its whole support (``values``, the shortest interval) from at most this
+many grid cells (about 0.7 GB while sorting)."""
 
 INTERVAL_KINDS = ("eti", "hdi", "paper_hdi")
 """Kinds of :meth:`MetricDistribution.interval`."""
@@ -230,17 +236,33 @@ class _GridLaw:
     (no predicted positives or negatives), so they sit at the ends of the rows.
     """
 
-    def __init__(self, metric: str, rows: _Rows, beta: float, zero_division: float) -> None:
+    def __init__(self, metric: str, n_pos: int, n_neg: int, tp: np.ndarray, a: np.ndarray,
+                 fn: np.ndarray, b: np.ndarray, weights: np.ndarray, beta: float,
+                 zero_division: float) -> None:
         self.metric, self.beta, self.zero_division = metric, beta, zero_division
-        self.n_pos, self.n_neg = rows.n_pos, rows.n_neg
-        self.tp, self.a = _count(rows.p_pos, rows.tp_known)
-        self.fn, self.b = _count(rows.p_neg, rows.fn_known)
-        # left[j] = P(FN column < j) and right[j] = P(FN column >= j), each from its own end
-        self.left = np.r_[0.0, np.cumsum(self.b)]
-        self.right = np.r_[np.cumsum(self.b[::-1])[::-1], 0.0]
+        self.n_pos, self.n_neg = n_pos, n_neg
+        self.tp, self.fn = tp, fn
+        self.a, self.b = np.atleast_2d(a), np.atleast_2d(b)  # (component, count)
+        self.weights = np.asarray(weights, float)
+        self.wa = self.weights[:, None] * self.a
+        # left[:, j] = P(FN column < j) and right[:, j] = P(FN column >= j), each from its end
+        zero = np.zeros((self.b.shape[0], 1))
+        self.left = np.concatenate([zero, np.cumsum(self.b, axis=1)], axis=1)
+        self.right = np.concatenate([np.cumsum(self.b[:, ::-1], axis=1)[:, ::-1], zero], axis=1)
         self.start, self.end = self._defined_columns()
-        self.p_undefined = float(self.a @ (self.left[self.start] + self.right[self.end]))
+        self.p_undefined = self._sum(self.left[:, self.start] + self.right[:, self.end])
         self.defined = bool((self.start < self.end).any())
+
+    @classmethod
+    def of_rows(cls, metric: str, rows: _Rows, beta: float, zero_division: float) -> _GridLaw:
+        """The law of independent labels: one component, the two counts' Poisson-binomials."""
+        tp, a = _count(rows.p_pos, rows.tp_known)
+        fn, b = _count(rows.p_neg, rows.fn_known)
+        return cls(metric, rows.n_pos, rows.n_neg, tp, a, fn, b, np.ones(1), beta, zero_division)
+
+    def _sum(self, per_cell: np.ndarray) -> float:
+        """sum_j w_j sum_i a_j(i) x_j(i) of a (component, row) array."""
+        return float(np.sum(self.wa * per_cell))
 
     def value(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
         """The metric at cells (i, j), NaN where undefined; bitwise as on the whole grid."""
@@ -250,16 +272,23 @@ class _GridLaw:
 
     def _defined_columns(self) -> tuple[np.ndarray, np.ndarray]:
         """Per row, the defined columns [start, end): all but undefined ends, none if both are."""
-        rows, width = np.arange(self.a.size), self.b.size
+        rows, width = np.arange(self.tp.size), self.fn.size
         first = np.isnan(self.value(rows, np.zeros_like(rows)))
         last = np.isnan(self.value(rows, np.full_like(rows, width - 1)))
         none = first & last
         return np.where(none, width, first), np.where(none, width, width - last)
 
+    @property
+    def size(self) -> int:
+        """Cells of the grid."""
+        return self.tp.size * self.fn.size
+
     def cells(self) -> tuple[np.ndarray, np.ndarray]:
         """Value and probability of every cell of the grid (the materialised law)."""
-        values = self.value(np.arange(self.a.size)[:, None], np.arange(self.b.size)[None, :])
-        return values.ravel(), np.multiply.outer(self.a, self.b).ravel()
+        values = self.value(np.arange(self.tp.size)[:, None], np.arange(self.fn.size)[None, :])
+        probs = (np.multiply.outer(self.a[0], self.b[0]) if self.weights.size == 1
+                 else self.wa.T @ self.b)
+        return values.ravel(), probs.ravel()
 
     def _scaled(self, defined: float, undefined: bool) -> float:
         """A probability from its defined part: conditioned on "defined" if zero_division is NaN."""
@@ -277,14 +306,14 @@ class _GridLaw:
         .. math:: \mu=\sum_s\ell\,m_0+\gamma\,m_1,\qquad
                   \sigma^2=\sum_s d^2m_0+2d\gamma\,m_1+\gamma^2m_2,
 
-        over the defined diagonals, plus the undefined mass at ``zero_division`` (or divided by
-        the defined mass for NaN).
+        over the defined diagonals (:math:`m_k` summed over the components), plus the undefined
+        mass at ``zero_division`` (or divided by the defined mass for NaN).
         """
-        rows, width = self.a.size, self.b.size
-        centre = self.a @ np.arange(rows)
+        rows, width = self.tp.size, self.fn.size
+        centre = (self.weights @ self.a) @ np.arange(rows)
         u = np.arange(rows) - centre
-        m0, m1, m2 = signal.fftconvolve(np.stack([self.a, u * self.a, u * u * self.a]),
-                                        self.b[None, :], axes=1)
+        m0, m1, m2 = signal.fftconvolve(np.stack([self.wa, u * self.wa, u * u * self.wa]),
+                                        self.b[None], axes=2).sum(axis=1)
         s = np.arange(rows + width - 1)
         i1, i2 = np.maximum(s - (width - 1), 0), np.minimum(s, rows - 1)
         g1, g2 = self.value(i1, s - i1), self.value(i2, s - i2)
@@ -300,18 +329,56 @@ class _GridLaw:
         var = var / (1.0 - pu) if np.isnan(zd) else var + (zd - mean) ** 2 * pu
         return float(mean), float(np.sqrt(max(var, 0.0)))
 
+    def _guess(self, v: float) -> np.ndarray | None:
+        r"""Per row, the FN count where a linear-fractional metric crosses ``v``.
+
+        :math:`g(t,f)\le v` solved for :math:`f`: recall :math:`f\ge t(1-v)/v`,
+        :math:`F_\beta` :math:`f\ge((1+\beta^2)t-v\beta^2t-vN_{pp})/(v\beta^2)`, specificity
+        :math:`f\ge N_{pn}-v(N_{pp}-t)/(1-v)`; None for the other metrics.
+        """
+        t, b2 = self.tp, 1.0 if self.metric == "f1" else self.beta**2
+        if not 0.0 < v < 1.0:
+            return None
+        if self.metric == "recall":
+            return t * (1.0 - v) / v
+        if self.metric in ("f1", "fbeta") and 0.0 < b2 < np.inf:
+            return ((1.0 + b2) * t - v * b2 * t - v * self.n_pos) / (v * b2)
+        if self.metric == "specificity":
+            return self.n_neg - v * (self.n_pos - t) / (1.0 - v)
+        return None
+
+    def _ok(self, i: np.ndarray, j: np.ndarray, v: float, strict: bool) -> np.ndarray:
+        g = self.value(i, j)
+        return g < v if strict else g <= v
+
     def first(self, v: float, strict: bool = False, lo: np.ndarray | None = None,
               hi: np.ndarray | None = None) -> np.ndarray:
         """Per row, the first column in [lo, hi) with g <= v (g < v if ``strict``), else hi.
 
-        Defaults to the row's defined columns; rows with lo = hi are left alone.
+        Defaults to the row's defined columns; rows with lo = hi are left alone. For the
+        linear-fractional metrics the solved crossing is confirmed (or corrected by one) from
+        the four cells around it, and the bisection is left for the rows where it is not.
         """
         lo = self.start.copy() if lo is None else lo.copy()
         hi = self.end.copy() if hi is None else hi.copy()
+        guess = self._guess(v)
+        if guess is not None:  # cells c - 1 .. c + 2 around the solved column c + 1
+            col = np.ceil(np.clip(guess - self.fn[0], -1.0, self.fn.size)).astype(np.int64)
+            c = np.clip(col - 1, lo, hi)
+            cells = c + np.arange(-1, 3)[:, None]
+            rows = np.arange(c.size)
+            inside = (cells >= lo) & (cells < hi)
+            ok = self._ok(np.tile(rows, 4), np.clip(cells, 0, self.fn.size - 1).ravel(), v,
+                          strict).reshape(4, -1)
+            ok = np.where(inside, ok, cells >= hi)  # past hi counts as found, before lo not
+            # the first ok column is in [c, c + 2] if column c - 1 is not ok (or c = lo) and
+            # column c + 2 is
+            confirmed = ((c == lo) | ~ok[0]) & ok[3]
+            found = c + ~ok[1] + (~ok[1] & ~ok[2])
+            lo, hi = np.where(confirmed, found, lo), np.where(confirmed, found, hi)
         while (active := np.flatnonzero(lo < hi)).size:
             mid = (lo[active] + hi[active]) // 2
-            g = self.value(active, mid)
-            ok = g < v if strict else g <= v
+            ok = self._ok(active, mid, v, strict)
             hi[active] = np.where(ok, mid, hi[active])
             lo[active] = np.where(ok, lo[active], mid + 1)
         return lo
@@ -319,15 +386,15 @@ class _GridLaw:
     def tail(self, cut: np.ndarray, v: float, upper: bool) -> float:
         """P(g <= v), or P(g > v) if ``upper``, from the rows' first columns ``cut`` with g <= v."""
         if upper:
-            defined = self.a @ (self.left[cut] - self.left[self.start])
+            defined = self._sum(self.left[:, cut] - self.left[:, self.start])
             return self._scaled(defined, self.zero_division > v)
-        defined = self.a @ (self.right[cut] - self.right[self.end])
+        defined = self._sum(self.right[:, cut] - self.right[:, self.end])
         return self._scaled(defined, self.zero_division <= v)
 
     def mass(self, lower: float, upper: float) -> float:
         """P(lower <= g <= upper): the columns from the first g <= upper to the first g < lower."""
         inside, beyond = self.first(upper), self.first(lower, strict=True)
-        defined = self.a @ (self.left[np.maximum(beyond, inside)] - self.left[inside])
+        defined = self._sum(self.left[:, np.maximum(beyond, inside)] - self.left[:, inside])
         return self._scaled(defined, lower <= self.zero_division <= upper)
 
     def _range(self) -> tuple[float, float]:
@@ -344,7 +411,7 @@ class _GridLaw:
 
         A bracket :math:`(v_0, v_1]` holding the answer is narrowed, keeping per row the columns
         :math:`[c_i(v_1), c_i(v_0))` of its cells (each search looks only there): from the
-        normal quantile, steps of :math:`\sigma/50` doubling until the answer is bracketed,
+        normal quantile, steps of :math:`\sigma/200` doubling until the answer is bracketed,
         then bisection, until it holds at most :data:`_ENUMERATE` cells. Those are sorted and
         merged, and their masses cumulated from the tail beyond the bracket's end, so the answer
         is a support value, chosen as in :meth:`MetricDistribution.interval`.
@@ -354,7 +421,7 @@ class _GridLaw:
         lo = float(np.nextafter(lo, -np.inf))
         cut_lo, cut_hi = self.end, self.start  # no cell <= lo, every cell <= hi
         mid = mean + sd * special.ndtri(1.0 - level if upper else level)
-        step, before = sd / 50, None
+        step, before = sd / 200, None
         while (cut_lo - cut_hi).sum() > _ENUMERATE:
             if not lo < mid < hi:
                 mid = 0.5 * (lo + hi)
@@ -381,7 +448,9 @@ class _GridLaw:
         runs = cut_lo - cut_hi
         i = np.repeat(np.arange(runs.size), runs)
         j = np.arange(runs.sum()) - np.repeat(np.cumsum(runs) - runs - cut_hi, runs)
-        values, probs = self.value(i, j), self.a[i] * self.b[j]
+        probs = (self.a[0, i] * self.b[0, j] if self.weights.size == 1
+                 else (self.wa[:, i] * self.b[:, j]).sum(axis=0))
+        values = self.value(i, j)
         if self.p_undefined > 0 and lo < self.zero_division <= hi:
             values, probs = np.r_[values, self.zero_division], np.r_[probs, self.p_undefined]
         values, probs = _merge(values, probs)
@@ -477,9 +546,27 @@ class MetricDistribution:
                 f"sd={self.sd:.3g}, p_undefined={self.p_undefined:.3g}, "
                 f"zero_division={self.zero_division})")
 
+    @property
+    def lazy(self) -> bool:
+        """Whether the support is still to be built (from a grid of ``grid_cells`` cells).
+
+        Examples
+        --------
+        >>> d = metric_distribution("recall", [1, 1, 0, 0], [0.9, 0.6, 0.3, 0.1])
+        >>> d.lazy, d.interval(0.9, kind="hdi"), d.lazy
+        (True, (0.5, 1.0), False)
+        """
+        return self._support is None
+
     def _materialised(self) -> tuple[np.ndarray, np.ndarray]:
         """(values, probs), listed and sorted from the grid on first use if lazy."""
         if self._support is None:
+            if self._grid.size > SUPPORT_CELLS:
+                raise ValueError(
+                    f"the support of this {self.metric} law would be sorted from "
+                    f"{self._grid.size:.2g} grid cells (limit {SUPPORT_CELLS:.0e}); its mean, "
+                    "sd, masses and equal-tailed interval need no support: use "
+                    "interval(kind='eti') (ci_kind='eti'), or smaller windows.")
             values, probs, _ = _support(*self._grid.cells(), self.zero_division)
             self._support = values, probs
         return self._support
@@ -721,12 +808,66 @@ def metric_distribution(metric: str, y_pred: Any, p: Any, labels: Any = None, *,
     if metric in _ONE_COUNT:
         values, probs, p_undefined = _support(*_one_count(metric, rows), zero_division)
         return MetricDistribution(metric, values, probs, p_undefined, zero_division)
-    grid = _GridLaw(metric, rows, beta, zero_division)
+    return _of_grid(_GridLaw.of_rows(metric, rows, beta, zero_division))
+
+
+def _of_grid(grid: _GridLaw) -> MetricDistribution:
+    """The lazy law of a grid, or the point mass at ``zero_division`` if it is never defined."""
     if grid.defined:
         return MetricDistribution._lazy(grid)
-    values, probs = np.full(1, zero_division), np.ones(1)  # never defined: one value
+    values, probs = np.full(1, grid.zero_division), np.ones(1)
     values.flags.writeable = probs.flags.writeable = False
-    return MetricDistribution(metric, values, probs, 1.0, zero_division)
+    return MetricDistribution(grid.metric, values, probs, 1.0, grid.zero_division)
+
+
+def count_distribution(metric: str, n_pos: int, n_neg: int, tp: Any, a: Any, fn: Any, b: Any,
+                       weights: Any = None, *, beta: float = 1.0,
+                       zero_division: float = 0.0) -> MetricDistribution:
+    r"""Exact law of a two-count metric from the laws of :math:`TP` and :math:`FN`.
+
+    The counts are independent given a component :math:`j` of a mixture,
+    :math:`P(TP=t, FN=f)=\sum_jw_j\,a_j(t)\,b_j(f)` (one component for independent labels;
+    CBPE's noise models mix over their concentration). The law is lazy, as
+    :func:`metric_distribution`'s: mean, sd, masses and the equal-tailed interval come from the
+    grid without listing its support.
+
+    Parameters
+    ----------
+    metric : str
+        A metric of :data:`bayeval.metrics.METRICS` that depends on both counts (not accuracy,
+        precision or NPV: their laws are one-dimensional).
+    n_pos, n_neg : int
+        Rows predicted positive and negative.
+    tp, fn : array-like of int, shapes (r,) and (c,)
+        The counts with probability (consecutive).
+    a, b : array-like, shapes (J, r) and (J, c)
+        Their probabilities per component (each row sums to 1); 1-D for one component.
+    weights : array-like, shape (J,), optional
+        Mixture weights, summing to 1 (default: one component).
+    beta, zero_division
+        As in :func:`metric_distribution`.
+
+    Returns
+    -------
+    MetricDistribution
+
+    Examples
+    --------
+    Two predicted positives with :math:`TP\in\{1, 2\}`, one predicted negative with
+    :math:`FN\in\{0, 1\}`, equally likely: recall is 1/2, 2/3 or 1.
+
+    >>> d = count_distribution("recall", 2, 1, [1, 2], [0.5, 0.5], [0, 1], [0.5, 0.5])
+    >>> round(d.mean, 6), d.interval(0.5)
+    (0.791667, (0.5, 1.0))
+    >>> d.values.round(4), d.probs
+    (array([0.5   , 0.6667, 1.    ]), array([0.25, 0.25, 0.5 ]))
+    """
+    metric = as_choice(metric, "metric", [m for m in METRICS if m not in _ONE_COUNT])
+    a, b = np.atleast_2d(np.asarray(a, float)), np.atleast_2d(np.asarray(b, float))
+    weights = np.ones(1) if weights is None else np.asarray(weights, float)
+    return _of_grid(_GridLaw(metric, int(n_pos), int(n_neg), np.asarray(tp, float), a,
+                             np.asarray(fn, float), b, weights, as_beta(beta),
+                             as_zero_division(zero_division)))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -10,12 +10,12 @@ from threadpoolctl import threadpool_limits
 
 from bayeval import datasets
 from bayeval import metrics as M
-from bayeval.confusion import metric_distribution
+from bayeval.confusion import count_distribution, metric_distribution
 from bayeval.evaluation import Evaluation, load
 from bayeval.methods import cbpe as cbpe_module
 from bayeval.methods import cbpe_models
 from bayeval.methods.cbpe import cbpe
-from bayeval.methods.cbpe_exact import ConditionalLaw, CountLaw, beta_binomial_pmf
+from bayeval.methods.cbpe_exact import CountLaw, beta_binomial_pmf
 from bayeval.poibin import convolve
 
 TWO_COUNT = ("recall", "specificity", "f1", "fbeta", "balanced_accuracy", "mcc")
@@ -61,39 +61,55 @@ def _undefined_heavy():
     return s, (s >= 0.5).astype(np.int8)
 
 
+def _lazy(law: CountLaw, metric: str, zero_division: float, beta: float):
+    """The lazy law of ``metric``, whatever the size of the grid."""
+    return count_distribution(
+        metric, law.n_pos, law.n_neg, law.tp_start + np.arange(law.tp.shape[1]), law.tp,
+        law.fn_start + np.arange(law.fn.shape[1]), law.fn, law.weights, beta=beta,
+        zero_division=zero_division)
+
+
+def _mixture():
+    """A V2b-like window: Beta-binomial cells mixed over three concentrations."""
+    n, c, y_pred = (np.array([40, 25, 60, 35, 80]), np.array([0.2, 0.4, 0.6, 0.85, 0.95]),
+                    np.array([0, 0, 1, 1, 1]))
+    kappa = np.array([[3.0], [30.0], [300.0]])
+    return CountLaw.beta_binomial(n, kappa * c, kappa * (1 - c), y_pred, [0.2, 0.5, 0.3])
+
+
 @pytest.mark.parametrize("zero_division", [0.0, 1.0, np.nan])
 @pytest.mark.parametrize("metric", TWO_COUNT)
-def test_conditional_law_is_the_grid_law(window, metric, zero_division):
-    for s, y_pred in (window, _undefined_heavy()):
-        law = CountLaw.poisson_binomial(s, y_pred)
+def test_lazy_law_is_the_grid_law(window, metric, zero_division):
+    """The lazy law (no support listed) against the PMF pushed forward from the whole grid:
+    one component (V0, and a window where TP = FN = 0 has mass) and a mixture (V2b)."""
+    laws = [CountLaw.poisson_binomial(s, y_pred) for s, y_pred in (window, _undefined_heavy())]
+    for law in [*laws, _mixture()]:
         grid = law.grid(metric, zero_division, beta=2.0)
-        cond = ConditionalLaw(law, metric, zero_division, beta=2.0)
-        assert cond.mean == pytest.approx(grid.mean, abs=1e-12)
-        assert cond.sd == pytest.approx(grid.sd, abs=1e-12)
-        assert cond.p_undefined == pytest.approx(grid.p_undefined, abs=1e-12)
-        for q in (0.001, 0.025, 0.5, 0.975, 0.999):
-            exact = grid.values[np.argmax(np.cumsum(grid.probs) >= q)]
-            assert cond.quantile(q) == exact
+        lazy = _lazy(law, metric, zero_division, beta=2.0)
+        assert lazy.lazy
+        assert lazy.mean == pytest.approx(grid.mean, abs=1e-12)
+        assert lazy.sd == pytest.approx(grid.sd, abs=1e-12)
+        assert lazy.p_undefined == pytest.approx(grid.p_undefined, abs=1e-12)
+        for ci_prob in (0.998, 0.95, 0.5, 0.1):
+            assert lazy.interval(ci_prob) == grid.interval(ci_prob)
         picks = grid.values[:: max(1, grid.values.size // 40)]
-        cdf = np.array([cond.cdf(v) for v in picks])
-        below = np.array([cond.cdf(v, strict=True) for v in picks])
-        np.testing.assert_allclose(cdf, [grid.probs[grid.values <= v].sum() for v in picks],
-                                   atol=1e-12)
-        np.testing.assert_allclose(below, [grid.probs[grid.values < v].sum() for v in picks],
-                                   atol=1e-12)
+        for v in picks:
+            assert lazy.mass(-np.inf, v) == pytest.approx(grid.mass(-np.inf, v), abs=1e-12)
+            assert lazy.mass(v, v) == pytest.approx(grid.mass(v, v), abs=1e-12)
         for lo, hi in ((-np.inf, picks[len(picks) // 2]), (picks[1], np.inf)):
-            assert cond.mass(lo, hi) == pytest.approx(grid.mass(lo, hi), abs=1e-12)
+            assert lazy.mass(lo, hi) == pytest.approx(grid.mass(lo, hi), abs=1e-12)
+        assert lazy.lazy  # none of the above listed the support
 
 
 def test_large_window_matches_the_engine():
-    """At 60,000 rows the conditional law and the engine's lazy law: two implementations."""
+    """At 60,000 rows CBPE's law is lazy and equals the engine's from the rows."""
     rng = np.random.default_rng(9)
     s = rng.beta(2, 3, 60_000)
     y_pred = (s >= 0.5).astype(np.int8)
     law = CountLaw.poisson_binomial(s, y_pred)
     for metric in ("recall", "f1", "mcc"):
         ours, engine = law.law(metric), metric_distribution(metric, y_pred, s)
-        assert isinstance(ours, ConditionalLaw)
+        assert ours.lazy
         assert ours.mean == pytest.approx(engine.mean, abs=1e-12)
         assert ours.sd == pytest.approx(engine.sd, abs=1e-12)
         assert ours.interval(0.95) == engine.interval(0.95)

@@ -507,7 +507,7 @@ def _random_case(seed: int, n: int):
 def test_lazy_law_equals_its_support_when_quantiles_bisect(metric, zero_division):
     """n = 2000: more grid cells than a quantile enumerates, so it bisects first."""
     yp, p, labels = _random_case(3, 2000)
-    grid = C._GridLaw(metric, C._rows(yp, p, labels), BETA, 0.0)
+    grid = C._GridLaw.of_rows(metric, C._rows(yp, p, labels), BETA, 0.0)
     assert grid.a.size * grid.b.size > 2 * C._ENUMERATE
     _assert_same(*_lazy_and_eager(metric, yp, p, labels, zero_division))
 
@@ -527,7 +527,7 @@ def test_grid_rows_are_monotone_with_undefined_cells_at_their_ends(metric):
     with FN, and undefined cells are a row's first or last cell, or the whole row."""
     cases = [CASES[c][:3] for c in CASES] + [_random_case(5, 30_000)]
     for yp, p, labels in cases:
-        grid = C._GridLaw(metric, C._rows(yp, p, labels), BETA, 0.0)
+        grid = C._GridLaw.of_rows(metric, C._rows(yp, p, labels), BETA, 0.0)
         values = grid.cells()[0].reshape(grid.a.size, grid.b.size)
         defined = np.arange(grid.b.size)
         defined = (defined >= grid.start[:, None]) & (defined < grid.end[:, None])

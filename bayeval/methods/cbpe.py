@@ -409,7 +409,7 @@ def closed_form(laws, auc, expected, chunk_labels, metrics, ci_prob, ci_kind, ze
     for (i, j), (law, values) in zip(cells, map(cell, cells), strict=True):
         for name, value in zip(names, values, strict=True):
             out[name][i, j] = value
-        if isinstance(law, MetricDistribution):
+        if isinstance(law, MetricDistribution) and not law.lazy:
             pmfs[i, j] = law
     dims = ("chunk", "metric")
     ds = xr.Dataset({v: (dims, out[v]) for v in names[:-1]},
