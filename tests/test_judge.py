@@ -531,7 +531,8 @@ def test_ppi_shim_one_sided_and_its_link_to_judge():
     lo, hi = ppi_mean_ci(y, yhat, yhat_u, alpha=0.05, alternative="larger")
     two_lo, _ = ppi_mean_ci(y, yhat, yhat_u, alpha=0.1)
     assert lo[0] == pytest.approx(two_lo[0], abs=1e-14) and np.isinf(hi[0])
-    s = judge(y, yhat, yhat_u, estimator="all", ci="wald", ci_prob=0.9).summary()
+    with pytest.warns(UserWarning, match="does not help PPI"):
+        s = judge(y, yhat, yhat_u, estimator="all", ci="wald", ci_prob=0.9).summary()
     both = ppi_mean_ci(y, yhat, yhat_u, alpha=0.1)
     assert [s.loc["ppi_pp", "lower"], s.loc["ppi_pp", "upper"]] == pytest.approx(
         [both[0][0], both[1][0]], abs=1e-12)
@@ -549,11 +550,15 @@ def test_groups_are_independent_fits():
     judges = pd.DataFrame({name: np.where(y == 1, rng.random(2000) < q1, rng.random(2000) > q0)
                            .astype(int) for name, q0, q1 in
                            (("cheap", 0.65, 0.7), ("strong", 0.85, 0.9))})
-    ev = judge(y[:250], judges.iloc[:250], judges.iloc[250:], estimator="all")
+    with pytest.warns(UserWarning, match=r"\[cheap\] the judge does not help PPI"):
+        ev = judge(y[:250], judges.iloc[:250], judges.iloc[250:], estimator="all")
     s = ev.summary()
     assert s.index.names == ["estimator", "group"]
     for name in judges:
-        one = judge(y[:250], judges[name][:250], judges[name][250:], estimator="all").summary()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # the cheap judge's, as above
+            one = judge(y[:250], judges[name][:250], judges[name][250:],
+                        estimator="all").summary()
         pd.testing.assert_frame_equal(s.xs(name, level="group"), one, check_names=False,
                                       rtol=0, atol=1e-15)
     data = ev.tree["data"].to_dataset()
@@ -600,8 +605,10 @@ def test_a_judge_no_better_than_chance():
     """kappa <= 0: Rogan–Gladen is left out of "all" (it divides by kappa) and refused alone;
     the EIF still answers (close to the human labels' mean)."""
     y, yhat, yhat_u = items(E.Counts(20, 30, 35, 25, t1=600, t0=400))
-    with pytest.warns(UserWarning, match="no better than chance"):
+    with pytest.warns(UserWarning) as caught:
         ev = judge(y, yhat, yhat_u, estimator="all")
+    said = " ".join(str(w.message) for w in caught)
+    assert "no better than chance" in said and "rogan_gladen_adjusted left out" in said
     assert "rogan_gladen" not in ev.summary().index
     assert "mle" in ev.summary().index
     assert ev.summary().loc["eif", "mean"] == pytest.approx(50 / 110, abs=0.02)
@@ -615,9 +622,12 @@ def test_a_group_with_a_chance_judge_leaves_rogan_gladen_out_there_only():
     bad_counts = E.Counts(20, 30, 35, 25, t1=600, t0=400)
     good_counts = E.Counts(45, 5, 8, 52, t1=600, t0=400)
     (y_bad, bad, bad_u), (y_good, good, good_u) = items(bad_counts), items(good_counts)
-    with pytest.warns(UserWarning, match=r"\[bad\] .*rogan_gladen.*left out"):
+    with pytest.warns(UserWarning) as caught:
         ev = judge({"bad": y_bad, "good": y_good}, {"bad": bad, "good": good},
                    {"bad": bad_u, "good": good_u}, estimator="all")
+    said = [str(w.message) for w in caught]
+    assert any(m.startswith("[bad] rogan_gladen, rogan_gladen_adjusted left out") for m in said)
+    assert not any(m.startswith("[good]") for m in said)
     rg = ev.closed_form["mean"].sel(estimator="rogan_gladen")
     assert np.isnan(float(rg.sel(group="bad"))) and np.isfinite(float(rg.sel(group="good")))
     alone = judge(y_good, good, good_u, estimator="rogan_gladen").closed_form["mean"]
