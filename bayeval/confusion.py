@@ -34,7 +34,7 @@ import numpy as np
 from scipy import signal, special
 
 from bayeval.metrics import METRICS, from_counts, metric_value
-from bayeval.poibin import truncated_pmf
+from bayeval.poibin import _truncated_pmf
 from bayeval.validation import (
     as_array,
     as_beta,
@@ -101,12 +101,13 @@ def _rows(y_pred: Any, p: Any, labels: Any) -> _Rows:
     check_same_length(y_pred=yp, p=pp, labels=y)
     if y is None:  # every label unknown
         n_pos = int(yp.sum())
-        return _Rows(n_pos, yp.size - n_pos, 0, 0, 0, pp[yp], pp[~yp])
+        return _Rows(n_pos, yp.size - n_pos, 0, 0, 0, np.compress(yp, pp), np.compress(~yp, pp))
     unknown = np.isnan(y)
     return _Rows(n_pos=int(yp.sum()), n_neg=int((~yp).sum()),
                  tp_known=int((yp & (y == 1)).sum()), fn_known=int((~yp & (y == 1)).sum()),
                  tn_known=int((~yp & (y == 0)).sum()),
-                 p_pos=pp[unknown & yp], p_neg=pp[unknown & ~yp])
+                 p_pos=np.compress(unknown & yp, pp),
+                 p_neg=np.compress(unknown & ~yp, pp))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -115,7 +116,7 @@ def _rows(y_pred: Any, p: Any, labels: Any) -> _Rows:
 
 def _window(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(counts, probs) of PB(p) on the counts with probability above TOL, renormalised."""
-    start, probs = truncated_pmf(p, tol=TOL)
+    start, probs = _truncated_pmf(p, TOL)  # p checked by _rows
     return start + np.arange(probs.size, dtype=float), probs / probs.sum()
 
 

@@ -520,6 +520,11 @@ def truncated_pmf(p: Any, tol: float = 1e-16) -> tuple[int, np.ndarray]:
     p = _as_p(p)
     if not (isinstance(tol, (int, float, np.floating, np.integer)) and 0 <= tol < 1):
         raise ValueError(f"tol must be a number in [0, 1), got {tol!r}.")
+    return _truncated_pmf(p, tol)
+
+
+def _truncated_pmf(p: np.ndarray, tol: float) -> tuple[int, np.ndarray]:
+    """:func:`truncated_pmf` of probabilities already checked (the engine's inner calls)."""
     ones, _, inside = _split(p)
     start, probs = _window(inside)
     keep = np.flatnonzero(probs > tol)

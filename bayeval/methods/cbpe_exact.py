@@ -144,7 +144,7 @@ class CountLaw:
         """V0: :math:`TP` and :math:`FN` Poisson-binomial over the predicted positives and
         negatives."""
         pos = y_pred == 1
-        (ts, tp), (fs, fn) = (truncated_pmf(p[side], tol=TOL) for side in (pos, ~pos))
+        (ts, tp), (fs, fn) = (truncated_pmf(np.compress(side, p), tol=TOL) for side in (pos, ~pos))
         return cls(int(pos.sum()), int((~pos).sum()), ts, (tp / tp.sum())[None, :], fs,
                    (fn / fn.sum())[None, :], np.ones(1))
 
