@@ -494,3 +494,12 @@ def test_round_trip_through_netcdf(tmp_path, reference):
 def test_bad_input(kwargs, message):
     with pytest.raises(ValueError, match=message):
         cbpe(**kwargs)
+
+
+def test_a_chunk_predicted_all_positive_has_zero_expected_negatives():
+    """No predicted negative: the expected FN is exactly 0 (a rounding residue would make the
+    expected TN negative and be refused)."""
+    scores = np.random.default_rng(21).uniform(0.5, 1.0, 200 * 20)  # 200 chunks of 20
+    ev = cbpe(scores, chunk_size=20, metrics=["accuracy", "f1"])
+    accuracy = ev.closed_form["plugin"].sel(metric="accuracy").values[:-1]
+    np.testing.assert_allclose(accuracy, scores.reshape(200, 20).mean(axis=1), atol=1e-15)

@@ -507,7 +507,8 @@ def _kappa_grid(ref_cells, kappa_prior, data: xr.Dataset) -> tuple[np.ndarray, n
 def _estimates(windows: list[_Window], chunking, laws, metrics, ci_prob, ci_kind, zero_division,
                beta, thresholds) -> xr.Dataset:
     """The closed form of every chunk and of the whole period, with the chunks' sizes."""
-    expected = [(float(w.p @ w.y_pred), float(w.p.sum() - w.p @ w.y_pred)) for w in windows]
+    expected = [(float(np.compress(w.y_pred, w.p).sum()), float(np.compress(~w.y_pred, w.p).sum()))
+                for w in windows]
     auc = [_auc_law(w, zero_division) for w in windows] if "roc_auc" in metrics else None
     closed = closed_form(laws, auc, expected, chunking.labels, metrics, ci_prob, ci_kind,
                           zero_division, beta, thresholds)
