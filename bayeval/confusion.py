@@ -536,6 +536,22 @@ class MetricDistribution:
         self._grid: _GridLaw | None = None
 
     @classmethod
+    def from_cells(cls, metric: str, values: np.ndarray, probs: np.ndarray,
+                   zero_division: float) -> MetricDistribution:
+        """The law of a metric from the value (NaN where undefined) and probability of every
+        cell of its counts' grid: equal values merged, undefined cells at ``zero_division``.
+
+        Examples
+        --------
+        >>> d = MetricDistribution.from_cells("recall", np.array([0.5, np.nan, 0.5, 1.0]),
+        ...                                   np.array([0.25, 0.25, 0.25, 0.25]), 0.0)
+        >>> d.values, d.probs, d.p_undefined
+        (array([0. , 0.5, 1. ]), array([0.25, 0.5 , 0.25]), 0.25)
+        """
+        return cls(metric, *_support(np.array(values, float), probs, zero_division),
+                   zero_division)
+
+    @classmethod
     def _lazy(cls, grid: _GridLaw) -> MetricDistribution:
         """The law of ``grid``, its support built only when asked for."""
         dist = cls(grid.metric, None, None, grid.p_undefined, grid.zero_division)
@@ -807,8 +823,7 @@ def metric_distribution(metric: str, y_pred: Any, p: Any, labels: Any = None, *,
     beta = as_beta(beta)
     rows = _rows(y_pred, p, labels)
     if metric in _ONE_COUNT:
-        values, probs, p_undefined = _support(*_one_count(metric, rows), zero_division)
-        return MetricDistribution(metric, values, probs, p_undefined, zero_division)
+        return MetricDistribution.from_cells(metric, *_one_count(metric, rows), zero_division)
     return _of_grid(_GridLaw.of_rows(metric, rows, beta, zero_division))
 
 

@@ -236,20 +236,20 @@ def _count_laws(windows: list[_Window], noise: str, cells, beta_grid) -> list[Co
     return [*laws, whole]
 
 
-def _beta_grid(cells, noise: str, kappa: np.ndarray, weights: np.ndarray,
-               ref_bins=None) -> tuple[np.ndarray, ...]:
+def _beta_grid(cells, kappa: np.ndarray, weights: np.ndarray,
+               shared=None) -> tuple[np.ndarray, ...]:
     r"""Beta parameters (kappa point x cell) of the cells' rates, and the kappa weights.
 
-    ``"beta"`` and ``"learned"``: :math:`\pi_g\sim\mathrm{Beta}(\kappa c_g,\kappa(1-c_g))`
-    afresh in every chunk. ``"binning"``: the rate of a bin is shared with the reference, so
-    given :math:`\kappa` it has the reference's posterior
-    :math:`\mathrm{Beta}(\kappa c_b+k_b,\kappa(1-c_b)+n_b-k_b)`, :math:`c_b` the reference bin's
-    centre (a bin the reference never saw keeps the prior, centred on the analysis cells).
+    Without ``shared`` (``"beta"``, ``"learned"``):
+    :math:`\pi_g\sim\mathrm{Beta}(\kappa c_g,\kappa(1-c_g))` afresh in every chunk. With
+    ``shared`` (``"binning"``, :func:`_reference_bins`): the rate of a bin is shared with the
+    reference, so given :math:`\kappa` it has the reference's posterior
+    :math:`\mathrm{Beta}(\kappa c_b+k_b,\kappa(1-c_b)+n_b-k_b)`.
     """
     kappa = np.asarray(kappa, float)[:, None]
-    if noise != "binning":
+    if shared is None:
         return kappa * cells["c"], kappa * (1 - cells["c"]), weights
-    k, n, c = _reference_bins(cells, ref_bins)
+    k, n, c = shared
     return kappa * c + k, kappa * (1 - c) + n - k, weights
 
 
@@ -389,8 +389,7 @@ def closed_form(laws, auc, expected, chunk_labels, metrics, ci_prob, ci_kind, ze
     out = {v: np.full((size, k), np.nan) for v in names}
     lower_thr, upper_thr = _threshold_grid(thresholds, size)
 
-    def cell(ij):
-        i, j = ij
+    def cell(i, j):
         metric, count_law, (tp, fn) = metrics[j], laws[i], expected[i]
         if metric == "roc_auc":
             law, plugin = auc[i]
@@ -405,8 +404,8 @@ def closed_form(laws, auc, expected, chunk_labels, metrics, ci_prob, ci_kind, ze
         return law, (law.mean, law.sd, lo, hi, mass, law.p_undefined, plugin, alert)
 
     pmfs = {}
-    cells = list(product(range(size), range(k)))
-    for (i, j), (law, values) in zip(cells, map(cell, cells), strict=True):
+    for i, j in product(range(size), range(k)):
+        law, values = cell(i, j)
         for name, value in zip(names, values, strict=True):
             out[name][i, j] = value
         if isinstance(law, MetricDistribution) and not law.lazy:
@@ -667,17 +666,17 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
                              alert_thresholds)
 
     p = calibrate(scores) if noise != "none" or method != "exact" else None
-    cells, ref_cells, beta_grid = None, None, None
+    cells, ref_cells, beta_grid, shared = None, None, None, None
     if noise != "none":
         edges = bin_edges(*((ref.scores, ref.y_pred) if ref else (scores, y_pred)), n_bins)
         cells = bin_cells(scores, p, y_pred, chunking.codes, edges)
         if noise == "beta":
-            beta_grid = _beta_grid(cells, noise, [float(kappa)], np.ones(1))
+            beta_grid = _beta_grid(cells, [float(kappa)], np.ones(1))
         else:  # binning: the reference's bins pooled; learned: per reference chunk
             codes = ref.chunking.codes if noise == "learned" else np.zeros_like(ref.y_pred)
             ref_cells = bin_cells(ref.scores, ref.p, ref.y_pred, codes, edges, labels=ref.labels)
-            beta_grid = _beta_grid(cells, noise, *_kappa_grid(ref_cells, kappa_prior, data),
-                                   ref_bins=ref_cells)
+            shared = _reference_bins(cells, ref_cells) if noise == "binning" else None
+            beta_grid = _beta_grid(cells, *_kappa_grid(ref_cells, kappa_prior, data), shared)
     closed = None
     if method != "pymc":
         windows = _windows(scores, chunking, calibrate, threshold)
@@ -710,10 +709,9 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
     if noise in ("learned", "binning"):
         nuts = model_v2b(ref_cells["k"], ref_cells["n"], ref_cells["c"], kappa_prior)
         tree = sample(nuts, random_seed, {**V2B_SAMPLE_KWARGS[noise], **(sample_kwargs or {})})
-        shared = (dict(bins=cells["bin"], reference=_reference_bins(cells, ref_cells))
-                  if noise == "binning" else {})
+        bins = dict(bins=cells["bin"], reference=shared) if noise == "binning" else {}
         pred = predictive_v2b(cells["n"], cells["c"], cells["y_pred"], cells["chunk"],
-                              chunking.labels, kappa_prior, **shared)
+                              chunking.labels, kappa_prior, **bins)
         group = posterior_predictive(tree, pred, random_seed)
         group["value"] = metric_draws(group, *value_args)
         tree["posterior_predictive"] = xr.DataTree(group)

@@ -210,10 +210,7 @@ class CountLaw:
             return self._one_count(metric, zero_division)
         if self.cells <= GRID_CELLS or min(self.tp.shape[1], self.fn.shape[1]) == 1:
             return self.grid(metric, zero_division, beta)
-        return count_distribution(
-            metric, self.n_pos, self.n_neg, self.tp_start + np.arange(self.tp.shape[1]), self.tp,
-            self.fn_start + np.arange(self.fn.shape[1]), self.fn, self.weights, beta=beta,
-            zero_division=zero_division)
+        return self._lazy(metric, zero_division, beta)
 
     def _one_count(self, metric: str, zero_division: float) -> MetricDistribution:
         if metric == "precision":
@@ -233,33 +230,19 @@ class CountLaw:
             correct = start + np.arange(probs.size, dtype=float)
             wrong = self.n_pos + self.n_neg - correct
             values = metric_value(metric, correct, wrong, 0.0, 0.0, 1.0, np.nan)
-        return _distribution(metric, values, probs, zero_division)
+        return MetricDistribution.from_cells(metric, values, probs, zero_division)
 
     def grid(self, metric: str, zero_division: float = 0.0,
              beta: float = 1.0) -> MetricDistribution:
         """The exact PMF of ``metric`` pushed forward from the whole (TP, FN) grid."""
-        joint = (self.tp.T * self.weights) @ self.fn
-        tp = self.tp_start + np.arange(self.tp.shape[1], dtype=float)[:, None]
-        fn = self.fn_start + np.arange(self.fn.shape[1], dtype=float)[None, :]
-        values = metric_value(metric, tp, self.n_pos - tp, fn, self.n_neg - fn, beta, np.nan)
-        return _distribution(metric, np.ravel(values), joint.ravel(), zero_division)
+        law = self._lazy(metric, zero_division, beta)
+        return MetricDistribution(metric, law.values, law.probs, law.p_undefined, zero_division)
 
-
-def _distribution(metric: str, values: np.ndarray, probs: np.ndarray,
-                  zero_division: float) -> MetricDistribution:
-    """Merge equal values; the undefined (NaN) cells follow ``zero_division``."""
-    undefined = np.isnan(values)
-    p_undefined = float(probs[undefined].sum())
-    if not np.isnan(zero_division):
-        values = np.where(undefined, zero_division, values)
-    elif undefined.all():
-        values, probs = np.full(1, np.nan), np.ones(1)
-    else:
-        values, probs = values[~undefined], probs[~undefined] / (1.0 - p_undefined)
-    support, where = np.unique(values, return_inverse=True)
-    merged = np.bincount(where.ravel(), weights=probs, minlength=support.size)
-    support.flags.writeable = merged.flags.writeable = False
-    return MetricDistribution(metric, support, merged, min(p_undefined, 1.0), zero_division)
+    def _lazy(self, metric: str, zero_division: float, beta: float) -> MetricDistribution:
+        return count_distribution(
+            metric, self.n_pos, self.n_neg, self.tp_start + np.arange(self.tp.shape[1]), self.tp,
+            self.fn_start + np.arange(self.fn.shape[1]), self.fn, self.weights, beta=beta,
+            zero_division=zero_division)
 
 
 class NormalLaw:
