@@ -32,7 +32,7 @@ from bayeval.check import compare
 from bayeval.table import Table, table
 from bayeval.validation import as_choice, as_ci_prob
 
-__all__ = ["Evaluation", "load"]
+__all__ = ["Evaluation", "draws_intervals", "load"]
 
 SAMPLE_DIMS = ("chain", "draw")
 CI_KINDS = ("eti", "hdi")
@@ -798,16 +798,42 @@ def _diagnose(prior: float, likelihood: float) -> str:
     return "ok"
 
 
-def _draws_summary(draws: xr.DataArray, ci_prob: float, ci_kind: str) -> pd.DataFrame:
-    """mean, sd, interval, MCSE, ESS (and R-hat with several chains), one row per coordinate."""
+def draws_intervals(draws: xr.DataArray, ci_prob: float, ci_kind: str) -> xr.Dataset:
+    """Mean, sd and interval of draws (``chain``, ``draw``, ...) per coordinate.
+
+    Parameters
+    ----------
+    draws : xarray.DataArray
+        Dims ``chain``, ``draw`` and the estimand's.
+    ci_prob : float
+        Probability of the interval.
+    ci_kind : {"eti", "hdi"}
+        Equal-tailed or highest-density (ArviZ's ``eti``/``hdi``).
+
+    Returns
+    -------
+    xarray.Dataset
+        ``mean``, ``sd`` (ddof 1), ``lower`` and ``upper`` over the estimand's dims.
+
+    Examples
+    --------
+    >>> x = xr.DataArray(np.arange(8.0).reshape(2, 4), dims=("chain", "draw"))
+    >>> {k: round(float(v), 3) for k, v in draws_intervals(x, 0.5, "eti").data_vars.items()}
+    {'mean': 3.5, 'sd': 2.449, 'lower': 1.75, 'upper': 5.25}
+    """
     interval = (az.eti if ci_kind == "eti" else az.hdi)(draws, prob=ci_prob)
-    ds = xr.Dataset({
+    return xr.Dataset({
         "mean": draws.mean(SAMPLE_DIMS), "sd": draws.std(SAMPLE_DIMS, ddof=1),
         "lower": interval.sel(ci_bound="lower", drop=True),
-        "upper": interval.sel(ci_bound="upper", drop=True),
-        "mcse_mean": az.mcse(draws), "ess_bulk": az.ess(draws, method="bulk"),
-        "ess_tail": az.ess(draws, method="tail"),
-    })
+        "upper": interval.sel(ci_bound="upper", drop=True)})
+
+
+def _draws_summary(draws: xr.DataArray, ci_prob: float, ci_kind: str) -> pd.DataFrame:
+    """mean, sd, interval, MCSE, ESS (and R-hat with several chains), one row per coordinate."""
+    ds = draws_intervals(draws, ci_prob, ci_kind)
+    ds["mcse_mean"] = az.mcse(draws)
+    ds["ess_bulk"] = az.ess(draws, method="bulk")
+    ds["ess_tail"] = az.ess(draws, method="tail")
     if draws.sizes["chain"] > 1:  # R-hat compares chains; one chain of draws has none
         ds["r_hat"] = az.rhat(draws)
     if ds["mean"].ndim == 0:

@@ -29,7 +29,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from scipy import stats
 
-from bayeval.evaluation import PSENSE_THRESHOLD, SAMPLE_DIMS, Evaluation
+from bayeval.evaluation import PSENSE_THRESHOLD, SAMPLE_DIMS, Evaluation, draws_intervals
 
 __all__ = ["DEFAULT_KINDS", "KINDS", "Kind", "available", "default_kind", "for_methods", "plot",
            "register"]
@@ -575,11 +575,7 @@ def _metrics(ev: Evaluation, coords: dict | None) -> list[str]:
 def _chunk_draws(ev: Evaluation) -> xr.Dataset:
     """The draws' mean and interval per (chunk, metric), with the data's realized values and
     thresholds and the alerts of the mean."""
-    draws = ev.draws
-    interval = (az.eti if ev.ci_kind == "eti" else az.hdi)(draws, prob=ev.ci_prob)
-    out = xr.Dataset({"mean": draws.mean(SAMPLE_DIMS),
-                      "lower": interval.sel(ci_bound="lower", drop=True),
-                      "upper": interval.sel(ci_bound="upper", drop=True)})
+    out = draws_intervals(ev.draws, ev.ci_prob, ev.ci_kind)
     if "data" in ev.tree.children:
         data = ev.tree["data"].to_dataset()
         out = out.merge(data[[v for v in ("realized", "lower_threshold", "upper_threshold")
