@@ -523,7 +523,8 @@ def calibration_error(scores: Any, labels: Any, *, n_bins: int = 10,
         sizes = _split_sizes(s.size, int(n_bins))
         bins = np.empty(s.size, dtype=np.int64)
         order = np.argsort(s)
-        if (s[order][1:] == s[order][:-1]).any():  # ties: split them in row order
+        ranked = s[order]
+        if (ranked[1:] == ranked[:-1]).any():  # ties: split them in row order
             order = np.argsort(s, kind="stable")
         bins[order] = np.repeat(np.arange(sizes.size), sizes)
     else:

@@ -287,9 +287,7 @@ class _GridLaw:
     def cells(self) -> tuple[np.ndarray, np.ndarray]:
         """Value and probability of every cell of the grid (the materialised law)."""
         values = self.value(np.arange(self.tp.size)[:, None], np.arange(self.fn.size)[None, :])
-        probs = (np.multiply.outer(self.a[0], self.b[0]) if self.weights.size == 1
-                 else self.wa.T @ self.b)
-        return values.ravel(), probs.ravel()
+        return values.ravel(), (self.wa.T @ self.b).ravel()
 
     def _scaled(self, defined: float, undefined: bool) -> float:
         """A probability from its defined part: conditioned on "defined" if zero_division is NaN."""
@@ -449,9 +447,7 @@ class _GridLaw:
         runs = cut_lo - cut_hi
         i = np.repeat(np.arange(runs.size), runs)
         j = np.arange(runs.sum()) - np.repeat(np.cumsum(runs) - runs - cut_hi, runs)
-        probs = (self.a[0, i] * self.b[0, j] if self.weights.size == 1
-                 else (self.wa[:, i] * self.b[:, j]).sum(axis=0))
-        values = self.value(i, j)
+        values, probs = self.value(i, j), (self.wa[:, i] * self.b[:, j]).sum(axis=0)
         if self.p_undefined > 0 and lo < self.zero_division <= hi:
             values, probs = np.r_[values, self.zero_division], np.r_[probs, self.p_undefined]
         values, probs = _merge(values, probs)
