@@ -93,11 +93,16 @@ def _conv_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.maximum(out, 0.0, out=out)
 
 
+def _bernstein(var):
+    """Half-width t of the window |k - mu| <= t outside which at most _DROP of the mass lies."""
+    return _LOG_DROP / 3 + np.sqrt(_LOG_DROP**2 / 9 + 2 * _LOG_DROP * var)
+
+
 def _cut(rows: np.ndarray, off: np.ndarray, mu: np.ndarray,
          var: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Restrict every row to a common width covering its Bernstein window |k - mu| <= t."""
     width = rows.shape[1]
-    t = _LOG_DROP / 3 + np.sqrt(_LOG_DROP**2 / 9 + 2 * _LOG_DROP * var)
+    t = _bernstein(var)
     lo = np.maximum(np.ceil(mu - t).astype(np.int64) - off, 0)
     hi = np.minimum(np.floor(mu + t).astype(np.int64) - off, width - 1)
     new = int((hi - lo).max()) + 1
@@ -161,9 +166,10 @@ def _window_cf(p: np.ndarray, mu: float, var: float) -> tuple[int, np.ndarray] |
     :math:`\omega(\mu-\text{start})` is one product, :math:`z-i\omega` comes from the series of
     :math:`\tan x-x` or :math:`\omega-\sin\omega`, :math:`\log\cos x` is
     :math:`\frac12\log(1-\sin^2x)`. The centre needing the fewest terms is used, provided the
-    real parts of the first terms, about :math:`\sum_i|d_i(1-d_i)|`-ish, i.e. ``load``
-    :math:`/\sigma^2` times their sum, lose at most four bits to cancellation: cost
-    :math:`O(nK)`, :math:`K\le30`, instead of :math:`O(n\log^2n)`, absolute error about 1e-16.
+    real parts of the leading terms, each about ``load`` :math:`/\sigma^2` times their sum
+    (``load`` is :math:`n/4`, :math:`\mu` or :math:`n-\mu`), lose at most four bits to
+    cancellation: cost :math:`O(nK)`, :math:`K\le30`, instead of :math:`O(n\log^2n)`,
+    absolute error about 1e-16.
     """
     if var < _CF_MIN_VAR:
         return None
@@ -181,7 +187,7 @@ def _window_cf(p: np.ndarray, mu: float, var: float) -> tuple[int, np.ndarray] |
     if not options:
         return None
     terms, centre = min(options)
-    t = _LOG_DROP / 3 + math.sqrt(_LOG_DROP**2 / 9 + 2 * _LOG_DROP * var)
+    t = _bernstein(var)
     start, stop = max(math.ceil(mu - t), 0), min(math.floor(mu + t), n)
     m = scipy.fft.next_fast_len(stop - start + 1, real=True)
     omega = 2 * math.pi * np.arange(min(m // 2, int(w_max * m / (2 * math.pi)) + 1) + 1) / m
