@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import logging
+import sys
+import time
+from collections.abc import Iterator
 from typing import Any
 
 import xarray as xr
 
-__all__ = ["DEFAULTS", "sample"]
+__all__ = ["DEFAULTS", "progress", "sample"]
 
 #: defaults of every NUTS run: 2 chains x 1000 draws, sequential (cheaper than processes for
 #: models that marginalise the labels), no progress bar.
@@ -63,3 +66,32 @@ def sample(model, random_seed: int | None, sample_kwargs: dict[str, Any] | None 
         return pm.sample(model=model, random_seed=random_seed, **kwargs)
     finally:
         logger.setLevel(level)
+
+
+def progress(blocks: list[slice], total: int, label: str) -> Iterator[slice]:
+    """``blocks`` (slices of an axis of length ``total``), with progress on stderr when
+    :data:`DEFAULTS` has ``progressbar`` on: a bar redrawn after each block on a terminal, one
+    line when the work is done otherwise (long work outside PyMC, e.g. MVU's imputation).
+
+    Examples
+    --------
+    >>> [b.start for b in progress([slice(0, 2), slice(2, 4)], 4, "work")]  # progress off
+    [0, 2]
+    """
+    if not DEFAULTS["progressbar"]:
+        yield from blocks
+        return
+    start, live = time.perf_counter(), sys.stderr.isatty()
+
+    def line(done: int) -> str:
+        filled = 30 * done // max(total, 1)
+        return (f"{label} [{'#' * filled}{'.' * (30 - filled)}] {done}/{total} "
+                f"{time.perf_counter() - start:.1f} s")
+
+    for b in blocks:
+        yield b
+        if live:
+            sys.stderr.write("\r" + line(min(b.stop, total)))
+            sys.stderr.flush()
+    sys.stderr.write(("\r" if live else "") + line(total) + "\n")
+    sys.stderr.flush()

@@ -25,14 +25,12 @@ Masks follow the spec: ``mask[n, i] = True`` means feature *i* of row *n* is mis
 
 from __future__ import annotations
 
-import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import numpy as np
 from scipy import optimize, special
 
-from bayeval.sampling import DEFAULTS
+from bayeval.sampling import progress
 from bayeval.validation import as_seed
 
 # as_classifier, linear_parts, pushforward and conditional_{moments,logits,draws} are the
@@ -168,33 +166,10 @@ def pushforward(predict: Callable, draws: np.ndarray) -> np.ndarray:
     r"""MVU draws :math:`\phi^{(s)} = \pi(x^{(s)})` of imputed rows (n, S, d) -> (n, S, K)."""
     n, s, d = draws.shape
     step = max(1, CHUNK // (s * d))
-    blocks = _shown([slice(i, i + step) for i in range(0, n, step)], n,
-                    "MVU: classifier on the imputations")
+    blocks = progress([slice(i, i + step) for i in range(0, n, step)], n,
+                      "MVU: classifier on the imputations")
     return np.concatenate([predict(draws[b].reshape(-1, d)).reshape(len(draws[b]), s, -1)
                            for b in blocks])
-
-
-def _shown(blocks: list[slice], total: int, label: str) -> Iterator[slice]:
-    """``blocks`` (slices of an axis of length ``total``), with progress on stderr when
-    :data:`bayeval.sampling.DEFAULTS` has ``progressbar`` on: a bar redrawn after each block on a
-    terminal, one line when the work is done otherwise."""
-    if not DEFAULTS["progressbar"]:
-        yield from blocks
-        return
-    start, live = time.perf_counter(), sys.stderr.isatty()
-
-    def line(done: int) -> str:
-        filled = 30 * done // max(total, 1)
-        return (f"{label} [{'#' * filled}{'.' * (30 - filled)}] {done}/{total} "
-                f"{time.perf_counter() - start:.1f} s")
-
-    for b in blocks:
-        yield b
-        if live:
-            sys.stderr.write("\r" + line(min(b.stop, total)))
-            sys.stderr.flush()
-    sys.stderr.write(("\r" if live else "") + line(total) + "\n")
-    sys.stderr.flush()
 
 
 # ------------------------------------------------------------------------------------ masks
@@ -520,7 +495,7 @@ def conditional_draws(x, m, mean, precision, n_draws: int, random_seed=None):
     rng = as_seed(random_seed)
     d = x.shape[-1]
     out = []
-    for b in _shown(_blocks(x, max(4 * d * d, n_draws * d)), len(x), "MVU: imputation"):
+    for b in progress(_blocks(x, max(4 * d * d, n_draws * d)), len(x), "MVU: imputation"):
         a, x_hat = _system(x[b], m[b], mean[b], precision[b])
         eps = rng.standard_normal((*a.shape[:-1], n_draws))
         y = np.linalg.solve(np.swapaxes(np.linalg.cholesky(a), -1, -2), eps)
