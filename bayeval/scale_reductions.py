@@ -364,11 +364,10 @@ class _ChunkCounts(NamedTuple):
 
 def _confusion(positive: np.ndarray, y: np.ndarray | None) -> np.ndarray:
     """tp, fp, fn, tn of the rows whose label ``y`` is known (NaN: missing)."""
-    if y is None:
+    known = None if y is None else ~np.isnan(y)
+    if known is None or not known.any():
         return np.zeros(4, np.int64)
-    one, zero = y == 1, y == 0
-    return np.array([(positive & one).sum(), (positive & zero).sum(), (~positive & one).sum(),
-                     (~positive & zero).sum()], dtype=np.int64)
+    return np.array(M.confusion_counts(y[known], positive[known]), dtype=np.int64)
 
 
 def _chunk_counts(p: np.ndarray, positive: np.ndarray, y: np.ndarray | None) -> _ChunkCounts:
@@ -622,10 +621,14 @@ def _range_task(pieces: list[_Piece], *, calibrator: Any, tie: float,
     return out
 
 
-def _range_edges(profiles: list[tuple], n_ranges: int) -> np.ndarray:
-    """Scores that cut the rows into ``n_ranges`` ranges of near-equal counts, from every
-    partition's evenly spaced order statistics (weighted by the partition's rows)."""
+def _range_edges(profiles: list[tuple], score_ranges: int | None) -> np.ndarray:
+    """Scores that cut the rows into ``score_ranges`` ranges (:func:`_n_ranges`) of near-equal
+    counts, from every partition's evenly spaced order statistics (weighted by the
+    partition's rows); none without rows."""
     samples = [(size, values) for size, values, _ in profiles if size]
+    if not samples:
+        return np.empty(0)
+    n_ranges = _n_ranges(score_ranges, sum(size for size, _ in samples))
     values = np.concatenate([v for _, v in samples])
     weights = np.concatenate([np.full(v.size, size / v.size) for size, v in samples])
     order = np.argsort(values, kind="stable")
@@ -752,10 +755,9 @@ def auc_numerator_moments(scores: Any, p: Any, labels: Any = None, *, ties: str 
     blocks = partitions(scores=scores, p=p, labels=labels)
     profiles = dask.compute(*[dask.delayed(_auc_profile)(**b, sample=RANGE_SAMPLE)
                               for b in blocks])
-    n = sum(size for size, _, _ in profiles)
-    if n == 0:
+    if not any(size for size, _, _ in profiles):
         raise ValueError("scores is empty; at least one value is needed.")
-    edges = _range_edges(profiles, _n_ranges(score_ranges, n))
+    edges = _range_edges(profiles, score_ranges)
     sums = _range_sums_by_chunk(blocks, [{}] * len(blocks), edges, calibrator=None, tie=tie,
                                 shifts=(None,))
     return _ratio_moments(sums.compute()[0], tie)
@@ -869,7 +871,7 @@ def _cbpe_plan(scores: Any, chunks: Any, chunk_size: Any, n_chunks: Any, labels:
     n = int(rows.sum())
     if n == 0:
         raise ValueError("scores is empty; at least one value is needed.")
-    edges = _range_edges(profiles, _n_ranges(score_ranges, n)) if auc else None
+    edges = _range_edges(profiles, score_ranges) if auc else None
     if by_key:
         counts = functools.reduce(functools.partial(_merge, add=operator.add),
                                   [c for _, _, c in profiles if c], {})
@@ -879,17 +881,6 @@ def _cbpe_plan(scores: Any, chunks: Any, chunk_size: Any, n_chunks: Any, labels:
     where = [{"offset": int(o), "starts": starts, "names": names}
              for o in np.r_[0, np.cumsum(rows)[:-1]]]
     return _Plan(blocks, where, np.diff(np.r_[starts, n]), edges)
-
-
-def _calibrator(calibration: Any, reference: Any) -> Any:
-    """``calibration``; without a reference, a fitted Calibrator or nothing (the scores are
-    then calibrated)."""
-    if reference is not None or not isinstance(calibration, Calibrator):
-        return calibration
-    if not calibration.fitted:
-        raise ValueError(f"calibration: the {type(calibration).__name__} calibrator is not "
-                         "fitted; fit it, or give reference=(scores, labels) to fit it on.")
-    return calibration
 
 
 def cbpe(scores: Any, *, threshold: float = 0.5, reference: Any = None, labels: Any = None,
@@ -977,9 +968,11 @@ def cbpe(scores: Any, *, threshold: float = 0.5, reference: Any = None, labels: 
     ci_kind = as_choice(ci_kind, "ci_kind", CI_KINDS)
     beta = as_beta(beta)
     metrics = cbpe_method._metrics(metrics, "none")
+    if reference is None and isinstance(calibration, Calibrator) and not calibration.fitted:
+        raise ValueError(f"calibration: the {type(calibration).__name__} calibrator is not "
+                         "fitted; fit it, or give reference=(scores, labels) to fit it on.")
     calibration, threshold, zero_division = cbpe_method._options(
-        _calibrator(calibration, reference), threshold, zero_division, "none",
-        None, None, 1)
+        calibration, threshold, zero_division, "none", None, None, 1)
     if reference is None and not isinstance(calibration, Calibrator) and \
             calibration not in ("auto", "none"):
         raise ValueError(f"calibration={calibration!r} needs reference=(scores, labels).")
@@ -1373,8 +1366,7 @@ def pemi_gauss(y_pred: Any, p: Any, labels: Any, *, scores: Any = None,
         blocks = partitions(scores=scores, labels=labels, p=p)
         profiles = dask.compute(*[dask.delayed(_profile)(b["scores"], sample=RANGE_SAMPLE)
                                   for b in blocks])
-        n = sum(size for size, _, _ in profiles)
-        edges = _range_edges(profiles, _n_ranges(score_ranges, n)) if n else np.empty(0)
+        edges = _range_edges(profiles, score_ranges)
         todo.append(_range_sums_by_chunk(blocks, [{}] * len(blocks), edges,
                                          calibrator=calibrator, tie=tie, shifts=tuple(nodes)))
     sums, *ranges = dask.compute(*todo)
