@@ -1106,10 +1106,6 @@ class _Clipped(NamedTuple):
 
     calibrator: Any
 
-    @property
-    def name(self) -> str:
-        return getattr(self.calibrator, "name", type(self.calibrator).__name__)
-
     def predict(self, scores: Any) -> np.ndarray:
         return np.clip(np.asarray(self.calibrator.predict(scores), dtype=float), 0.0, 1.0)
 
