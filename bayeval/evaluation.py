@@ -77,7 +77,7 @@ class Evaluation:
 
     >>> import numpy as np, xarray as xr
     >>> from scipy import stats
-    >>> from bayeval.methods.labelled import posterior
+    >>> from bayeval.methods.labelled.api import posterior
     >>> rng = np.random.default_rng(0)
     >>> theta = rng.beta(47, 17, size=(2, 1000, 1))  # 45 of 60 right, Beta(2, 2) prior
     >>> dims = ("chain", "draw", "metric")
@@ -383,7 +383,7 @@ class Evaluation:
 
         >>> import numpy as np, xarray as xr
         >>> from scipy import stats
-        >>> from bayeval.methods.labelled import posterior
+        >>> from bayeval.methods.labelled.api import posterior
         >>> rng = np.random.default_rng(0)
         >>> theta = rng.beta(47, 17, size=(2, 1000, 1))  # 45 of 60 right, Beta(2, 2) prior
         >>> dims = ("chain", "draw", "metric")
@@ -462,7 +462,7 @@ class Evaluation:
 
         >>> import numpy as np, xarray as xr
         >>> from scipy import stats
-        >>> from bayeval.methods.labelled import posterior
+        >>> from bayeval.methods.labelled.api import posterior
         >>> rng = np.random.default_rng(0)
         >>> theta = rng.beta(47, 17, size=(2, 1000, 1))  # 45 of 60 right, Beta(2, 2) prior
         >>> dims = ("chain", "draw", "metric")
@@ -555,7 +555,7 @@ class Evaluation:
 
         >>> import numpy as np, xarray as xr
         >>> from scipy import stats
-        >>> from bayeval.methods.labelled import posterior
+        >>> from bayeval.methods.labelled.api import posterior
         >>> rng = np.random.default_rng(0)
         >>> theta = rng.beta(47, 17, size=(2, 1000, 1))  # 45 of 60 right, Beta(2, 2) prior
         >>> dims = ("chain", "draw", "metric")

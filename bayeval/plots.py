@@ -361,7 +361,7 @@ def _pmf(ax: Axes, point: xr.Dataset, x: np.ndarray | None) -> tuple[float, floa
 def _fast_law(point: xr.Dataset, ci_prob: float):
     """The fast path's continuous law at one coordinate (a frozen scipy distribution): the
     exact Beta where it stores ``alpha`` and ``beta`` (the conjugate posterior of
-    :func:`~bayeval.methods.labelled.labelled`), the normal of its ``mean`` and ``sd`` where
+    :func:`~bayeval.methods.labelled.api.labelled`), the normal of its ``mean`` and ``sd`` where
     its interval is that normal's, else None (its interval is all it gives)."""
     if "alpha" in point and "beta" in point and point["alpha"].ndim == 0:
         return stats.beta(float(point["alpha"]), float(point["beta"]))
@@ -684,9 +684,9 @@ def bounds(ev: Evaluation, coords: dict | None = None) -> Figure:
           applies=for_methods("mvu"))
 def confidence(ev: Evaluation, n_bins: int = 10) -> Figure:
     """Left: histogram of ``c_hard``. Right: per bin of ``c_hard`` (the ``n_bins`` equal-width
-    bins of :func:`~bayeval.methods.mvu_calibration.reliability`), the mean confidence against
+    bins of :func:`~bayeval.methods.mvu.calibration.reliability`), the mean confidence against
     the share of instances whose hard decision ``y_hard`` equals the soft one ``y_soft``."""
-    from bayeval.methods.mvu_calibration import reliability
+    from bayeval.methods.mvu.calibration import reliability
 
     table = ev.summary()
     c = table["c_hard"].to_numpy(dtype=float)

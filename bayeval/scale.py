@@ -42,25 +42,27 @@ import pandas as pd
 import xarray as xr
 
 from bayeval.evaluation import Evaluation
-from bayeval.scale_reductions import (
-    CALIBRATION_ROWS,
+from bayeval.partitions import (
     RANGE_ROWS,
     SPLIT_EVERY,
-    BoundsCells,
-    LabelSums,
     auc_moments,
     auc_numerator_moments,
+    partitions,
+    poisson_binomial,
+    tree_reduce,
+)
+from bayeval.scale_reductions import (
+    CALIBRATION_ROWS,
+    BoundsCells,
+    LabelSums,
     bounds_cells,
     bounds_exact,
     cbpe,
     judge_counts,
     judge_estimates,
     mvu_hard_confidence,
-    partitions,
     pemi_gauss,
     pemi_sums,
-    poisson_binomial,
-    tree_reduce,
 )
 from bayeval.table import Table, table
 
@@ -482,7 +484,7 @@ def group_diagnostics(ev: Evaluation) -> Table:
     ``method="pymc"``):
 
     >>> import numpy as np, xarray as xr
-    >>> from bayeval.methods.labelled import posterior
+    >>> from bayeval.methods.labelled.api import posterior
     >>> def fit(right):  # right of 60 predictions, Beta(2, 2) prior
     ...     rng = np.random.default_rng(right)
     ...     dims = ("chain", "draw", "metric")

@@ -3,7 +3,7 @@
 Rows, all measured in one run:
 
 * ``judge.ppi_py``: 90 % PPI (``lam=1``) and PPI++ (``lam=None``, tuned and clipped) intervals of
-  :func:`bayeval.methods.judge.ppi_mean_ci` against ``ppi_py.ppi_mean_ci`` (PyPI ``ppi-python``)
+  :func:`bayeval.methods.judge.api.ppi_mean_ci` against ``ppi_py.ppi_mean_ci`` (PyPI ``ppi-python``)
   on the same arrays, 2,000 labelled and 10^6 unlabelled items: identical to 1e-10; time ratio.
   Without ppi_py installed the rows say so (``ok`` None).
 * ``judge.model_a``: ``judge(..., estimator="pymc")`` (Model A, NUTS, 2 x 1000 draws) with 10^7
@@ -28,8 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bayeval.methods import judge_estimators as E
-from bayeval.methods.judge import judge, ppi_mean_ci
+from bayeval.methods.judge import fast as E
+from bayeval.methods.judge.api import judge, ppi_mean_ci
 from benchmarks.timing import best_time
 
 SEED = 20261122

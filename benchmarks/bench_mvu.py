@@ -25,9 +25,9 @@ from sklearn.datasets import load_digits
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 
-from bayeval.methods.mvu import mvu
-from bayeval.methods.mvu_confidence import hard_confidence
-from bayeval.methods.mvu_estimators import DMV, mcar_mask, sensor_groups
+from bayeval.methods.mvu.api import mvu
+from bayeval.methods.mvu.fast import hard_confidence
+from bayeval.methods.mvu.estimators import DMV, mcar_mask, sensor_groups
 
 SEED = 20261122
 N = 10_000

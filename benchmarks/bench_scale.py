@@ -11,7 +11,7 @@ each (PYTENSOR_FLAGS inherited, so the workers share the compile cache):
   set of each worker process and of this one (``resource.getrusage``), read right after the
   run. Target: all of them together under 4 GiB.
 * ``scale.cbpe_in_memory``: the same on the first 10^7 rows (10 days), partitioned against
-  :func:`bayeval.methods.cbpe.cbpe` in memory: equal to 1e-12 (mean, sd, interval, its mass,
+  :func:`bayeval.methods.cbpe.api.cbpe` in memory: equal to 1e-12 (mean, sd, interval, its mass,
   p_undefined, plugin, every metric); time ratio for the record.
 * ``scale.judge_fan_out``: 20 judge posteriors (Model A, NUTS, 2 x 1000 draws, 200 labelled
   and 10^5 judge-only items each) through :func:`bayeval.scale.map_evaluations` on the 2
@@ -39,8 +39,8 @@ import numpy as np
 
 from bayeval import scale
 from bayeval.datasets import noisy_judge
-from bayeval.methods.cbpe import cbpe
-from bayeval.methods.judge import judge
+from bayeval.methods.cbpe.api import cbpe
+from bayeval.methods.judge.api import judge
 
 SEED = 20261010
 N_ROWS = 10**8
@@ -115,7 +115,7 @@ def cbpe_in_memory(folder: Path) -> list[dict]:
     peer_s = time.perf_counter() - start
     gap = max(float(np.abs(mem.closed_form[v] - ev.closed_form[v]).max()) for v in FAST)
     return [row("scale.cbpe_in_memory", f"CBPE exact, {len(local):.0e} rows, 10 chunks + whole",
-                ours_s, "bayeval.methods.cbpe.cbpe in memory", peer_s, "equal to 1e-12",
+                ours_s, "bayeval.methods.cbpe.api.cbpe in memory", peer_s, "equal to 1e-12",
                 gap <= 1e-12, f"max |difference| {gap:.1e} over {', '.join(FAST)}")]
 
 

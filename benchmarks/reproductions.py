@@ -32,12 +32,12 @@ import bayeval as be
 from bayeval import metrics as M
 from bayeval.calibration import ace, make_calibrator
 from bayeval.datasets import weak_labels
-from bayeval.methods import judge_estimators as E
-from bayeval.methods import pemi_protocol as P
-from bayeval.methods.bounds import compare_labelling_functions
-from bayeval.methods.mvu_calibration import fit_scale, mvce
-from bayeval.methods.mvu_confidence import hard_confidence
-from bayeval.methods.mvu_estimators import (
+from bayeval.methods.judge import fast as E
+from bayeval.methods.pemi import protocol as P
+from bayeval.methods.bounds.api import compare_labelling_functions
+from bayeval.methods.mvu.calibration import fit_scale, mvce
+from bayeval.methods.mvu.fast import hard_confidence
+from bayeval.methods.mvu.estimators import (
     GaussianImputer,
     LinearClassifier,
     alpha_max_variance,
@@ -348,7 +348,7 @@ def pemi_mcar(datasets=None, n_repeats: int = 2, p_m: float = 0.3, n_boot: int =
               seed: int = SEED + 3) -> list[dict]:
     r"""§6 Tables 3-4 (and their CIs, Tables 14-15): MCAR, :math:`p_m=0.3`.
 
-    The paper's protocol (``bayeval.methods.pemi_protocol.replications``): 10 stratified folds,
+    The paper's protocol (``bayeval.methods.pemi.protocol.replications``): 10 stratified folds,
     a logistic regression trained on 90 % of the other folds and a scaling-binning calibrator on
     the other 10 %, each test fold's halves masked in turn (``p_m`` of the half), repeated
     ``n_repeats`` times: 20 x ``n_repeats`` replications per data set. Scores: Wasserstein-1

@@ -217,7 +217,7 @@ def test_a_method_adds_a_kind_with_one_function(exact, monkeypatch):
 # ---------------------------------------------------------------------- method-specific
 @pytest.fixture(scope="module")
 def cbpe_ev():
-    from bayeval.methods.cbpe import cbpe
+    from bayeval.methods.cbpe.api import cbpe
     ref = datasets.calibrated_scores(1000, random_seed=0)
     ana = datasets.calibrated_scores(1000, random_seed=1)
     # a tight band on accuracy so that some chunks are in alert
@@ -273,7 +273,7 @@ def bodies(ax, label):
 
 
 def test_bounds_draw_the_identified_and_the_covering_interval():
-    from bayeval.methods.bounds import bounds
+    from bayeval.methods.bounds.api import bounds
     w = datasets.weak_labels(2000, min_votes=1, random_seed=0)
     ev = bounds(w.y_pred, w.weak_labels)
     assert plots.default_kind(ev) == "bounds"
@@ -291,7 +291,7 @@ def test_bounds_draw_the_identified_and_the_covering_interval():
 
 @pytest.fixture(scope="module")
 def bounds_both():
-    from bayeval.methods.bounds import bounds
+    from bayeval.methods.bounds.api import bounds
     w = datasets.weak_labels(2000, min_votes=1, random_seed=0)
     return bounds(w.y_pred, w.weak_labels, method="both", random_seed=1,
                   sample_kwargs={"draws": 300, "tune": 300})
@@ -336,8 +336,8 @@ def test_bounds_without_fast_path_show_the_posterior_means(bounds_both):
 
 
 def test_confidence_shows_the_histogram_and_the_reliability_of_c_hard(data):
-    from bayeval.methods.mvu import mvu
-    from bayeval.methods.mvu_calibration import reliability
+    from bayeval.methods.mvu.api import mvu
+    from bayeval.methods.mvu.calibration import reliability
     X = data.X[:40].copy()
     X[np.random.default_rng(0).random(X.shape) < 0.3] = np.nan
     ev = mvu(data.classifier.predict_proba, X, train=data.X[40:], random_seed=0)
@@ -356,7 +356,7 @@ def test_confidence_shows_the_histogram_and_the_reliability_of_c_hard(data):
 
 
 def test_chunks_of_draws_alone_show_their_mean_interval_and_the_data():
-    from bayeval.methods.cbpe import cbpe
+    from bayeval.methods.cbpe.api import cbpe
     ref = datasets.calibrated_scores(1000, random_seed=0)
     ana = datasets.calibrated_scores(600, random_seed=1)
     ev = cbpe(ana.scores, reference=(ref.scores, ref.labels), labels=ana.labels, chunk_size=200,

@@ -17,15 +17,15 @@ import dask.array as da  # noqa: E402
 import dask.dataframe as dd  # noqa: E402
 
 import bayeval as be  # noqa: E402
-from bayeval import confusion, scale, scale_reductions  # noqa: E402
+from bayeval import confusion, partitions, scale  # noqa: E402
 from bayeval.calibration import Platt  # noqa: E402
-from bayeval.methods.bounds import bounds  # noqa: E402
-from bayeval.methods.cbpe import cbpe  # noqa: E402
-from bayeval.methods.judge import judge  # noqa: E402
-from bayeval.methods.judge_estimators import Counts  # noqa: E402
-from bayeval.methods.mvu_confidence import gaussian_vote_probs  # noqa: E402
-from bayeval.methods.mvu_estimators import GaussianImputer  # noqa: E402
-from bayeval.methods.pemi import pemi  # noqa: E402
+from bayeval.methods.bounds.api import bounds  # noqa: E402
+from bayeval.methods.cbpe.api import cbpe  # noqa: E402
+from bayeval.methods.judge.api import judge  # noqa: E402
+from bayeval.methods.judge.fast import Counts  # noqa: E402
+from bayeval.methods.mvu.fast import gaussian_vote_probs  # noqa: E402
+from bayeval.methods.mvu.estimators import GaussianImputer  # noqa: E402
+from bayeval.methods.pemi.api import pemi  # noqa: E402
 from bayeval.poibin import PoissonBinomial  # noqa: E402
 
 pytestmark = pytest.mark.xdist_group("scale")  # one cluster per test run under xdist
@@ -176,10 +176,10 @@ def test_range_sums_concatenate_exactly(rng):
     s = np.sort(rng.integers(0, 12, 40) / 12)
     p = rng.random(40)
     y = np.where(rng.random(40) < 0.5, np.nan, (rng.random(40) < 0.5).astype(float))
-    whole = scale_reductions._range_sums(s, p, y, 0.5)
+    whole = partitions._range_sums(s, p, y, 0.5)
     cuts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])[1:]  # ranges never split a tie
     for a, b in itertools.pairwise(cuts):
-        parts = [scale_reductions._range_sums(s[i:j], p[i:j], y[i:j], 0.5)
+        parts = [partitions._range_sums(s[i:j], p[i:j], y[i:j], 0.5)
                  for i, j in ((0, a), (a, b), (b, 40))]
         left = parts[0].then(parts[1]).then(parts[2])
         right = parts[0].then(parts[1].then(parts[2]))

@@ -1,5 +1,10 @@
-"""One module per method: its fast path, its PyMC model builder(s) and its entry function."""
+"""One package per method, each with the same files.
 
-from bayeval.methods import bounds, cbpe, judge, label_models, labelled, mvu, pemi
+``api`` (the entry function and its input handling), ``fast`` (the closed forms), ``models`` (the
+PyMC models, ``model(..., variant=...)``), ``result`` (its Evaluation subclass, where it has one)
+and ``partitioned`` (its dask path, where it has one).
+"""
 
-__all__ = ["bounds", "cbpe", "judge", "label_models", "labelled", "mvu", "pemi"]
+from bayeval.methods import bounds, cbpe, judge, labelled, mvu, pemi
+
+__all__ = ["bounds", "cbpe", "judge", "labelled", "mvu", "pemi"]

@@ -1,0 +1,181 @@
+r"""Weak-label patterns and label models :math:`P(Y \mid Z)` for the Fréchet bounds.
+
+Labelling functions (LFs) vote for a class :math:`0, \dots, K-1` or abstain (:math:`-1`). The
+bounds treat the vector of votes of an item as **one categorical variable** :math:`Z`, whose
+levels are the distinct rows of the weak-label matrix (the *patterns*). A label model turns a
+pattern into a distribution :math:`\beta_z(y) = P(Y = y \mid Z = z)` without any true label:
+
+* :func:`majority_vote`: the share of the non-abstaining votes that go to each class,
+  :math:`\beta_z(k) = \#\{j: z_j = k\} / \#\{j: z_j \ne -1\}`;
+* :func:`dawid_skene`: the Dawid–Skene model (the conditionally independent model of Snorkel),
+  LFs independent given :math:`Y` with class-conditional vote probabilities
+  :math:`\theta_j[y, v] = P(\lambda_j = v \mid Y = y)`, fitted by EM; then by Bayes' rule
+
+  .. math:: \beta_z(y) \propto \pi_y \prod_j \theta_j[y, z_j].
+
+Every function works on the unique patterns with their counts, so its cost grows with the
+number of distinct patterns, not with the number of items. Inputs are trusted: the entry
+function :func:`bayeval.methods.bounds.api.bounds` validates them once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import sparse
+
+__all__ = ["LABEL_MODELS", "dawid_skene", "majority_vote", "weak_label_patterns"]
+
+LABEL_MODELS = ("majority_vote", "dawid_skene")
+
+
+def weak_label_patterns(weak_labels: np.ndarray, n_classes: int
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""Encode each row of the weak-label matrix as the index of its pattern.
+
+    Rows are read as numbers in base :math:`K + 1` (digit :math:`z_j + 1`), a few columns at a
+    time so that no code overflows 64 bits, and the codes are made unique.
+
+    Parameters
+    ----------
+    weak_labels : int array of shape (n_items, n_lfs)
+        Votes in :math:`\{-1, 0, \dots, K-1\}`.
+    n_classes : int
+        :math:`K`.
+
+    Returns
+    -------
+    cell : int array (n_items,)
+        Index of each item's pattern.
+    patterns : int array (n_patterns, n_lfs)
+        The distinct rows, in the order of their codes.
+    counts : int array (n_patterns,)
+        Number of items with each pattern.
+
+    Examples
+    --------
+    >>> cell, patterns, counts = weak_label_patterns(np.array([[0, -1], [1, 1], [0, -1]]), 2)
+    >>> cell.tolist(), patterns.tolist(), counts.tolist()
+    ([0, 1, 0], [[0, -1], [1, 1]], [2, 1])
+    """
+    n, n_lfs = weak_labels.shape
+    base = n_classes + 1
+    per_chunk = max(1, int((62 - np.log2(max(n, 2))) // np.log2(base)))
+    compact = weak_labels.astype(np.int8 if n_classes < 127 else np.int64)  # faster scans
+    code = np.zeros(n, dtype=np.int64)
+    for start in range(0, n_lfs, per_chunk):
+        for j in range(start, min(start + per_chunk, n_lfs)):
+            code *= base
+            code += compact[:, j]
+            code += 1
+        _, code, counts = np.unique(code, return_inverse=True, return_counts=True)
+    example = np.empty(len(counts), dtype=np.int64)
+    example[code] = np.arange(n)  # one item of each pattern
+    return code, weak_labels[example], counts
+
+
+def _votes(patterns: np.ndarray, n_classes: int) -> np.ndarray:
+    """Number of votes for each class in each pattern, shape (n_patterns, K)."""
+    return np.stack([(patterns == k).sum(axis=1) for k in range(n_classes)], axis=1)
+
+
+def majority_vote(patterns: np.ndarray, n_classes: int) -> np.ndarray:
+    r"""Soft majority vote: :math:`\beta_z(k)` is the share of non-abstaining votes for :math:`k`.
+
+    A pattern whose voting LFs all agree gets probability 1, so the bounds collapse to a point
+    in its cell: majority vote is not a calibrated posterior, prefer :func:`dawid_skene`.
+
+    Parameters
+    ----------
+    patterns : int array (n_patterns, n_lfs)
+        Distinct weak-label rows, each with at least one vote.
+    n_classes : int
+
+    Returns
+    -------
+    float array (n_patterns, n_classes), rows summing to 1.
+
+    Examples
+    --------
+    >>> majority_vote(np.array([[0, 0, 1], [1, -1, -1]]), 2).round(3).tolist()
+    [[0.667, 0.333], [0.0, 1.0]]
+    """
+    votes = _votes(patterns, n_classes).astype(float)
+    return votes / votes.sum(axis=1, keepdims=True)
+
+
+def _one_hot(patterns: np.ndarray, n_classes: int) -> sparse.csr_matrix:
+    """Sparse (n_patterns, n_lfs * (K + 1)) indicator of each LF's outcome (0 = abstain)."""
+    n_pat, n_lfs = patterns.shape
+    cols = (patterns + 1) + (n_classes + 1) * np.arange(n_lfs)[None, :]
+    rows = np.repeat(np.arange(n_pat), n_lfs)
+    data = np.ones(n_pat * n_lfs)
+    return sparse.csr_matrix((data, (rows, cols.ravel())),
+                             shape=(n_pat, n_lfs * (n_classes + 1)))
+
+
+def dawid_skene(patterns: np.ndarray, counts: np.ndarray, n_classes: int, *,
+                class_balance=None, smoothing: float = 1.0, max_iter: int = 200,
+                tol: float = 1e-7) -> np.ndarray:
+    r"""Dawid–Skene label model fitted by EM on pattern counts: :math:`\beta_z(y)` per pattern.
+
+    Model: :math:`Y \sim \mathrm{Cat}(\pi)`, LFs independent given :math:`Y`,
+    :math:`P(\lambda_j = v \mid Y = y) = \theta_j[y, v]` for :math:`v \in \{-1, 0, .., K-1\}`.
+    With :math:`c_u` items of pattern :math:`u`, EM alternates
+
+    .. math::
+        r_{uy} &\propto \pi_y \textstyle\prod_j \theta_j[y, z_{uj}] \quad\text{(E step)},\\
+        \theta_j[y, v] &\propto s + \textstyle\sum_u c_u r_{uy}\,[z_{uj} = v],\qquad
+        \pi_y \propto s + \textstyle\sum_u c_u r_{uy} \quad\text{(M step)},
+
+    started from the soft majority vote (which fixes the labelling of the classes, so no label
+    switching), with pseudo-count :math:`s` (``smoothing``) against zero probabilities. One
+    iteration costs two sparse products with :math:`n_{\text{patterns}} \times n_{\text{LFs}}`
+    non-zeros.
+
+    Parameters
+    ----------
+    patterns : int array (n_patterns, n_lfs)
+        Distinct weak-label rows (see :func:`weak_label_patterns`).
+    counts : int array (n_patterns,)
+        Number of items with each pattern.
+    n_classes : int
+    class_balance : array of n_classes floats, optional
+        Known :math:`P(Y)` (the paper's setting); estimated by EM when None.
+    smoothing : float
+        Dirichlet pseudo-count :math:`s > 0` of every vote probability and class weight.
+    max_iter, tol : int, float
+        EM stops when no posterior :math:`r_{uy}` moves by more than ``tol``.
+
+    Returns
+    -------
+    float array (n_patterns, n_classes): :math:`P(Y = y \mid Z = z_u)`.
+
+    Examples
+    --------
+    >>> patterns = np.array([[0, 0, 0], [1, 1, 1], [0, 1, 1], [1, 0, -1]])
+    >>> dawid_skene(patterns, np.array([40, 40, 10, 10]), 2).round(2)[:2].tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
+    """
+    one_hot = _one_hot(patterns, n_classes)
+    one_hot_t = one_hot.T.tocsr()
+    n_lfs, n_out = patterns.shape[1], n_classes + 1
+    post = majority_vote(patterns, n_classes)
+    fixed_pi = None if class_balance is None else np.log(np.asarray(class_balance, float))
+    weighted = counts[:, None].astype(float)
+    for _ in range(max_iter):
+        expected = (one_hot_t @ (weighted * post)).reshape(n_lfs, n_out, n_classes) + smoothing
+        log_theta = np.log(expected / expected.sum(axis=1, keepdims=True))
+        if fixed_pi is None:
+            class_mass = (weighted * post).sum(axis=0) + smoothing
+            log_pi = np.log(class_mass / class_mass.sum())
+        else:
+            log_pi = fixed_pi
+        log_joint = log_pi + one_hot @ log_theta.reshape(n_lfs * n_out, n_classes)
+        log_joint -= log_joint.max(axis=1, keepdims=True)
+        new = np.exp(log_joint)
+        new /= new.sum(axis=1, keepdims=True)
+        done = np.abs(new - post).max() <= tol
+        post = new
+        if done:
+            break
+    return post

@@ -1,0 +1,904 @@
+r"""Judge: a rate from a noisy judge that labels everything plus human labels on a few items.
+
+A judge (an LLM, a crowd, a heuristic) gives :math:`\hat Y` for all :math:`N = m + n` items;
+humans give :math:`Y \in \{0, 1\}` for a random subset of :math:`m` of them. The estimand is
+:math:`\theta = P(Y = 1)`: an accuracy, a pass rate, a win rate. Spec: ``specs/llm_judge.md``.
+
+Fast paths (:mod:`bayeval.methods.judge.fast`): naive, classical, Rogan–Gladen (textbook and
+adjusted), PPI, PPI++ (clipped and unclipped), the efficient-influence-function (EIF) estimator
+and the joint misclassification MLE, with Wald or logit-Wald intervals. For a binary judge the EIF
+estimator, the MLE and PPI++ with :math:`\lambda = (n/N)(\hat\mu_1 - \hat\mu_0)` are one number.
+
+Generative models (labels summed out; the unlabelled items enter through one binomial count, so
+the cost does not depend on :math:`n`):
+
+* **Model A** (:func:`model_a`), the misclassification model: :math:`\theta \sim
+  \mathrm{Beta}`, sensitivity :math:`q_1 \sim \mathrm{Beta}`, specificity :math:`q_0 \sim
+  \mathrm{Beta}`; :math:`m_1 \sim \mathrm{Bin}(m, \theta)`, :math:`n_{11} \sim
+  \mathrm{Bin}(m_1, q_1)`, :math:`n_{00} \sim \mathrm{Bin}(m_0, q_0)`, :math:`T_1 \sim
+  \mathrm{Bin}(n, p)` with :math:`p = \theta q_1 + (1 - \theta)(1 - q_0)`.
+* **Model B** (:func:`model_b`), the same likelihood in the calibration parametrisation
+  :math:`p = P(\hat Y = 1)`, :math:`\mu_k = P(Y = 1 \mid \hat Y = k)`: :math:`T_1 + c_1 \sim
+  \mathrm{Bin}(N, p)`, :math:`n_{11} \sim \mathrm{Bin}(c_1, \mu_1)`, :math:`n_{10} \sim
+  \mathrm{Bin}(c_0, \mu_0)`, :math:`\theta = p\mu_1 + (1 - p)\mu_0`. With Beta priors the
+  posterior is exact and independent
+  (:func:`~bayeval.methods.judge.fast.conjugate_posterior`).
+
+**Exact check of Model A.** A Dirichlet :math:`(a_{11}, a_{10}, a_{01}, a_{00})` on the 2×2 table
+:math:`P(Y = a, \hat Y = b)` is, by the aggregation property, both :math:`\theta \sim
+\mathrm{Beta}(a_{11} + a_{10}, a_{01} + a_{00})`, :math:`q_1 \sim \mathrm{Beta}(a_{11}, a_{10})`,
+:math:`q_0 \sim \mathrm{Beta}(a_{00}, a_{01})` (Model A) and :math:`p \sim \mathrm{Beta}(a_{11}
++ a_{01}, a_{10} + a_{00})`, :math:`\mu_1 \sim \mathrm{Beta}(a_{11}, a_{01})`, :math:`\mu_0 \sim
+\mathrm{Beta}(a_{10}, a_{00})` (Model B). With such priors (the default is the uniform
+Dirichlet(1, 1, 1, 1)) the two models have the same posterior, so the conjugate closed form is an
+exact test of NUTS on Model A; :func:`eif_agreement` compares the posterior with the EIF estimate
+(Bernstein–von Mises, spec §5.4).
+"""
+
+from __future__ import annotations
+
+import warnings as _warnings
+from collections.abc import Mapping
+from functools import cache
+from typing import Any
+
+import arviz as az
+import numpy as np
+import pandas as pd
+import xarray as xr
+from scipy import stats
+
+from bayeval.evaluation import SAMPLE_DIMS, Evaluation
+from bayeval.methods.judge import fast as E
+from bayeval.sampling import sample
+from bayeval.table import Table, table
+from bayeval.validation import (
+    as_array,
+    as_binary,
+    as_choice,
+    as_ci_prob,
+    as_seed,
+    check_same_length,
+)
+
+__all__ = [
+    "eif_agreement",
+    "judge",
+    "labels_needed",
+    "model_a",
+    "model_b",
+    "ppi_mean_ci",
+    "ppi_mean_pointestimate",
+]
+
+BAYES = ("pymc", "both")
+CHOICES = (*E.ESTIMATORS, "all", *BAYES)
+ROGAN_GLADEN = ("rogan_gladen", "rogan_gladen_adjusted")
+BINARY_ONLY = (*ROGAN_GLADEN, "mle")
+MU_MODELS = ("cell", "linear", "bins")
+#: quantile bins of the labelled judge scores for ``mu_model="bins"``
+N_BINS = 10
+#: ``mu_model=None`` uses cells up to this many distinct judge values, else bins
+MAX_CELLS = 20
+#: Youden's kappa below this: a weak judge (spec §6)
+WEAK_KAPPA = 0.2
+#: §5.4: posterior mean within 0.25 SE of the EIF estimate, sd ratio within 0.9-1.1, at m >= 100
+AGREEMENT_MEAN, AGREEMENT_SD, AGREEMENT_MIN_M = 0.25, 0.10, 100
+PARAMS = {"a": ("theta", "q1", "q0"), "b": ("p", "mu1", "mu0")}
+#: the uniform Dirichlet(1, 1, 1, 1) on the 2x2 table in each parametrisation
+DEFAULT_PRIOR = {"a": {"theta": (2.0, 2.0), "q1": (1.0, 1.0), "q0": (1.0, 1.0)},
+                 "b": {"p": (2.0, 2.0), "mu1": (1.0, 1.0), "mu0": (1.0, 1.0)}}
+COUNT_NAMES = E.Counts._fields
+ASSUMPTIONS = (
+    "The human-labelled items are a random subset of all items (missing completely at random), "
+    "the human labels are the truth, the judge is run the same way on every item, and items are "
+    "independent (no clusters of prompts or users). Estimators other than naive then estimate "
+    "the population rate; the generative models also assume the judge's error rates are the same "
+    "for labelled and unlabelled items.")
+
+
+# ================================================================================== models
+def _prior(prior: Mapping | None, model: str) -> dict[str, tuple[float, float]]:
+    """Beta (a, b) of each parameter of Model A or B, defaults filled in, checked."""
+    prior = dict(prior or {})
+    unknown = set(prior) - set(PARAMS[model])
+    if unknown:
+        raise ValueError(f"prior has unknown key(s) {sorted(unknown)}; model {model!r} has Beta "
+                         f"priors on {', '.join(PARAMS[model])}.")
+    out = {**DEFAULT_PRIOR[model], **prior}
+    for key, ab in out.items():
+        a, b = (float(v) for v in np.ravel(ab))
+        if not (a > 0 and b > 0 and np.isfinite(a + b)):
+            raise ValueError(f"prior[{key!r}] must be two positive Beta parameters (a, b), "
+                             f"got {ab!r}.")
+        out[key] = (a, b)
+    return out
+
+
+def _conjugate_prior(prior: dict, model: str) -> dict[str, tuple[float, float]] | None:
+    """Model B's priors equal to ``prior`` (both from one Dirichlet), or None if there are none."""
+    if model == "b":
+        return prior
+    (a_t, b_t), (a11, a10), (a00, a01) = prior["theta"], prior["q1"], prior["q0"]
+    if not np.isclose(a_t, a11 + a10, rtol=1e-12) or not np.isclose(b_t, a00 + a01, rtol=1e-12):
+        return None
+    return {"p": (a11 + a01, a10 + a00), "mu1": (a11, a01), "mu0": (a10, a00)}
+
+
+def _data(counts: Mapping, dims) -> dict:
+    import pymc as pm
+
+    return {k: pm.Data(k, np.asarray(counts[k], dtype=np.int64), dims=dims) for k in COUNT_NAMES}
+
+
+@cache
+def _calibration_transform_class():
+    """The class of Model A's joint transform (defined lazily: pymc is slow to import)."""
+    import pytensor.tensor as pt
+    from pymc.logprob.transforms import Transform
+
+    class CalibrationTransform(Transform):
+        r"""Sampler coordinates of :math:`(\theta, q_1, q_0)`: :math:`u = ((\mathrm{logit}\,p -
+        c)\,s, \mathrm{logit}\,\mu_1, \mathrm{logit}\,\mu_0)`, with :math:`c, s` the logit and
+        :math:`\sqrt{N\hat p(1-\hat p)}` of the judge's observed rate, so that every coordinate
+        has a posterior scale near 1 whatever :math:`N`. Back: :math:`\theta = p\mu_1 +
+        (1-p)\mu_0`, :math:`q_1 = p\mu_1/\theta`, :math:`q_0 = (1-p)(1-\mu_0)/(1-\theta)`;
+        :math:`\log|J| = \sum_k \log\sigma_k(1-\sigma_k) - \log s + \log p(1-p) -
+        \log\theta(1-\theta)` (the maps to the cell probabilities have determinants
+        :math:`p(1-p)` and :math:`\theta(1-\theta)`)."""
+
+        name = "calibration"
+
+        def __init__(self, center, scale):
+            self.center, self.scale = center, scale
+
+        def _logits(self, value):
+            return self.center + value[..., 0] / self.scale, value[..., 1], value[..., 2]
+
+        def forward(self, value, *inputs):
+            theta, q1, q0 = value[..., 0], value[..., 1], value[..., 2]
+            p = theta * q1 + (1 - theta) * (1 - q0)
+            logit = lambda x: pt.log(x) - pt.log1p(-x)  # noqa: E731
+            return pt.stack([(logit(p) - self.center) * self.scale, logit(theta * q1 / p),
+                             logit(theta * (1 - q1) / (1 - p))], axis=-1)
+
+        def backward(self, value, *inputs):
+            p, mu1, mu0 = (pt.sigmoid(x) for x in self._logits(value))
+            theta = p * mu1 + (1 - p) * mu0
+            return pt.stack([theta, p * mu1 / theta, (1 - p) * (1 - mu0) / (1 - theta)], axis=-1)
+
+        def log_jac_det(self, value, *inputs):
+            logits = self._logits(value)
+            p, mu1, mu0 = (pt.sigmoid(x) for x in logits)
+            theta = p * mu1 + (1 - p) * mu0
+            log_ds = sum(-pt.softplus(-x) - pt.softplus(x) for x in logits)
+            return (log_ds - pt.log(self.scale) + pt.log(p) + pt.log1p(-p) - pt.log(theta)
+                    - pt.log1p(-theta))
+
+    return CalibrationTransform
+
+
+def model_a(n11, n10, n01, n00, t1, t0, *, prior=None, groups=None):
+    r"""PyMC Model A: prevalence, sensitivity and specificity with the labels summed out.
+
+    .. math::
+        \theta \sim \mathrm{Beta}, \; q_1 \sim \mathrm{Beta}, \; q_0 \sim \mathrm{Beta},\quad
+        m_1 \sim \mathrm{Bin}(m, \theta),\; n_{11} \sim \mathrm{Bin}(m_1, q_1),\;
+        n_{00} \sim \mathrm{Bin}(m_0, q_0),\; T_1 \sim \mathrm{Bin}(n, p),
+
+    :math:`p = \theta q_1 + (1-\theta)(1-q_0)`. Each unlabelled item is judged positive with
+    probability :math:`p` whatever its hidden label, so the :math:`n` items enter as one count.
+    The three rates are one Beta vector ``rates`` whose sampler coordinates are
+    :math:`(\mathrm{logit}\,p, \mathrm{logit}\,\mu_1, \mathrm{logit}\,\mu_0)`, the first
+    centred and scaled by the judge's observed rate: the likelihood pins :math:`p` ever tighter
+    as :math:`n` grows, which in :math:`(\theta, q_0, q_1)` is a thin curved ridge (NUTS needs
+    about 300 leapfrog steps per draw at :math:`n = 10^7`) but in these coordinates is one axis
+    of unit scale (3 steps, and the same warm-up, at any :math:`n`). The prior stays the Beta
+    prior on :math:`(\theta, q_1, q_0)`.
+
+    Parameters
+    ----------
+    n11, n10, n01, n00 : int or array of int (one per group)
+        The labelled 2×2 table, first index the human label, second the judge's.
+    t1, t0 : int or array of int
+        Unlabelled items the judge calls 1 and 0.
+    prior : dict, optional
+        Beta ``(a, b)`` for any of ``theta``, ``q1``, ``q0``; default ``theta`` (2, 2), ``q1`` and
+        ``q0`` (1, 1), the uniform Dirichlet on the 2×2 table.
+    groups : sequence, optional
+        Coordinates of a ``group`` dimension when the counts are arrays.
+
+    Returns
+    -------
+    pm.Model with the free Beta vector ``rates`` (dim ``rate`` = theta, q1, q0) and
+    deterministic ``theta``, ``q1``, ``q0``, ``p``, ``kappa`` (Youden's :math:`q_0 + q_1 - 1`),
+    ``mu1`` :math:`= \theta q_1/p`, ``mu0`` :math:`= \theta(1 - q_1)/(1 - p)`; the counts are
+    ``pm.Data`` (``pm.set_data`` refits without recompiling).
+
+    Examples
+    --------
+    >>> m = model_a(36, 14, 29, 121, t1=627, t0=1173)
+    >>> [v.name for v in m.free_RVs], [v.name for v in m.deterministics][:3]
+    (['rates'], ['theta', 'q1', 'q0'])
+    """
+    import pymc as pm
+
+    prior = _prior(prior, "a")
+    dims = None if groups is None else "group"
+    coords = {"rate": list(PARAMS["a"]), **({} if groups is None else {"group": list(groups)})}
+    with pm.Model(coords=coords) as model:
+        d = _data(dict(n11=n11, n10=n10, n01=n01, n00=n00, t1=t1, t0=t0), dims)
+        a, b = (np.array([prior[k][j] for k in PARAMS["a"]]) for j in (0, 1))
+        n_total = d["n11"] + d["n10"] + d["n01"] + d["n00"] + d["t1"] + d["t0"]
+        p_hat = (d["t1"] + d["n11"] + d["n01"] + 1) / (n_total + 2)
+        transform = _calibration_transform_class()(pm.math.logit(p_hat),
+                                                   pm.math.sqrt(n_total * p_hat * (1 - p_hat)))
+        rates = pm.Beta("rates", alpha=a, beta=b, default_transform=transform,
+                        dims=("rate",) if groups is None else ("group", "rate"))
+        theta, q1, q0 = (pm.Deterministic(k, rates[..., j], dims=dims)
+                         for j, k in enumerate(PARAMS["a"]))
+        p = pm.Deterministic("p", theta * q1 + (1 - theta) * (1 - q0), dims=dims)
+        m1, m0 = d["n11"] + d["n10"], d["n01"] + d["n00"]
+        pm.Binomial("labelled_positive", n=m1 + m0, p=theta, observed=m1, dims=dims)
+        pm.Binomial("judge_true_positive", n=m1, p=q1, observed=d["n11"], dims=dims)
+        pm.Binomial("judge_true_negative", n=m0, p=q0, observed=d["n00"], dims=dims)
+        pm.Binomial("unlabelled_judged_positive", n=d["t1"] + d["t0"], p=p, observed=d["t1"],
+                    dims=dims)
+        pm.Deterministic("kappa", q0 + q1 - 1, dims=dims)
+        pm.Deterministic("mu1", theta * q1 / p, dims=dims)
+        pm.Deterministic("mu0", theta * (1 - q1) / (1 - p), dims=dims)
+    return model
+
+
+def model_b(n11, n10, n01, n00, t1, t0, *, prior=None, groups=None):
+    r"""PyMC Model B: judge rate and calibration cell means, conjugate.
+
+    .. math::
+        p, \mu_1, \mu_0 \sim \mathrm{Beta},\quad T_1 + c_1 \sim \mathrm{Bin}(N, p),\;
+        n_{11} \sim \mathrm{Bin}(c_1, \mu_1),\; n_{10} \sim \mathrm{Bin}(c_0, \mu_0),\quad
+        \theta = p\mu_1 + (1 - p)\mu_0,
+
+    with :math:`c_1 = n_{11} + n_{01}`, :math:`c_0 = n_{10} + n_{00}`. Its exact posterior is
+    :func:`~bayeval.methods.judge.fast.conjugate_posterior`. Arguments as
+    :func:`model_a`; ``prior`` keys ``p``, ``mu1``, ``mu0`` (default (2, 2), (1, 1), (1, 1):
+    the uniform Dirichlet on the 2×2 table).
+
+    Parameters
+    ----------
+    n11, n10, n01, n00, t1, t0, groups
+        As in :func:`model_a`.
+    prior : dict, optional
+        Beta ``(a, b)`` for any of ``p``, ``mu1``, ``mu0``.
+
+    Returns
+    -------
+    pymc.Model
+        Free ``p``, ``mu1``, ``mu0``; deterministic ``theta``.
+
+    Examples
+    --------
+    >>> m = model_b(36, 14, 29, 121, t1=627, t0=1173)
+    >>> sorted(v.name for v in m.free_RVs)
+    ['mu0', 'mu1', 'p']
+    """
+    import pymc as pm
+
+    prior = _prior(prior, "b")
+    dims = None if groups is None else "group"
+    coords = {} if groups is None else {"group": list(groups)}
+    with pm.Model(coords=coords) as model:
+        d = _data(dict(n11=n11, n10=n10, n01=n01, n00=n00, t1=t1, t0=t0), dims)
+        p = pm.Beta("p", *prior["p"], dims=dims)
+        mu1 = pm.Beta("mu1", *prior["mu1"], dims=dims)
+        mu0 = pm.Beta("mu0", *prior["mu0"], dims=dims)
+        c1, c0 = d["n11"] + d["n01"], d["n10"] + d["n00"]
+        pm.Binomial("judged_positive", n=c1 + c0 + d["t1"] + d["t0"], p=p,
+                    observed=d["t1"] + c1, dims=dims)
+        pm.Binomial("positive_given_judge_1", n=c1, p=mu1, observed=d["n11"], dims=dims)
+        pm.Binomial("positive_given_judge_0", n=c0, p=mu0, observed=d["n10"], dims=dims)
+        pm.Deterministic("theta", p * mu1 + (1 - p) * mu0, dims=dims)
+    return model
+
+
+# ========================================================================= exact posterior
+def _with_finite_mean(draws: xr.DataTree, counts: E.Counts, random_seed) -> xr.DataTree:
+    """Add ``theta_finite``, the posterior of the mean of all N true labels, to the posterior."""
+    post = draws["posterior"].to_dataset()
+    rng = as_seed(random_seed)
+    mu1, mu0 = post["mu1"], post["mu0"]  # dims (chain, draw[, group])
+    hidden = rng.binomial(counts.t1, mu1.values) + rng.binomial(counts.t0, mu0.values)
+    theta_finite = (np.add(counts.n11, counts.n10) + hidden) / np.add(counts.m, counts.n)
+    draws["posterior"] = xr.DataTree(post.assign(theta_finite=mu1.copy(data=theta_finite)))
+    return draws
+
+
+# ============================================================================ input handling
+def _by_group(x) -> Any:
+    """A dict {group: column} for a Mapping, DataFrame or 2-D array; ``x`` itself otherwise."""
+    if isinstance(x, Mapping):
+        return dict(x)
+    if isinstance(x, pd.DataFrame):
+        return {col: x[col] for col in x.columns}
+    if isinstance(x, np.ndarray) and x.ndim == 2 and x.shape[1] > 1:
+        return {j: x[:, j] for j in range(x.shape[1])}
+    return x
+
+
+def _split_groups(y, yhat, yhat_unlabeled) -> tuple[list | None, list[tuple]]:
+    """(group names or None, one (y, yhat, yhat_unlabeled, label) per group)."""
+    parts = {"y": _by_group(y), "yhat": _by_group(yhat),
+             "yhat_unlabeled": _by_group(yhat_unlabeled)}
+    keyed = {k: v for k, v in parts.items() if isinstance(v, dict)}
+    if not keyed:
+        return None, [(y, yhat, yhat_unlabeled, None)]
+    first, keys = next(iter(keyed.items()))[0], list(next(iter(keyed.values())))
+    for name, cols in keyed.items():
+        if list(cols) != keys:
+            raise ValueError(f"{name} has groups {list(cols)} but {first} has {keys}; every "
+                             "argument given per group (dict, DataFrame or 2-D array) must "
+                             "have the same groups in the same order.")
+    rows = [(*(parts[n][k] if n in keyed else parts[n] for n in parts), k) for k in keys]
+    return keys, rows
+
+
+def _validate(y, yhat, yhat_u, label, *, bayes: bool):
+    """Checked arrays (y as int8, judge labels as int8 if binary else float) and binary flag."""
+    tag = "" if label is None else f"[{label!r}]"
+    y = as_binary(y, f"y{tag}")
+    yhat, yhat_u = as_array(yhat, f"yhat{tag}"), as_array(yhat_u, f"yhat_unlabeled{tag}")
+    check_same_length(**{f"y{tag}": y, f"yhat{tag}": yhat})
+    lo, hi = min(yhat.min(), yhat_u.min()), max(yhat.max(), yhat_u.max())
+    if lo == hi:
+        raise ValueError(f"yhat{tag} and yhat_unlabeled{tag} hold a single value ({lo:g}) for "
+                         "every item: the judge carries no information; give a judge that "
+                         "varies.")
+    binary = bool(((yhat == 0) | (yhat == 1)).all() and ((yhat_u == 0) | (yhat_u == 1)).all())
+    if bayes and not binary:
+        both = np.concatenate([yhat, yhat_u])
+        raise ValueError(f"estimator='pymc' or 'both' needs binary judge labels (0/1); yhat{tag} "
+                         f"or yhat_unlabeled{tag} has values such as "
+                         f"{both[(both != 0) & (both != 1)][:3].tolist()}. Use estimator='eif' "
+                         "for scores.")
+    m1 = int(y.sum())
+    if not bayes and yhat.min() == yhat.max():
+        raise ValueError(f"yhat{tag} is {yhat[0]:g} on every labelled item, so the judge's "
+                         "errors cannot be estimated; label items the judge scores differently, "
+                         "or use estimator='pymc'.")
+    if not bayes and min(m1, y.size - m1) < 2:
+        raise ValueError(f"y{tag} has {m1} positive and {y.size - m1} negative label(s); the "
+                         "frequentist estimators need at least 2 of each class. Label more items, "
+                         "or use estimator='pymc', whose posterior is defined for any counts.")
+    if binary:
+        yhat, yhat_u = yhat.astype(np.int8), yhat_u.astype(np.int8)
+    return y, yhat, yhat_u, binary
+
+
+# ============================================================================= fast paths
+def _cells(y, yhat, yhat_u, mu_model: str):
+    """(labelled count, labelled sum of y, unlabelled count) per judge value or score bin."""
+    if mu_model == "bins":
+        edges = np.unique(np.quantile(yhat, np.linspace(0, 1, N_BINS + 1)[1:-1]))
+        k_l, k_u = (np.searchsorted(edges, v, side="right") for v in (yhat, yhat_u))
+        size = edges.size + 1
+    else:
+        values = np.unique(np.concatenate([yhat, yhat_u]))
+        k_l, k_u = np.searchsorted(values, yhat), np.searchsorted(values, yhat_u)
+        size = values.size
+    return (np.bincount(k_l, minlength=size), np.bincount(k_l, weights=y, minlength=size),
+            np.bincount(k_u, minlength=size))
+
+
+def _fast_paths(y, yhat, yhat_u, binary: bool, names, z: float, mu_model) -> tuple[dict, dict,
+                                                                                  list[str]]:
+    """Estimates by name, the data summary and the warnings of one group."""
+    notes: list[str] = []
+    counts = E.Counts.from_labels(y, yhat, yhat_u) if binary else None
+    mo = E.Moments.from_counts(counts) if binary else E.moments(y, yhat, yhat_u)
+    lam = E.ppi_pp_lambda(mo, clip=False)
+    info = {"m": y.size, "n": yhat_u.size, "m1": int(y.sum()), "m0": int(y.size - y.sum()),
+            "lam": float(np.clip(lam, 0, 1)), "lam_unclipped": float(lam)}
+    if binary:
+        cells = counts.cells()
+    else:
+        mu_model = mu_model or ("cell" if np.unique(yhat).size <= MAX_CELLS else "bins")
+        cells = None if mu_model == "linear" else _cells(y, yhat, yhat_u, mu_model)
+        if cells is not None and (cells[0] == 0).any():
+            share = cells[2][cells[0] == 0].sum() / yhat_u.size
+            notes.append(f"{share:.1%} of the unlabelled items have a judge value that no "
+                         "labelled item has; their cell mean falls back to the labelled mean "
+                         "(bin the scores or use mu_model='linear').")
+    fns = E.by_name(mo, counts, cells, z)
+    if binary:
+        notes += _judge_notes(counts, info)
+        unusable = [n for n in names if n in ROGAN_GLADEN
+                    and not E.youden(counts, adjust=n.endswith("adjusted"), z=z) > 0]
+        if unusable and len(names) == 1:
+            raise ValueError(f"estimator={names[0]!r} divides by the judge's kappa = q0 + q1 - 1, "
+                             f"which is {float(E.youden(counts, z=z)):.3f} <= 0 on the labelled "
+                             "items (a judge no better than chance, or yhat oriented unlike y). "
+                             "Use estimator='eif', which falls back to the human labels.")
+        if unusable:
+            notes.append(f"{', '.join(unusable)} left out: they divide by kappa <= 0.")
+        names = [n for n in names if n not in unusable]
+    else:
+        names = [n for n in names if n not in BINARY_ONLY]
+    out = {name: E.Estimate(*(float(v) for v in fns[name]())) for name in names}
+    eif = out.get("eif") or E.Estimate(*(float(v) for v in fns["eif"]()))
+    info.update(_efficiency(eif, info["m"], info["n"]))
+    notes += _estimate_notes(out)
+    return out, info, notes
+
+
+def _judge_notes(counts: E.Counts, info: dict) -> list[str]:
+    """Judge quality for a binary judge: records counts, MLE q0, q1, kappa; returns warnings."""
+    _, q0, q1 = (float(v) for v in E.mle_parameters(counts))
+    kappa = q0 + q1 - 1
+    info.update({k: int(v) for k, v in counts._asdict().items()}, q0=q0, q1=q1, kappa=kappa)
+    notes = []
+    if kappa <= 0:
+        notes.append(f"the judge is no better than chance (kappa = q0 + q1 - 1 = {kappa:.3f} "
+                     "<= 0): it adds no information and EIF and PPI++ fall back to the human "
+                     "labels; check that yhat is oriented like y.")
+    elif kappa < WEAK_KAPPA:
+        notes.append(f"weak judge: kappa = q0 + q1 - 1 = {kappa:.3f} < {WEAK_KAPPA}; "
+                     "Rogan-Gladen is unstable and the judge adds little.")
+    empty = [f"(Y={k[1]}, judge={k[2]})" for k in COUNT_NAMES[:4] if info[k] == 0]
+    if empty:
+        notes.append(f"empty labelled cell(s) {', '.join(empty)}: frequentist standard errors "
+                     "miss that cell's uncertainty and undercover; prefer estimator='pymc'.")
+    if min(info["m0"], info["m1"]) < 5:
+        notes.append(f"few labelled items of a class (m0 = {info['m0']}, m1 = {info['m1']}): "
+                     "large-sample intervals are unreliable; prefer estimator='pymc'.")
+    return notes
+
+
+def _efficiency(eif: E.Estimate, m: int, n: int) -> dict[str, float]:
+    r"""``n_effective`` :math:`= \hat\theta(1-\hat\theta)/\mathrm{se}^2` (human labels the
+    judge-aided estimate is worth) and the implied ``rho2`` in
+    :math:`\mathrm{se}^2 = \theta(1-\theta)[\rho^2/N + (1-\rho^2)/m]`."""
+    v = eif.estimate * (1 - eif.estimate)
+    if eif.se == 0 or v == 0:
+        return {"n_effective": float("inf"), "rho2": 1.0}
+    rho2 = (1 / m - eif.se**2 / v) / (1 / m - 1 / (m + n))
+    return {"n_effective": v / eif.se**2, "rho2": float(np.clip(rho2, 0.0, 1.0))}
+
+
+def _estimate_notes(out: dict[str, E.Estimate]) -> list[str]:
+    notes = [f"{name} = {e.estimate:.4f} lies outside [0, 1]" for name, e in out.items()
+             if not 0.0 <= e.estimate <= 1.0]
+    notes += [f"{name} has a zero standard error (a degenerate cell): its interval is a point"
+              for name, e in out.items() if e.se == 0]
+    if "ppi" in out and "classical" in out and out["ppi"].se > out["classical"].se:
+        notes.append(f"the judge does not help PPI: its se {out['ppi'].se:.4f} exceeds the "
+                     f"human-labels-only se {out['classical'].se:.4f}; use eif or ppi_pp.")
+    return notes
+
+
+def _stack(rows: list[dict], groups) -> xr.Dataset:
+    """Dicts of scalars, one per group, as a Dataset over ``group`` (no dim for one group); keys
+    missing from a group (counts of a non-binary judge) are left out."""
+    if groups is None:
+        return xr.Dataset(rows[0])
+    keys = [k for k in rows[0] if all(k in r for r in rows)]
+    return xr.Dataset({k: ("group", [r[k] for r in rows]) for k in keys},
+                      coords={"group": groups})
+
+
+def _closed_form(estimates: list[dict], groups, z: float, ci: str) -> xr.Dataset:
+    """The estimates of every group; NaN for a group where an estimator was left out (its
+    warning says why)."""
+    names = [n for n in E.ESTIMATORS if any(n in e for e in estimates)]
+    left_out = E.Estimate(np.nan, np.nan)
+    mean = np.array([[e.get(n, left_out).estimate for e in estimates] for n in names])
+    sd = np.array([[e.get(n, left_out).se for e in estimates] for n in names])
+    lower, upper = E.interval(E.Estimate(mean, sd), z, ci)
+    dims = ("estimator", "group") if groups is not None else ("estimator",)
+    pick = (lambda a: a) if groups is not None else (lambda a: a[:, 0])
+    coords = {"estimator": names, **({"group": groups} if groups is not None else {})}
+    return xr.Dataset({k: (dims, pick(v)) for k, v in
+                       (("mean", mean), ("sd", sd), ("lower", lower), ("upper", upper))},
+                      coords=coords)
+
+
+def _warn(notes: list[str], stacklevel: int = 3) -> None:
+    """Emit each note as a UserWarning pointing at the user's call of :func:`judge`."""
+    for note in notes:
+        _warnings.warn(note, UserWarning, stacklevel=stacklevel)
+
+
+# ============================================================================ entry point
+def judge(y, yhat, yhat_unlabeled, *, estimator: str = "eif", ci_prob: float = 0.95,
+          ci: str = "logit", prior=None, model: str = "a", mu_model: str | None = None,
+          random_seed: int | None = None, sample_kwargs: dict[str, Any] | None = None
+          ) -> Evaluation:
+    r"""Rate of :math:`Y = 1` from a noisy judge on all items and human labels on a few.
+
+    Parameters
+    ----------
+    y : array-like of 0/1
+        Human labels of the labelled items.
+    yhat : array-like
+        The judge on the same items: 0/1, or ordinal/continuous scores (``naive``,
+        ``classical``, ``ppi*`` and ``eif`` only).
+    yhat_unlabeled : array-like
+        The judge on the items without a human label.
+        Any of the three may instead be a dict, DataFrame or 2-D array with one column per group
+        (several judges or systems); 1-D arguments are then shared by all groups, and the results
+        gain a ``group`` dimension.
+    estimator : str
+        ``"eif"`` (default: efficient, always in [0, 1]), ``"mle"``, ``"ppi_pp"``,
+        ``"ppi_pp_unclipped"``, ``"ppi"``, ``"rogan_gladen"``, ``"rogan_gladen_adjusted"``,
+        ``"classical"``, ``"naive"``; ``"all"`` for all of them side by side; ``"pymc"`` to sample
+        the generative ``model``; ``"both"`` to sample it and attach its exact closed form, so that
+        :meth:`Evaluation.check` tests the sampler.
+    ci_prob : float
+        Interval level (default 0.95; the paper and ppi_py use 0.90).
+    ci : {"logit", "wald"}
+        Interval of the fast paths: logit-Wald (inside [0, 1]; the paper's) or Wald (ppi_py's).
+    prior : dict, optional
+        Beta ``(a, b)`` per parameter of the generative model (:func:`model_a`,
+        :func:`model_b`); the default is the uniform Dirichlet on the 2×2 table.
+    model : {"a", "b"}
+        Generative model for ``"pymc"``/``"both"``: A (prevalence, sensitivity, specificity) or B
+        (judge rate and calibration cell means).
+    mu_model : {"cell", "linear", "bins"}, optional
+        Calibration curve :math:`E[Y \mid \hat Y]` of the EIF estimator for a non-binary judge:
+        cell means per judge value, a least-squares line, or cell means over 10 quantile bins of
+        the labelled scores. Default: cells up to 20 distinct values, else bins.
+    random_seed : int, optional
+        Seed of the sampler and of the draws of the finite-sample mean.
+    sample_kwargs : dict, optional
+        Passed to ``pm.sample`` (draws, tune, chains, target_accept...).
+
+    Returns
+    -------
+    Evaluation
+        Fast paths: ``closed_form`` over ``estimator`` (and ``group``) with ``mean`` (the
+        estimate), ``sd`` (its standard error), ``lower``, ``upper``. Models: posterior ``theta``,
+        ``theta_finite`` (the mean of all :math:`N` true labels) and the model's parameters;
+        ``"both"`` adds the exact ``closed_form`` (with ``finite_mean``, ``finite_sd``). The
+        ``data`` group holds the counts, the MLE ``q0``, ``q1``, ``kappa``, ppi_py's ``lam``,
+        ``n_effective`` and ``rho2`` (binary judge).
+
+    Warns
+    -----
+    UserWarning
+        Weak judge (:math:`\hat\kappa < 0.2`) or no better than chance (:math:`\hat\kappa \le 0`:
+        Rogan–Gladen is left out, NaN for that group with several groups, and asking for it
+        alone is an error; the MLE, EIF and PPI++ lean on the human labels),
+        empty labelled cells, fewer than 5 labelled items of a class, an estimate outside
+        [0, 1], PPI less precise than the human labels alone; for the models, posterior
+        :math:`P(\kappa \le 0) > 0.05`. The warnings are also kept in ``Evaluation.warnings``.
+
+    Raises
+    ------
+    ValueError
+        Non-binary ``y``; ``y`` and ``yhat`` of different lengths; a judge with one value for
+        every item; for the fast paths, fewer than 2 labelled items of a class or a judge with
+        one value on every labelled item.
+
+    See Also
+    --------
+    eif_agreement : the §5.4 comparison of a posterior with the EIF estimate.
+    labels_needed : how many human labels a target interval half-width needs.
+    ppi_mean_ci : ppi_py's interface.
+
+    Examples
+    --------
+    >>> from bayeval.datasets import noisy_judge
+    >>> d = noisy_judge(200, 5000, prevalence=0.3, random_seed=1)
+    >>> ev = judge(d.y, d.yhat, d.yhat_unlabeled, estimator="all", ci_prob=0.9)
+    >>> s = ev.summary()  # the judge says 1 too often: naive is biased, the others correct it
+    >>> s["mean"].round(3).loc[["naive", "classical", "ppi", "eif", "mle"]].to_dict()
+    {'naive': 0.409, 'classical': 0.285, 'ppi': 0.349, 'eif': 0.326, 'mle': 0.326}
+    >>> s["sd"].round(4).loc[["classical", "ppi", "eif"]].to_dict()  # the judge adds precision
+    {'classical': 0.0319, 'ppi': 0.0261, 'eif': 0.0252}
+    """
+    estimator = as_choice(estimator, "estimator", CHOICES)
+    ci_prob = as_ci_prob(ci_prob)
+    ci = as_choice(ci, "ci", ("logit", "wald"))
+    model = as_choice(model, "model", ("a", "b"))
+    if mu_model is not None:
+        mu_model = as_choice(mu_model, "mu_model", MU_MODELS)
+    bayes = estimator in BAYES
+    groups, rows = _split_groups(y, yhat, yhat_unlabeled)
+    checked = [_validate(*row, bayes=bayes) for row in rows]
+    tags = [None] * len(rows) if groups is None else [f"[{g}] " for g in groups]
+    common = dict(method="judge", variant=estimator, ci_prob=ci_prob, ci_kind="eti",
+                  random_seed=random_seed, assumptions=ASSUMPTIONS)
+    if bayes:
+        return _bayes(checked, groups, tags, estimator, model, prior, ci_prob, random_seed,
+                      sample_kwargs, common)
+    z = E.z_value(ci_prob)
+    names = E.ESTIMATORS if estimator == "all" else (estimator,)
+    results, infos, notes = [], [], []
+    for (yy, yh, yu, binary), tag in zip(checked, tags, strict=True):
+        if estimator in BINARY_ONLY and not binary:
+            raise ValueError(f"estimator={estimator!r} needs binary judge labels (0/1); yhat "
+                             f"{tag or ''}has other values. Use estimator='eif' for scores.")
+        out, info, group_notes = _fast_paths(yy, yh, yu, binary, names, z, mu_model)
+        results.append(out)
+        infos.append(info)
+        notes += [(tag or "") + note for note in group_notes]
+    _warn(notes)
+    left_out = [n for n in names if not all(n in r for r in results)]
+    where = "" if groups is None else " in every group (NaN where not)"
+    description = (f"P(Y = 1) from {infos[0]['m']} human labels and {infos[0]['n']} judge-only "
+                   f"items ({ci} intervals)" + (f"; not computed{where}: {', '.join(left_out)}"
+                                                if left_out else ""))
+    return Evaluation.create(closed_form=_closed_form(results, groups, z, ci),
+                             data=_stack(infos, groups), warnings=notes, description=description,
+                             **common)
+
+
+def _bayes(checked, groups, tags, estimator, model, prior, ci_prob, random_seed, sample_kwargs,
+           common) -> Evaluation:
+    """Sample Model A or B; with ``"both"`` attach the exact posterior as the closed form."""
+    per_group = [E.Counts.from_labels(yy, yh, yu) for yy, yh, yu, _ in checked]
+    arrays = [np.array(v) for v in zip(*per_group, strict=True)]
+    counts = E.Counts(*(a if groups is not None else a[0] for a in arrays))
+    prior = _prior(prior, model)
+    exact = _conjugate_prior(prior, model)
+    if estimator == "both" and exact is None:
+        raise ValueError("prior has no exact closed form for model A: theta's (a, b) must be "
+                         "(a_q1 + b_q1, a_q0 + b_q0), i.e. all three from one Dirichlet on the "
+                         "2x2 table; use estimator='pymc' (no check) or such a prior.")
+    builder = model_a if model == "a" else model_b
+    pm_model = builder(*counts, prior=prior, groups=groups)
+    draws = _with_finite_mean(sample(pm_model, random_seed, sample_kwargs), counts, random_seed)
+    notes = []
+    post = draws["posterior"].to_dataset()
+    p_chance = (post["mu1"] <= post["mu0"]).mean(SAMPLE_DIMS)
+    for tag, p, c in zip(tags, np.atleast_1d(p_chance.values), per_group, strict=True):
+        if p > 0.05:
+            notes.append(f"{tag or ''}posterior P(kappa <= 0) = {p:.2f} > 0.05: the judge may be "
+                         "no better than chance.")
+        if min(c[:4]) == 0:
+            notes.append(f"{tag or ''}an empty labelled cell: the posterior is defined but the "
+                         "prior matters; see sensitivity().")
+    _warn(notes, stacklevel=4)
+    data = _stack([{k: int(v) for k, v in c._asdict().items()} for c in per_group], groups)
+    closed = None
+    if estimator == "both":
+        exact_post = E.conjugate_posterior(counts, exact, ci_prob)
+        dims = () if groups is None else ("group",)
+        closed = xr.Dataset({k: (dims, v) for k, v in exact_post._asdict().items()},
+                            coords=None if groups is None else {"group": groups})
+    m, n = int(np.sum(counts.m)), int(np.sum(counts.n))
+    return Evaluation.create(
+        closed_form=closed, draws=draws, estimand="posterior/theta", model=pm_model, data=data,
+        warnings=notes, description=f"model {model.upper()} posterior of P(Y = 1) from {m} human "
+                                    f"labels and {n} judge-only items, priors {prior}", **common)
+
+
+# ========================================================================== BvM agreement
+def eif_agreement(ev: Evaluation) -> Table:
+    r"""Posterior of ``theta`` vs the EIF estimate (Bernstein–von Mises, spec §5.4).
+
+    For each group: ``mean`` tests :math:`|\bar\theta - \hat\theta_{EIF}| \le 0.25\,
+    \mathrm{SE}_{EIF} + 4\,\mathrm{MCSE}` and ``sd_ratio`` tests :math:`|\mathrm{sd}/
+    \mathrm{SE}_{EIF} - 1| \le 0.10`. The two agree to :math:`O(1/m)` only, so ``expected`` is
+    True only for :math:`m \ge 100` and no empty labelled cell; elsewhere a failure is
+    information (the prior matters), not an error.
+
+    Parameters
+    ----------
+    ev : Evaluation
+        From ``judge(..., estimator="pymc" or "both")``.
+
+    Returns
+    -------
+    Table
+        Indexed by (``group``,) ``test`` with columns ``eif``, ``posterior``, ``statistic``,
+        ``tolerance``, ``expected``, ``passed``; ``attrs["passed"]`` is True when every expected
+        test passed.
+
+    Raises
+    ------
+    ValueError
+        If ``ev`` is not a judge evaluation with posterior draws.
+
+    Examples
+    --------
+    Exact draws of Model B's posterior (independent Beta laws of the judge rate :math:`p` and the
+    cell means :math:`\mu_1, \mu_0`, uniform priors), standing in for ``estimator="pymc"``:
+
+    >>> import xarray as xr
+    >>> from bayeval.methods.judge.fast import Counts
+    >>> c = Counts(n11=36, n10=14, n01=29, n00=121, t1=627, t0=1173)
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.beta(1 + 627 + 65, 1 + 1173 + 135, size=(2, 1000))
+    >>> mu1 = rng.beta(1 + 36, 1 + 29, size=(2, 1000))
+    >>> mu0 = rng.beta(1 + 14, 1 + 121, size=(2, 1000))
+    >>> theta = xr.Dataset({"theta": (("chain", "draw"), p * mu1 + (1 - p) * mu0)})
+    >>> ev = Evaluation.create(method="judge", variant="pymc", estimand="posterior/theta",
+    ...                        draws=xr.DataTree.from_dict({"posterior": theta}),
+    ...                        data=xr.Dataset(c._asdict()))
+    >>> eif_agreement(ev).round(4)  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
+    posterior vs EIF (spec §5.4: mean within 0.25 SE, ...): agree
+                 eif  posterior  statistic  tolerance  expected  passed
+    test
+    mean      0.2595     0.2619     0.0881     0.3413      True    True
+    sd_ratio  1.0000     0.9750     0.0250     0.1000      True    True
+    """
+    if ev.meta["method"] != "judge" or ev.draws is None:
+        raise ValueError("eif_agreement() needs an evaluation from judge(..., estimator='pymc' "
+                         "or 'both').")
+    data = ev.tree["data"].to_dataset()
+    draws = ev.draws
+    grouped = "group" in draws.dims
+    frames = []
+    for g in (data["group"].values if grouped else [None]):
+        sel = {} if g is None else {"group": g}
+        c = E.Counts(*(int(data[k].sel(sel)) for k in COUNT_NAMES))
+        eif = E.eif_cells(*c.cells())
+        x = draws.sel(sel).transpose(*SAMPLE_DIMS)
+        mcse = float(az.mcse(x.values, method="mean"))
+        mean, sd = float(x.mean()), float(x.std(ddof=1))
+        expected = c.m >= AGREEMENT_MIN_M and min(c[:4]) > 0
+        rows = pd.DataFrame(
+            {"eif": [float(eif.estimate), 1.0], "posterior": [mean, sd / float(eif.se)],
+             "statistic": [abs(mean - float(eif.estimate)) / float(eif.se),
+                           abs(sd / float(eif.se) - 1)],
+             "tolerance": [AGREEMENT_MEAN + 4 * mcse / float(eif.se), AGREEMENT_SD],
+             "expected": expected}, index=pd.Index(["mean", "sd_ratio"], name="test"))
+        rows["passed"] = rows["statistic"] <= rows["tolerance"]
+        frames.append(rows if g is None else rows.assign(group=g).set_index("group", append=True)
+                      .reorder_levels(["group", "test"]))
+    frame = pd.concat(frames)
+    passed = bool(frame.loc[frame["expected"], "passed"].all())
+    caption = (f"posterior vs EIF (spec §5.4: mean within {AGREEMENT_MEAN} SE, sd ratio within "
+               f"1 ± {AGREEMENT_SD}; expected at m >= {AGREEMENT_MIN_M} without empty cells): "
+               + ("agree" if passed else "DISAGREE"))
+    return table(frame, caption, passed=passed)
+
+
+# ================================================================================ planning
+def labels_needed(half_width: float, *, theta: float, rho2: float, n_total: float | None = None,
+                  ci_prob: float = 0.95) -> int:
+    r"""Human labels needed for an EIF interval of a given half-width (spec §7.5).
+
+    With :math:`\mathrm{Var}(\hat\theta_{EIF}) \approx \theta(1-\theta)[\rho^2/N +
+    (1-\rho^2)/m]` and half-width :math:`h = z\sqrt{\mathrm{Var}}`,
+
+    .. math::
+        m = \frac{z^2\theta(1-\theta)(1-\rho^2)}{h^2 - z^2\theta(1-\theta)\rho^2/N},
+
+    where :math:`\rho^2` is the share of the variance of :math:`Y` that the judge explains
+    (:math:`\mathrm{Corr}(Y, \hat Y)^2 = \theta(1-\theta)\kappa^2/(p(1-p))` for a binary judge;
+    a pilot run of :func:`judge` reports it as ``data["rho2"]``).
+
+    Parameters
+    ----------
+    half_width : float
+        Target half-width :math:`h` of the interval.
+    theta, rho2 : float
+        Guesses of the rate and of :math:`\rho^2`.
+    n_total : float, optional
+        Number of items :math:`N` (labelled + judge-only); default unlimited.
+    ci_prob : float
+        Interval level.
+
+    Returns
+    -------
+    int, the smallest :math:`m` (rounded up).
+
+    Examples
+    --------
+    >>> labels_needed(0.03, theta=0.3, rho2=0.5, n_total=10_000)
+    470
+    >>> labels_needed(0.03, theta=0.3, rho2=0.0)  # a useless judge: classical sample size
+    897
+    """
+    ci_prob = as_ci_prob(ci_prob)
+    for name, value, lo, hi in (("theta", theta, 0, 1), ("rho2", rho2, 0, 1)):
+        if not lo <= value <= hi or (name == "theta" and value in (0, 1)):
+            raise ValueError(f"{name} must lie in {'(0, 1)' if name == 'theta' else '[0, 1]'}, "
+                             f"got {value!r}.")
+    if not half_width > 0:
+        raise ValueError(f"half_width must be positive, got {half_width!r}.")
+    if n_total is not None and not n_total >= 1:
+        raise ValueError(f"n_total must be at least 1, got {n_total!r}.")
+    z2v = E.z_value(ci_prob) ** 2 * theta * (1 - theta)
+    n_inv = 0.0 if n_total is None else 1.0 / n_total
+    room = half_width**2 - z2v * rho2 * n_inv
+    m = z2v * (1 - rho2) / room if room > 0 else np.inf
+    if n_total is not None and m > n_total:
+        raise ValueError(f"half_width {half_width} is out of reach with n_total = {n_total:g} "
+                         f"items: labelling all of them gives {np.sqrt(z2v * n_inv):.4f}.")
+    return int(np.ceil(m - 1e-9))
+
+
+# ========================================================================== ppi_py shim
+def _ppi_inputs(Y, Yhat, Yhat_unlabeled) -> E.Moments:
+    Y, Yhat = as_array(Y, "Y"), as_array(Yhat, "Yhat")
+    Yhat_unlabeled = as_array(Yhat_unlabeled, "Yhat_unlabeled")
+    check_same_length(Y=Y, Yhat=Yhat)
+    return E.moments(Y, Yhat, Yhat_unlabeled)
+
+
+def _ppi_lambda(mo: E.Moments, lam) -> float:
+    if lam is not None:
+        return float(lam)
+    if mo.pooled_yhat_var() == 0:
+        raise ValueError("Yhat and Yhat_unlabeled are constant: the power-tuning lam is "
+                         "undefined; pass lam explicitly.")
+    return float(E.ppi_pp_lambda(mo, clip=True))
+
+
+def ppi_mean_pointestimate(Y, Yhat, Yhat_unlabeled, lam=None) -> np.ndarray:
+    r"""ppi_py's ``ppi_mean_pointestimate`` for a 1-D mean (labelled ``Y``, ``Yhat`` of size
+    :math:`n`, ``Yhat_unlabeled`` of size :math:`N`, ppi_py's names).
+
+    :math:`\hat\theta = \bar Y + \lambda(\bar{\hat Y}_U - \bar{\hat Y})`; ``lam=None`` tunes
+    :math:`\lambda` and clips it to [0, 1]
+    (:func:`~bayeval.methods.judge.fast.ppi_pp_lambda`), ``lam=1`` is PPI, ``lam=0`` the
+    classical mean.
+
+    Parameters
+    ----------
+    Y, Yhat : array-like, shape (n,)
+        Labels and predictions of the labelled items.
+    Yhat_unlabeled : array-like, shape (N,)
+        Predictions of the unlabelled items.
+    lam : float, optional
+        Power-tuning parameter; None tunes it.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (1,).
+
+    Examples
+    --------
+    >>> ppi_mean_pointestimate([1, 0, 1, 1], [1, 0, 0, 1], [1, 1, 0, 1, 0, 1], lam=1)
+    array([0.91666667])
+    """
+    mo = _ppi_inputs(Y, Yhat, Yhat_unlabeled)
+    return np.atleast_1d(E.ppi_pp(mo, _ppi_lambda(mo, lam)).estimate).astype(float)
+
+
+def ppi_mean_ci(Y, Yhat, Yhat_unlabeled, alpha: float = 0.1, alternative: str = "two-sided",
+                lam=None) -> tuple[np.ndarray, np.ndarray]:
+    r"""ppi_py's ``ppi_mean_ci`` for a 1-D mean: the same numbers, without numba or statsmodels.
+
+    Wald interval :math:`\hat\theta \pm z_{1-\alpha/2}\,\widehat{\mathrm{se}}` of PPI++
+    (:func:`~bayeval.methods.judge.fast.ppi_pp`), ``lam`` as in
+    :func:`ppi_mean_pointestimate`. ppi_py's naming: ``Y``, ``Yhat`` are the :math:`n` labelled
+    items, ``Yhat_unlabeled`` the :math:`N` others (bayeval's :func:`judge` calls them
+    :math:`m` and :math:`n`). ``alternative="larger"`` gives :math:`[\hat\theta -
+    z_{1-\alpha}\,\mathrm{se}, \infty)`, ``"smaller"`` :math:`(-\infty, \hat\theta +
+    z_{1-\alpha}\,\mathrm{se}]`.
+
+    Parameters
+    ----------
+    Y, Yhat, Yhat_unlabeled, lam
+        As in :func:`ppi_mean_pointestimate`.
+    alpha : float
+        One minus the interval's level.
+    alternative : {"two-sided", "larger", "smaller"}
+
+    Returns
+    -------
+    lower, upper : numpy.ndarray
+        Shape (1,) each.
+
+    Examples
+    --------
+    >>> lo, hi = ppi_mean_ci([1, 0, 1, 1, 0, 1], [1, 0, 0, 1, 0, 1], [1, 1, 0, 1, 0, 1, 1, 0])
+    >>> lo.round(4), hi.round(4)
+    (array([0.4454]), array([0.9782]))
+    """
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must lie strictly between 0 and 1, got {alpha!r}.")
+    alternative = as_choice(alternative, "alternative", ("two-sided", "larger", "smaller"))
+    mo = _ppi_inputs(Y, Yhat, Yhat_unlabeled)
+    est = E.ppi_pp(mo, _ppi_lambda(mo, lam))
+    theta, se = np.atleast_1d(est.estimate).astype(float), np.atleast_1d(est.se).astype(float)
+    if alternative == "two-sided":
+        z = stats.norm.ppf(1 - alpha / 2)
+        return theta - z * se, theta + z * se
+    z = stats.norm.ppf(1 - alpha)
+    if alternative == "larger":
+        return theta - z * se, np.full_like(theta, np.inf)
+    return np.full_like(theta, -np.inf), theta + z * se

@@ -1,0 +1,481 @@
+r"""PEMI: a classifier's metrics on a test set where some labels are missing (MCAR, MAR, MNAR).
+
+Spec ``specs/missing_labels.md`` (Dervovic & Cashmore, AISTATS 2025). The estimand is the metric
+:math:`\widehat Q_n` that the full test set would give if every label were known. Each missing
+label is imputed as :math:`Y_i\sim\mathcal B(p_i)` with
+:math:`p_i=P(Y_i=1\mid x_i,M_i=1)`, so :math:`\widehat Q_n` becomes a random variable whose law is
+the answer: the known rows enter exactly, the missing ones through :math:`p`.
+
+Methods (``method=``):
+
+* ``"gauss"``, PEMI-Gauss (Algorithm 2): :math:`\mathcal N(\mu,\sigma^2)` from exact moments
+  (:mod:`bayeval.confusion`; ROC-AUC's in :math:`O(n\log n)`), microseconds to milliseconds;
+* ``"exact"``: the exact PMFs of the confusion-matrix metrics (PEMI with :math:`B\to\infty`);
+* ``"impute"``, PEMI (Algorithm 1): :math:`B` completions of the labels, vectorised;
+* ``"pymc"``: the generative models (:mod:`bayeval.methods.pemi.models`): M1 puts a posterior on
+  the calibration map, M3 adds the MNAR shift :math:`\delta`; ``"quadrature"`` is the same models
+  with the map's posterior on a grid instead of NUTS; ``"both"`` runs NUTS and attaches the
+  normal mixture of PEMI-Gauss over the posterior draws of the map, for :meth:`Evaluation.check`.
+
+Where :math:`p` comes from: given by the user; a calibrator fitted on the labelled rows (or on
+``reference`` data) and applied to the raw scores; or the presets ``"half"`` and
+``"prevalence"``. MNAR: ``mnar=delta`` shifts the log-odds of every missing label by
+:math:`\delta`; ``mnar=(mean, sd)`` puts a normal prior on it (model M3).
+"""
+
+from __future__ import annotations
+
+import warnings as _warnings
+from typing import Any
+
+import numpy as np
+import xarray as xr
+from scipy import special, stats
+
+from bayeval.evaluation import CI_KINDS, SAMPLE_DIMS, Evaluation
+from bayeval.methods.pemi import protocol as P
+from bayeval.methods.pemi.fast import (
+    Options,
+    Rows,
+    closed_form,
+    exact,
+    gauss,
+    imputation_probabilities,
+    shift,
+    simulate,
+)
+from bayeval.methods.pemi.models import (
+    PRIOR_A,
+    PRIOR_LOG_B,
+    map_posterior,
+    mixture_closed_form,
+    model_m1,
+    model_m3,
+    platt_map,
+    predictive,
+)
+from bayeval.metrics import METRICS
+from bayeval.sampling import sample
+from bayeval.table import Table, table
+from bayeval.validation import (
+    as_binary,
+    as_choice,
+    as_ci_prob,
+    as_labels,
+    as_probabilities,
+    as_scores,
+    check_same_length,
+)
+
+# as_mnar parses the mnar argument (shared with bayeval.scale_reductions); not public API
+__all__ = ["delta_sensitivity", "model_m1", "model_m3", "pemi"]
+
+METHODS = ("gauss", "exact", "impute", "quadrature", "pymc", "both")
+MODELS = ("quadrature", "pymc", "both")
+ALL_METRICS = (*METRICS, "roc_auc")
+PAPER_METRICS = ("precision", "recall", "accuracy", "f1", "roc_auc")
+PRESETS = ("half", "prevalence")
+#: prior quantiles of delta at which ``delta_sensitivity`` reports PEMI-Gauss
+SENSITIVITY_QUANTILES = (0.025, 0.25, 0.5, 0.75, 0.975)
+ASSUMPTIONS = (
+    "The metric is the one the whole test set would give with every label known. Missing labels "
+    "are independent Bernoulli(p_i) given the scores. With a calibrator fitted on the labelled "
+    "rows this needs the labels to be missing at random given the score (M independent of Y "
+    "given the score), which holds under MCAR; under MNAR the shift delta (mnar=) says how much "
+    "more likely, in log-odds, a missing label is to be positive, and the result is only as "
+    "good as that choice.")
+
+
+# ---------------------------------------------------------------------------- input handling
+def as_mnar(mnar: Any) -> tuple[float, float]:
+    """(mean, sd) of delta: None is (0, 0), a number is fixed, a pair is a normal prior."""
+    if mnar is None:
+        return 0.0, 0.0
+    try:
+        values = np.atleast_1d(np.asarray(mnar, dtype=float))
+    except (TypeError, ValueError):
+        values = np.empty(0)
+    if values.ndim != 1 or values.size not in (1, 2) or not np.isfinite(values).all() or (
+            values.size == 2 and values[1] < 0):
+        raise ValueError("mnar must be None (MAR), a number delta (a fixed shift of the "
+                         "log-odds of a missing label) or (mean, sd) with sd >= 0 (a normal "
+                         f"prior on delta); got {mnar!r}.")
+    return float(values[0]), float(values[1]) if values.size == 2 else 0.0
+
+
+def _as_prior(prior: Any, name: str) -> tuple[float, float]:
+    """(mean, sd) of a normal prior, sd > 0."""
+    try:
+        mean, sd = (float(v) for v in prior)
+    except (TypeError, ValueError):
+        mean, sd = np.nan, np.nan
+    if not (np.isfinite(mean) and np.isfinite(sd) and sd > 0):
+        raise ValueError(f"{name} must be (mean, sd) of a normal prior with sd > 0, got "
+                         f"{prior!r}.")
+    return mean, sd
+
+
+def _as_metrics(metrics: Any, method: str) -> tuple[str, ...]:
+    if metrics is None:  # the check of "both" is exact for confusion-matrix metrics only
+        return PAPER_METRICS[:4] if method in ("exact", "both") else PAPER_METRICS
+    names = tuple(as_choice(m, "metrics", ALL_METRICS) for m in np.atleast_1d(metrics).tolist())
+    if method == "exact" and "roc_auc" in names:
+        raise ValueError("method='exact' gives PMFs of confusion-matrix metrics only; ROC-AUC has "
+                         "none: use method='gauss' (exact moments) or 'impute' for it.")
+    return names
+
+
+def _rows(scores, labels, y_pred, threshold) -> Rows:
+    if not isinstance(threshold, (int, float, np.integer, np.floating)) or not (
+            0.0 <= threshold <= 1.0):
+        raise ValueError(f"threshold must be a number in [0, 1], got {threshold!r}.")
+    s = as_scores(scores, "scores")
+    y = as_labels(labels, "labels", allow_missing=True)
+    yp = (s >= threshold).astype(np.int8) if y_pred is None else as_binary(y_pred, "y_pred")
+    check_same_length(scores=s, labels=y, y_pred=yp)
+    return Rows(s, yp, y)
+
+
+def _reference(reference) -> tuple[np.ndarray, np.ndarray] | None:
+    if reference is None:
+        return None
+    if not (isinstance(reference, (tuple, list)) and len(reference) == 2):
+        raise ValueError("reference must be (scores, labels) of labelled calibration data, got "
+                         f"{type(reference).__name__}.")
+    s, y = as_scores(reference[0], "reference scores"), as_binary(reference[1], "reference labels")
+    check_same_length(**{"reference scores": s, "reference labels": y})
+    return s, y
+
+
+def _calibration_data(rows: Rows, reference, needs_both: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The rows a calibrator (or M1) learns from, with clear errors when there are none."""
+    if reference is not None:
+        s, y = reference
+    else:
+        if rows.m == rows.n:
+            raise ValueError(
+                "labels has no known value (all NaN): no calibrator can be fitted on the test "
+                "set. Pass p (an array of probabilities, or 'half') or reference=(scores, "
+                "labels) with labelled calibration data.")
+        s, y = rows.scores[~rows.missing], rows.labels[~rows.missing].astype(np.int8)
+    if needs_both and np.unique(y).size < 2:
+        raise ValueError(f"the calibration labels hold only class {int(y[0])}; a calibration map "
+                         "needs both classes. Pass p, or reference=(scores, labels) with both.")
+    return s, y
+
+
+def _p(rows: Rows, p, calibrator, reference, method: str) -> tuple[np.ndarray | None, str, float]:
+    """Imputation probabilities of the fast paths (None for the models, which learn the map)."""
+    if method in MODELS:
+        if p is not None:
+            raise ValueError(f"method={method!r} learns the calibration map from labelled rows; "
+                             "p must be None (a given p is a fixed map: use method='gauss', "
+                             "'exact' or 'impute').")
+        return None, "Platt map with a posterior (M1)", np.nan
+    if isinstance(p, str):
+        as_choice(p, "p", PRESETS)
+    elif p is not None:
+        arr = as_probabilities(p, "p")
+        check_same_length(scores=rows.scores, p=arr)
+        return imputation_probabilities(rows, p=arr)
+    if isinstance(calibrator, str):
+        from bayeval.calibration import CALIBRATORS
+
+        as_choice(calibrator, "calibrator", tuple(CALIBRATORS))
+    elif not (hasattr(calibrator, "fit") and hasattr(calibrator, "predict")):
+        raise ValueError("calibrator must be a name ('scaling_binning', 'platt', 'isotonic', "
+                         "'beta', 'none') or an object with fit(scores, labels) and "
+                         f"predict(scores); got {type(calibrator).__name__}.")
+    if p == "half":
+        return imputation_probabilities(rows, p=p)
+    _calibration_data(rows, reference, needs_both=p is None)  # raises if nothing to fit on
+    return imputation_probabilities(rows, p=p, calibrator=calibrator, reference=reference)
+
+
+# --------------------------------------------------------------------------- result pieces
+def _data(rows: Rows, metrics, opts: Options, source: str) -> xr.Dataset:
+    """Sizes, and the complete-case estimate and the paper's definitional bounds per metric."""
+    args = (rows.scores, rows.labels, rows.y_pred, metrics, opts)
+    known = rows.n - rows.m
+    cc = P.complete_case(*args) if known else np.full(len(metrics), np.nan)
+    optimistic, pessimistic = P.definitional_bounds(*args)
+    return xr.Dataset(
+        {"complete_case": ("metric", cc), "optimistic": ("metric", optimistic),
+         "pessimistic": ("metric", pessimistic), "n": rows.n, "n_missing": rows.m,
+         "n_missing_predicted_positive": rows.m1,
+         "n_predicted_positive": int(rows.y_pred.sum())},
+        coords={"metric": list(metrics)}, attrs={"p_source": source})
+
+
+def _predictive_tree(values: np.ndarray, metrics, shape: tuple[int, int],
+                     tree: xr.DataTree | None = None) -> xr.DataTree:
+    """Add the metric draws as ``posterior_predictive/value`` (chain, draw, metric)."""
+    value = xr.DataArray(values.reshape(*shape, len(metrics)), dims=(*SAMPLE_DIMS, "metric"),
+                         coords={"metric": list(metrics)})
+    tree = tree if tree is not None else xr.DataTree()
+    tree["posterior_predictive"] = xr.DataTree(xr.Dataset({"value": value}))
+    return tree
+
+
+def _sensitivity(rows: Rows, p: np.ndarray, metrics, delta, ci_prob, opts) -> xr.Dataset:
+    """PEMI-Gauss at fixed delta: 0 (MAR) and quantiles of delta's prior."""
+    grid = np.unique(np.r_[0.0, stats.norm.ppf(SENSITIVITY_QUANTILES, *delta)])
+    parts = np.array([[gauss(rows, p, metrics, delta=(d, 0.0), ci_prob=ci_prob, opts=opts)[0][m]
+                       for m in metrics] for d in grid])
+    return xr.Dataset({k: (("delta", "metric"), parts[..., j]) for j, k in
+                       enumerate(("mean", "sd", "lower", "upper"))},
+                      coords={"delta": grid, "metric": list(metrics)})
+
+
+def delta_sensitivity(ev: Evaluation) -> Table:
+    r"""How the metrics move with the MNAR shift: PEMI-Gauss at fixed values of delta.
+
+    Each row is PEMI-Gauss with :math:`p_i` replaced by
+    :math:`\sigma(\operatorname{logit}p_i+\delta)` on the missing rows, at :math:`\delta` = 0
+    (MAR) and at the 2.5, 25, 50, 75 and 97.5 % quantiles of the prior given as
+    ``mnar=(mean, sd)``. For the models the map is fixed at its posterior mean.
+
+    Parameters
+    ----------
+    ev : Evaluation
+        A result of :func:`pemi` run with ``mnar=(mean, sd)``, ``sd > 0``.
+
+    Returns
+    -------
+    Table
+        Indexed by ``delta``; columns ``mean``, ``sd``, ``lower``, ``upper`` per metric
+        (equal-tailed intervals at ``ev.ci_prob``).
+
+    Raises
+    ------
+    ValueError
+        If ``ev`` has no prior on the MNAR shift.
+
+    Examples
+    --------
+    >>> ev = pemi([0.9, 0.8, 0.3, 0.6, 0.2, 0.7], [1, np.nan, 0, 1, np.nan, 0],
+    ...           p=[0.5, 0.8, 0.5, 0.5, 0.1, 0.5], metrics="precision", mnar=(0.0, 1.0))
+    >>> tab = delta_sensitivity(ev)
+    >>> tab.index.values.round(2).tolist()
+    [-1.96, -0.67, 0.0, 0.67, 1.96]
+    >>> tab["mean"]["precision"].round(3).tolist()  # (2 + sigma(logit 0.8 + delta)) / 4
+    [0.59, 0.668, 0.7, 0.722, 0.741]
+    """
+    if "delta_sensitivity" not in ev.tree.children:
+        raise ValueError("this evaluation has no delta sensitivity; run pemi with a prior on the "
+                         "MNAR shift, mnar=(mean, sd) with sd > 0.")
+    ds = ev.tree["delta_sensitivity"].to_dataset()
+    frame = ds.to_dataframe().unstack("metric")
+    return table(frame, f"PEMI-Gauss at fixed MNAR shifts delta ({ev.ci_prob:g} intervals): "
+                        "delta = 0 is MAR", ci_prob=ev.ci_prob)
+
+
+def _warn(notes: list[str]) -> None:
+    for note in notes:
+        _warnings.warn(note, UserWarning, stacklevel=3)
+
+
+# ---------------------------------------------------------------------------- the models
+def _models(rows, cal, metrics, method, delta, prior_a, prior_log_b, n_draws, ci_prob, ci_kind,
+            opts, random_seed, sample_kwargs):
+    """Draws (and the FP3 closed form for 'both') of M1 (fixed delta) or M3 (delta prior)."""
+    m3 = delta[1] > 0
+    seed = None if random_seed is None else [int(random_seed), 1]
+    if method == "quadrature":
+        rng = np.random.default_rng(seed)
+        a, b = map_posterior(*cal, size=n_draws, prior_a=prior_a, prior_log_b=prior_log_b,
+                             random_seed=rng)
+        d = rng.normal(*delta, size=n_draws) if m3 else np.full(n_draws, delta[0])
+        post = {"a": a, "b": b, "delta": d}
+        tree = xr.DataTree.from_dict({"posterior": xr.Dataset(
+            {k: (SAMPLE_DIMS, v[None, :]) for k, v in post.items()})})
+        pm_model = None
+    else:
+        builder = model_m3 if m3 else model_m1
+        kwargs = {"delta": delta} if m3 else {}
+        pm_model = builder(*cal, prior_a=prior_a, prior_log_b=prior_log_b, **kwargs)
+        tree = sample(pm_model, random_seed, sample_kwargs)
+        posterior = tree["posterior"].to_dataset()
+        post = {k: posterior[k].values for k in ("a", "b")}
+        post["delta"] = posterior["delta"].values if m3 else np.full(post["a"].shape, delta[0])
+    shape = post["a"].shape if post["a"].ndim == 2 else (1, post["a"].size)
+    values = predictive(rows, metrics, post["a"], post["b"], post["delta"],
+                        np.random.default_rng(None if seed is None else [*seed, 2]), opts)
+    tree = _predictive_tree(values, metrics, shape, tree)
+    closed = None
+    if method == "both":
+        closed = mixture_closed_form(rows, metrics, post["a"], post["b"], post["delta"],
+                                     ci_prob=ci_prob, ci_kind=ci_kind, opts=opts)
+    plug_in = platt_map(rows.scores, float(np.mean(post["a"])), float(np.mean(post["b"])))
+    return tree, closed, pm_model, plug_in
+
+
+def _impute(rows: Rows, p: np.ndarray, metrics, delta, n: int, random_seed, opts) -> np.ndarray:
+    """PEMI draws; with a prior on delta each imputation draws its own delta."""
+    rng = np.random.default_rng(random_seed)
+    if delta[1] == 0:
+        p_mis = shift(p[rows.order], delta[0])
+        return simulate(rows, metrics, lambda start, stop: p_mis, n, rng, opts)
+    logit = special.logit(p[rows.order])
+    d = rng.normal(*delta, size=n)
+    return simulate(rows, metrics,
+                    lambda start, stop: special.expit(logit + d[start:stop, None]), n, rng, opts)
+
+
+# ---------------------------------------------------------------------------- entry point
+def pemi(scores, labels, *, y_pred=None, threshold: float = 0.5, p=None,
+         calibrator: Any = "scaling_binning", reference=None, mnar=None, metrics=None,
+         method: str = "gauss", ci_prob: float = 0.95, ci_kind: str = "eti",
+         n_imputations: int = 10_000, ties: str = "half", zero_division: float = 0.0,
+         beta: float = 1.0, second_order: bool = True, prior_a=PRIOR_A,
+         prior_log_b=PRIOR_LOG_B, random_seed: int | None = None,
+         sample_kwargs: dict[str, Any] | None = None) -> Evaluation:
+    r"""Distribution of a classifier's metrics on a test set with missing labels.
+
+    Parameters
+    ----------
+    scores : array-like of float in [0, 1], shape (n,)
+        Raw scores of the positive class for every test row: they give the predictions
+        (``scores >= threshold``), the ranking of ROC-AUC and the calibrator's input.
+    labels : array-like, shape (n,)
+        0, 1, or NaN where the label is missing.
+    y_pred : array-like of 0/1, optional
+        Predictions, if not ``scores >= threshold``.
+    p : array-like, "half" or "prevalence", optional
+        :math:`P(Y_i=1)` of the missing labels, one value per row (ignored on labelled rows),
+        used as given; or a preset: :math:`\tfrac12`, or the rate of positives of the
+        calibration labels. Default: from ``calibrator``.
+    calibrator : {"scaling_binning", "platt", "isotonic"} or object with ``fit``/``predict``
+        Fitted on ``reference``, else on the labelled test rows (valid when labels are missing
+        at random given the score), and applied to the raw scores. Default: the paper's
+        scaling-binning calibrator with 10 bins.
+    reference : (scores, labels), optional
+        Labelled calibration data (e.g. a held-out split of the training data).
+    mnar : float or (mean, sd), optional
+        MNAR shift :math:`\delta`: every missing label gets
+        :math:`\operatorname{logit}p_i+\delta`. A number fixes it; ``(mean, sd)`` is a normal
+        prior (model M3; the fast paths mix over it). For missingness that depends on the label
+        only, with the map fitted on the labelled rows, :math:`\delta` is the log odds ratio of
+        a label being missing for a positive against a negative (0: MAR).
+    metrics : str or sequence of str, optional
+        Among ``accuracy``, ``precision``, ``recall``, ``specificity``, ``npv``, ``f1``,
+        ``fbeta``, ``balanced_accuracy``, ``mcc``, ``roc_auc``. Default: precision, recall,
+        accuracy, F1 and ROC-AUC (not ROC-AUC with ``"exact"``).
+    method : {"gauss", "exact", "impute", "quadrature", "pymc", "both"}
+        See the module docstring.
+    ci_prob, ci_kind : float, {"eti", "hdi"}
+        Interval level and kind (``"hdi"``: the shortest interval of an exact PMF; normal laws
+        and mixtures are equal-tailed).
+    n_imputations : int
+        :math:`B` of ``"impute"``; draws of the map for ``"quadrature"``.
+    ties : {"half", "one"}
+        A tied positive-negative pair counts 1/2 in ROC-AUC (scikit-learn) or 1 (the paper).
+    zero_division : {0.0, 1.0, np.nan}
+        The value of a metric whose denominator is 0 (scikit-learn's convention); the
+        probability of that event is reported as ``p_undefined``.
+    beta : float
+        :math:`\beta` of ``fbeta``.
+    second_order : bool
+        Second-order delta-method mean of the ratio metrics in PEMI-Gauss (``False``: the
+        paper's ratio of means).
+    prior_a, prior_log_b : (mean, sd)
+        Normal priors of the map's intercept and log slope (M1, M3).
+    random_seed : int, optional
+        Seed of the imputations, the sampler and the predictive draws.
+    sample_kwargs : dict, optional
+        Passed to ``pm.sample``.
+
+    Returns
+    -------
+    Evaluation
+        ``"gauss"``/``"exact"``: ``closed_form`` over ``metric`` (``mean``, ``sd``, ``lower``,
+        ``upper``, ``interval_mass``, ``p_undefined``; the PMF for ``"exact"``). The others:
+        draws ``posterior_predictive/value`` (chain, draw, metric) and, for the models, the
+        map's posterior ``a``, ``b`` (and ``delta``). Group ``data``: sizes, the complete-case
+        estimate and the paper's optimistic/pessimistic imputations. With a prior on
+        :math:`\delta`, group ``delta_sensitivity`` (see :func:`delta_sensitivity`).
+
+    Raises
+    ------
+    ValueError
+        Labels other than 0, 1 and NaN; inputs of different lengths; no labelled row and no
+        ``p`` or ``reference`` (nothing to calibrate on); calibration labels of one class;
+        ``p`` with a model method; ROC-AUC with ``"exact"``.
+
+    Notes
+    -----
+    With no missing label every method returns the plain metric with zero width (and a
+    warning). A metric undefined in some completions (e.g. recall when no positive may exist)
+    takes ``zero_division`` there; PEMI-Gauss ignores that event and says so in a warning.
+
+    Examples
+    --------
+    >>> ev = pemi([0.9, 0.8, 0.3, 0.6, 0.2, 0.7], [1, np.nan, 0, 1, np.nan, 0],
+    ...           p=[0.5, 0.8, 0.5, 0.5, 0.1, 0.5], metrics="precision")
+    >>> ev.summary().loc["precision", ["mean", "sd"]].round(4).tolist()  # (2 + 0.8) / 4
+    [0.7, 0.1]
+    """
+    method = as_choice(method, "method", METHODS)
+    ci_prob = as_ci_prob(ci_prob)
+    ci_kind = as_choice(ci_kind, "ci_kind", CI_KINDS)
+    metrics = _as_metrics(metrics, method)
+    delta = as_mnar(mnar)
+    if random_seed is not None and not (isinstance(random_seed, (int, np.integer))
+                                        and random_seed >= 0):
+        raise ValueError(f"random_seed must be None or a non-negative int, got {random_seed!r}.")
+    prior_a, prior_log_b = _as_prior(prior_a, "prior_a"), _as_prior(prior_log_b, "prior_log_b")
+    if int(n_imputations) != n_imputations or n_imputations < 1:
+        raise ValueError(f"n_imputations must be a positive integer, got {n_imputations!r}.")
+    opts = Options(as_choice(ties, "ties", ("half", "one")), zero_division, beta, second_order)
+    rows = _rows(scores, labels, y_pred, threshold)
+    reference = _reference(reference)
+    common = dict(method="pemi", variant=method, ci_prob=ci_prob, ci_kind=ci_kind,
+                  random_seed=random_seed, assumptions=ASSUMPTIONS)
+    if rows.m == 0:
+        return _nothing_missing(rows, metrics, opts, ci_prob, common)
+    p, source, ece = _p(rows, p, calibrator, reference, method)
+    data = _data(rows, metrics, opts, source).assign(calibration_ece=ece)
+    described = (f"{', '.join(metrics)} on {rows.n} rows, {rows.m} labels missing; p: {source}"
+                 + (f"; MNAR shift delta ~ N({delta[0]:g}, {delta[1]:g}^2)" if delta[1] else
+                    f"; MNAR shift delta = {delta[0]:g}" if delta[0] else ""))
+    if method in MODELS:
+        cal = _calibration_data(rows, reference, needs_both=True)
+        tree, closed, pm_model, p = _models(rows, cal, metrics, method, delta, prior_a,
+                                            prior_log_b, int(n_imputations), ci_prob,
+                                            ci_kind, opts, random_seed, sample_kwargs)
+        ev = Evaluation.create(closed_form=closed, draws=tree,
+                               estimand="posterior_predictive/value",
+                               iid_draws=method == "quadrature", model=pm_model, data=data,
+                               description=described, **common)
+    elif method == "impute":
+        values = _impute(rows, p, metrics, delta, int(n_imputations), random_seed, opts)
+        ev = Evaluation.create(draws=_predictive_tree(values, metrics, (1, int(n_imputations))),
+                               estimand="posterior_predictive/value", iid_draws=True, data=data,
+                               description=described, **common)
+    else:
+        notes: list[str] = []
+        laws, normal = {}, {}
+        if method == "gauss":
+            normal, notes = gauss(rows, p, metrics, delta=delta, ci_prob=ci_prob, opts=opts)
+        else:
+            laws = exact(rows, p, metrics, delta=delta, opts=opts)
+        closed = closed_form(metrics, laws, normal, ci_prob=ci_prob, ci_kind=ci_kind)
+        _warn(notes)
+        ev = Evaluation.create(closed_form=closed, data=data, warnings=notes,
+                               description=described, **common)
+    if delta[1] > 0:
+        ev.tree["delta_sensitivity"] = xr.DataTree(_sensitivity(rows, p, metrics, delta,
+                                                                ci_prob, opts))
+    return ev
+
+
+def _nothing_missing(rows: Rows, metrics, opts: Options, ci_prob: float, common) -> Evaluation:
+    """Every label is known: the plain metrics, with zero width."""
+    note = "no label is missing: the metrics are known exactly (zero width)."
+    _warn([note])
+    normal, _ = gauss(rows, np.zeros(rows.n), metrics, delta=(0.0, 0.0), ci_prob=ci_prob,
+                      opts=opts)
+    closed = closed_form(metrics, {}, normal, ci_prob=ci_prob, ci_kind="eti")
+    closed["interval_mass"] = ("metric", np.ones(len(metrics)))
+    return Evaluation.create(closed_form=closed, data=_data(rows, metrics, opts, "none needed"),
+                             warnings=[note], description=note, **common)

@@ -1,0 +1,497 @@
+"""CBPE: exact identities of the fast paths, their checks against PyMC, chunking, alerts, input."""
+
+import arviz as az
+import numpy as np
+import pymc as pm
+import pytest
+import xarray as xr
+from scipy import stats
+from threadpoolctl import threadpool_limits
+
+from bayeval import datasets
+from bayeval import metrics as M
+from bayeval.confusion import metric_distribution
+from bayeval.evaluation import Evaluation, load
+from bayeval.methods.cbpe import api as cbpe_module
+from bayeval.methods.cbpe import models as cbpe_models
+from bayeval.methods.cbpe.api import cbpe
+from bayeval.methods.cbpe.fast import CountLaw, beta_binomial_pmf
+from bayeval.poibin import convolve
+
+TWO_COUNT = ("recall", "specificity", "f1", "fbeta", "balanced_accuracy", "mcc")
+
+
+@pytest.fixture(autouse=True)
+def one_blas_thread():
+    """OpenBLAS threads oversubscribe a loaded 2-core machine (a 1e5 dot: 25 ms, not 0.1)."""
+    with threadpool_limits(1, "blas"):
+        yield
+
+
+@pytest.fixture(scope="module")
+def window():
+    rng = np.random.default_rng(7)
+    s = rng.beta(2, 2, 300)
+    return s, (s >= 0.5).astype(np.int8)
+
+
+@pytest.fixture(scope="module")
+def reference():
+    return datasets.calibrated_scores(4000, random_seed=11)
+
+
+# ------------------------------------------------------------------------- exact identities
+
+
+@pytest.mark.parametrize("zero_division", [0.0, 1.0, np.nan])
+@pytest.mark.parametrize("metric", M.METRICS)
+def test_v0_law_is_the_engines_distribution(window, metric, zero_division):
+    s, y_pred = window
+    ours = CountLaw.poisson_binomial(s, y_pred).law(metric, zero_division, beta=0.5)
+    engine = metric_distribution(metric, y_pred, s, zero_division=zero_division, beta=0.5)
+    np.testing.assert_array_equal(ours.values, engine.values)
+    np.testing.assert_allclose(ours.probs, engine.probs, rtol=0, atol=1e-12)
+    assert ours.p_undefined == pytest.approx(engine.p_undefined, abs=1e-12)
+
+
+def _undefined_heavy():
+    """A window where TP = FN = 0 has probability 0.017 (recall and MCC undefined)."""
+    rng = np.random.default_rng(8)
+    s = np.r_[rng.uniform(0, 0.01, 400), [0.5, 0.5, 0.5]]
+    return s, (s >= 0.5).astype(np.int8)
+
+
+def _mixture():
+    """A V2b-like window: Beta-binomial cells mixed over three concentrations."""
+    n, c, y_pred = (np.array([40, 25, 60, 35, 80]), np.array([0.2, 0.4, 0.6, 0.85, 0.95]),
+                    np.array([0, 0, 1, 1, 1]))
+    kappa = np.array([[3.0], [30.0], [300.0]])
+    return CountLaw.beta_binomial(n, kappa * c, kappa * (1 - c), y_pred, [0.2, 0.5, 0.3])
+
+
+@pytest.mark.parametrize("zero_division", [0.0, 1.0, np.nan])
+@pytest.mark.parametrize("metric", TWO_COUNT)
+def test_lazy_law_is_the_grid_law(window, metric, zero_division):
+    """The lazy law (no support listed) against the PMF pushed forward from the whole grid:
+    one component (V0, and a window where TP = FN = 0 has mass) and a mixture (V2b)."""
+    laws = [CountLaw.poisson_binomial(s, y_pred) for s, y_pred in (window, _undefined_heavy())]
+    for law in [*laws, _mixture()]:
+        grid = law.grid(metric, zero_division, beta=2.0)
+        lazy = law._lazy(metric, zero_division, beta=2.0)
+        assert lazy.lazy
+        assert lazy.mean == pytest.approx(grid.mean, abs=1e-12)
+        assert lazy.sd == pytest.approx(grid.sd, abs=1e-12)
+        assert lazy.p_undefined == pytest.approx(grid.p_undefined, abs=1e-12)
+        for ci_prob in (0.998, 0.95, 0.5, 0.1):
+            assert lazy.interval(ci_prob) == grid.interval(ci_prob)
+        picks = grid.values[:: max(1, grid.values.size // 40)]
+        for v in picks:
+            assert lazy.mass(-np.inf, v) == pytest.approx(grid.mass(-np.inf, v), abs=1e-12)
+            assert lazy.mass(v, v) == pytest.approx(grid.mass(v, v), abs=1e-12)
+        for lo, hi in ((-np.inf, picks[len(picks) // 2]), (picks[1], np.inf)):
+            assert lazy.mass(lo, hi) == pytest.approx(grid.mass(lo, hi), abs=1e-12)
+        assert lazy.lazy  # none of the above listed the support
+
+
+def test_large_window_matches_the_engine():
+    """At 60,000 rows CBPE's law is lazy and equals the engine's from the rows."""
+    rng = np.random.default_rng(9)
+    s = rng.beta(2, 3, 60_000)
+    y_pred = (s >= 0.5).astype(np.int8)
+    law = CountLaw.poisson_binomial(s, y_pred)
+    for metric in ("recall", "f1", "mcc"):
+        ours, engine = law.law(metric), metric_distribution(metric, y_pred, s)
+        assert ours.lazy
+        assert ours.mean == pytest.approx(engine.mean, abs=1e-12)
+        assert ours.sd == pytest.approx(engine.sd, abs=1e-12)
+        assert ours.interval(0.95) == engine.interval(0.95)
+
+
+def test_whole_period_is_the_convolution_of_its_chunks(window):
+    s, y_pred = window
+    parts = [CountLaw.poisson_binomial(s[r], y_pred[r]) for r in (slice(0, 100),
+                                                                 slice(100, 300))]
+    whole, direct = parts[0] + parts[1], CountLaw.poisson_binomial(s, y_pred)
+    for a, b in ((whole.tp, direct.tp), (whole.fn, direct.fn)):
+        assert a.shape == b.shape
+        np.testing.assert_allclose(a, b, atol=1e-12)
+
+
+@pytest.mark.parametrize("kappa", [0.5, 50.0])
+def test_singleton_groups_make_v2_equal_v0(window, kappa):
+    s, y_pred = window
+    v2 = CountLaw.beta_binomial(np.ones(s.size, int), kappa * s[None], kappa * (1 - s[None]),
+                                y_pred, [1.0])
+    v0 = CountLaw.poisson_binomial(s, y_pred)
+    assert (v2.tp_start, v2.fn_start) == (v0.tp_start, v0.fn_start)
+    np.testing.assert_allclose(v2.tp, v0.tp, atol=1e-12)
+    np.testing.assert_allclose(v2.fn, v0.fn, atol=1e-12)
+
+
+def _groups():
+    return (np.array([40, 25, 60, 35]), np.array([0.2, 0.4, 0.6, 0.85]),
+            np.array([0, 0, 1, 1]))
+
+
+def test_v2_tends_to_binomials_as_kappa_grows():
+    n, c, y_pred = _groups()
+    law = CountLaw.beta_binomial(n, 1e15 * c[None], 1e15 * (1 - c[None]), y_pred, [1.0])
+    binomials = [stats.binom.pmf(np.arange(m + 1), m, p) for m, p in zip(n, c, strict=True)]
+    tp = convolve(*binomials[2:])
+    np.testing.assert_allclose(law.tp[0], tp[law.tp_start: law.tp_start + law.tp.shape[1]],
+                               atol=1e-12)
+
+
+def test_v2_tp_variance_formula_and_unchanged_means():
+    n, c, y_pred = _groups()
+    kappa = 7.0
+    law = CountLaw.beta_binomial(n, kappa * c[None], kappa * (1 - c[None]), y_pred, [1.0])
+    mean, var = law.tp_moments()
+    pos = y_pred == 1
+    assert mean == pytest.approx(np.sum(n[pos] * c[pos]), rel=1e-12)
+    formula = np.sum(n[pos] * c[pos] * (1 - c[pos]) * (kappa + n[pos]) / (kappa + 1))
+    assert var == pytest.approx(formula, rel=1e-10)
+    # accuracy and precision keep their V0 means (the noise preserves every expected count)
+    rows = np.repeat(c, n), np.repeat(y_pred, n)
+    v0 = CountLaw.poisson_binomial(*rows)
+    for metric in ("accuracy", "precision"):
+        assert law.law(metric).mean == pytest.approx(v0.law(metric).mean, abs=1e-12)
+
+
+def test_beta_binomial_pmf_against_scipy():
+    for n, a, b in ((10, 2.0, 3.0), (80, 0.01, 0.5), (400, 30.0, 70.0)):
+        np.testing.assert_allclose(beta_binomial_pmf(n, [a], [b])[0],
+                                   stats.betabinom.pmf(np.arange(n + 1), n, a, b), atol=1e-13)
+
+
+def test_kappa_grid_posterior_is_the_normalised_posterior():
+    k, n, c = [3, 9, 4, 12], [10, 12, 10, 15], [0.3, 0.6, 0.5, 0.7]
+    x, w = cbpe_models.kappa_posterior(k, n, c)
+    fine = np.linspace(x[0], x[-1], 20_001)
+    dens = np.exp(cbpe_models._log_likelihood(fine, *(np.asarray(v, float) for v in (k, n, c)))
+                  + stats.norm.logpdf(fine, *cbpe_models.KAPPA_PRIOR))
+    assert x @ w == pytest.approx(fine @ dens / dens.sum(), abs=1e-6)
+
+
+def test_point_estimates_are_nannymls(window):
+    s, y_pred = window
+    ev = cbpe(s, metrics=["accuracy", "precision", "recall", "f1", "roc_auc"])
+    plugin = ev.closed_form["plugin"].sel(chunk="all").to_series()
+    pos, neg = s[y_pred == 1], s[y_pred == 0]
+    assert plugin["accuracy"] == pytest.approx((pos.sum() + (1 - neg).sum()) / 300,
+                                                          abs=1e-14)
+    assert plugin["precision"] == pytest.approx(pos.mean(), abs=1e-14)
+    assert plugin["recall"] == pytest.approx(pos.sum() / s.sum(), abs=1e-14)
+    assert plugin["f1"] == pytest.approx(2 * pos.sum() / (s.sum() + pos.size),
+                                                    abs=1e-14)
+    # ROC-AUC: the area under the ROC curve of the expected counts (no ties here)
+    order = np.argsort(-s)
+    tpr = np.r_[0, np.cumsum(s[order])] / s.sum()
+    fpr = np.r_[0, np.cumsum(1 - s[order])] / (1 - s).sum()
+    area = np.sum(np.diff(fpr) * (tpr[1:] + tpr[:-1]) / 2)
+    assert plugin["roc_auc"] == pytest.approx(area, abs=1e-12)
+    # the exact expectations of accuracy and precision are the same numbers
+    mean = ev.closed_form["mean"].sel(chunk="all").to_series()
+    for metric in ("accuracy", "precision"):
+        assert mean[metric] == pytest.approx(plugin[metric], abs=1e-12)
+
+
+# ----------------------------------------------------------------- fast paths against PyMC
+
+
+@pytest.fixture(scope="module")
+def small():
+    return datasets.calibrated_scores(240, random_seed=12)
+
+
+def test_v0_check_passes_and_a_wrong_fast_path_fails(small):
+    with threadpool_limits(1, "blas"):
+        ev = cbpe(small.scores, n_chunks=2, metrics=["accuracy", "recall", "f1", "mcc"],
+                  method="both", draws=4000, random_seed=3)
+    result = ev.check()
+    assert result.attrs["passed"], result[~result["passed"]]
+    assert set(result.index.get_level_values("test")) == {"mean", "variance_ratio", "ks",
+                                                          "interval_mass"}
+    assert ev.meta["iid_draws"] and "value" in ev.tree["prior"]
+    wrong = ev.closed_form.copy()
+    shifted = (wrong["chunk"] == "[0:119]") & (wrong["metric"] == "recall")
+    wrong["mean"] = wrong["mean"] + xr.where(shifted, 0.01, 0.0)
+    groups = {k: v.to_dataset() for k, v in ev.tree.children.items()}
+    groups["closed_form"] = wrong
+    tree = xr.DataTree.from_dict(groups)
+    tree.attrs = ev.tree.attrs
+    failed = Evaluation(tree).check()
+    assert failed[~failed["passed"]].index.tolist() == [("[0:119]", "recall", "mean")]
+
+
+def test_v0_roc_auc_moments_agree_with_simulated_labels(small):
+    with threadpool_limits(1, "blas"):
+        ev = cbpe(small.scores, metrics=["roc_auc", "f1"], method="both", random_seed=4)
+    result = ev.check()
+    assert result.attrs["passed"], result
+    tests = result.index.droplevel("chunk").unique().tolist()  # no PMF, no KS, for ROC-AUC
+    assert ("roc_auc", "ks") not in tests and ("f1", "ks") in tests
+
+
+def test_v2_check_passes(small, reference):
+    with threadpool_limits(1, "blas"):
+        ev = cbpe(small.scores, reference=(reference.scores, reference.labels), n_chunks=2,
+                  calibration="none", noise="beta", kappa=20.0, n_bins=4,
+                  metrics=["accuracy", "precision", "recall", "f1"], method="both",
+                  random_seed=5)
+    result = ev.check()
+    assert result.attrs["passed"], result[~result["passed"]]
+    assert "ks" in set(result.index.get_level_values("test"))
+
+
+@pytest.fixture(scope="module")
+def v2b(small, reference):
+    with threadpool_limits(1, "blas"):
+        return cbpe(small.scores, reference=(reference.scores, reference.labels), n_chunks=2,
+                    reference_chunks=np.repeat(np.arange(8), 500), calibration="none",
+                    noise="learned", n_bins=5, metrics=["accuracy", "recall", "f1"],
+                    method="both", random_seed=6)
+
+
+def test_v2b_check_diagnostics_and_kappa_grid(v2b):
+    result = v2b.check()
+    assert result.attrs["passed"], result[~result["passed"]]
+    assert not v2b.meta["iid_draws"]
+    assert v2b.diagnostics().attrs["ok"]
+    # the grid posterior of log kappa against NUTS: mean and quantiles within 4 sd / sqrt(ESS)
+    draws = v2b.tree["posterior"]["log_kappa"]
+    ess = float(az.ess(draws))
+    x, w = v2b.tree["data"]["log_kappa_grid"].values, v2b.tree["data"]["kappa_weight"].values
+    tol = 4 * float(draws.std()) / np.sqrt(ess)
+    assert abs(float(draws.mean()) - x @ w) <= tol
+    cdf = np.cumsum(w)
+    for q in (0.05, 0.5, 0.95):
+        grid_q = np.interp(q, cdf - w / 2, x)  # midpoint rule on the grid
+        assert abs(float(draws.quantile(q)) - grid_q) <= tol
+
+
+def test_v2b_prior_sensitivity(v2b):
+    s = v2b.sensitivity()
+    assert {"log_kappa", "kappa"} <= set(s.index)
+    assert list(s.columns) == ["prior", "likelihood", "diagnosis"]
+
+
+@pytest.fixture(scope="module")
+def binning(small, reference):
+    with threadpool_limits(1, "blas"):
+        return cbpe(small.scores, reference=(reference.scores, reference.labels), n_chunks=2,
+                    calibration="none", noise="binning", n_bins=5,
+                    metrics=["accuracy", "recall", "f1"], method="both", random_seed=6)
+
+
+def test_binning_check_diagnostics_and_sensitivity(binning):
+    result = binning.check()
+    assert result.attrs["passed"], result[~result["passed"]]
+    assert binning.diagnostics().attrs["ok"]
+    assert {"log_kappa", "kappa"} <= set(binning.sensitivity().index)
+    # the reference's bins are pooled: 10 cells (5 bins per predicted class), not 10 per chunk
+    assert binning.tree["observed_data"]["k"].size == 10
+
+
+def test_binning_shares_each_bins_rate_across_chunks():
+    """Semantics (a): the whole period pools each bin's cells (one rate per bin), so its TP law
+    is the kappa mixture of BetaBinomial(n_b, a_b, b_b) over the bins' totals: wider than the
+    sum of independent chunks, which V2b (b) uses."""
+    cells = {"n": np.array([30, 20, 25, 40]), "chunk": np.array([0, 0, 1, 1]),
+             "bin": np.array([0, 1, 0, 1]), "y_pred": np.array([0, 1, 0, 1]),
+             "c": np.array([0.3, 0.8, 0.3, 0.8])}
+    a = np.array([[3.0, 8.0, 3.0, 8.0], [30.0, 80.0, 30.0, 80.0]])
+    b = np.array([[7.0, 2.0, 7.0, 2.0], [70.0, 20.0, 70.0, 20.0]])
+    weights = np.array([0.4, 0.6])
+    laws = cbpe_module._count_laws([None] * 3, "binning", cells, (a, b, weights))
+    whole = laws[-1]
+    tp = whole.tp_start + np.arange(whole.tp.shape[1])
+    expected = sum(w * stats.betabinom.pmf(tp, 60, a[j, 1], b[j, 1])
+                   for j, w in enumerate(weights))
+    np.testing.assert_allclose(weights @ whole.tp, expected, atol=1e-14)
+    summed = laws[0] + laws[1]
+    assert whole.tp_moments()[0] == pytest.approx(summed.tp_moments()[0], rel=1e-12)
+    assert whole.tp_moments()[1] > 1.3 * summed.tp_moments()[1]
+    independent = cbpe_module._count_laws([None] * 3, "learned", cells, (a, b, weights))[-1]
+    np.testing.assert_allclose(independent.tp, summed.tp, atol=1e-14)
+
+
+def test_v2_latent_forms_have_the_same_law():
+    """The uniform form (for NUTS) against the exact Beta-binomial moments of each cell."""
+    n, c, y_pred = _groups()
+    model = cbpe_models.model_v2(n, c, y_pred, 5.0, latent="uniform")
+    draws = 4000
+    k = pm.draw(model["k"], draws=draws, random_seed=1)
+    for g in range(n.size):
+        pmf = beta_binomial_pmf(int(n[g]), [5.0 * c[g]], [5.0 * (1 - c[g])])[0]
+        support = np.arange(n[g] + 1)
+        mean = pmf @ support
+        var, mu4 = pmf @ (support - mean) ** 2, pmf @ (support - mean) ** 4
+        assert abs(k[:, g].mean() - mean) <= 4 * np.sqrt(var / draws)
+        sd_ratio = np.sqrt((mu4 / var**2 - (draws - 3) / (draws - 1)) / draws)
+        assert abs(k[:, g].var(ddof=1) / var - 1) <= 4 * sd_ratio
+
+
+def test_models_have_continuous_free_variables_only():
+    v0 = cbpe_models.model_v0([0.2, 0.7, 0.9], [0, 1, 1])
+    assert [v.name for v in v0.free_RVs] == ["u"]
+    v2 = cbpe_models.model_v2([3, 4], [0.3, 0.8], [0, 1], 10.0, latent="uniform")
+    assert {v.name for v in v2.free_RVs} == {"pi", "u"}
+    v2b = cbpe_models.model_v2b([1, 3], [4, 4], [0.3, 0.8])
+    assert [v.name for v in v2b.free_RVs] == ["log_kappa"]
+    assert [v.name for v in v2b.observed_RVs] == ["k"]
+    pred = cbpe_models.predictive_v2b([3, 4], [0.3, 0.8], [0, 1])
+    assert "k" in {v.name for v in pred.free_RVs}  # discrete: forward sampling only
+    assert pred.coords["chunk"] == ("[0:1]", "all")
+
+
+# ------------------------------------------------------------------- chunks, alerts, output
+
+
+def test_chunks_keys_order_and_summary_levels():
+    s = np.array([0.2, 0.7, 0.4, 0.9, 0.6, 0.1])
+    ev = cbpe(s, chunks=["b", "a", "b", "c", "a", "c"], metrics=["accuracy"])
+    summary = ev.summary()
+    assert summary.index.names == ["chunk", "metric"]
+    assert list(summary.index.get_level_values("chunk")) == ["b", "a", "c", "all"]
+    np.testing.assert_array_equal(ev.closed_form["n"], [2, 2, 2, 6])
+    acc = summary.loc[("b", "accuracy"), "mean"]
+    assert acc == pytest.approx((0.8 + 0.6) / 2, abs=1e-14)
+    by_size = cbpe(s, chunk_size=4, metrics=["accuracy"]).summary()
+    assert list(by_size.index.get_level_values("chunk")) == ["[0:3]", "[4:5]", "all"]
+
+
+def test_realized_thresholds_and_alerts(reference):
+    rng = np.random.default_rng(13)
+    good = rng.beta(2, 2, 1000)
+    drift = rng.beta(0.3, 0.3, 500)  # more confident scores: accuracy jumps
+    scores = np.r_[good, drift]
+    labels = (rng.random(scores.size) < scores).astype(float)
+    labels[:250] = np.nan  # labels arrive late: the first chunk has none
+    ev = cbpe(scores, reference=(reference.scores, reference.labels), labels=labels,
+              chunk_size=250, calibration="none", metrics=["accuracy", "recall"],
+              alert_thresholds={"recall": (0.5, None)})
+    cf = ev.closed_form
+    # thresholds: mean +- 3 sd (ddof 0) of the realized accuracy of 16 reference chunks of 250
+    ref_pred = (reference.scores >= 0.5).astype(int)
+    acc = [np.mean(reference.labels[i:i + 250] == ref_pred[i:i + 250])
+           for i in range(0, 4000, 250)]
+    lower = float(cf["lower_threshold"].sel(chunk="[0:249]", metric="accuracy"))
+    assert lower == pytest.approx(np.mean(acc) - 3 * np.std(acc), abs=1e-12)
+    assert cf["upper_threshold"].sel(chunk="[0:249]", metric="recall") == np.inf
+    assert cf["lower_threshold"].sel(chunk="[0:249]", metric="recall") == 0.5
+    alerts = cf["alert"].sel(metric="accuracy").values
+    np.testing.assert_array_equal(alerts, [False] * 4 + [True] * 2 + [False])
+    assert np.isnan(cf["realized"].sel(chunk="[0:249]")).all()
+    np.testing.assert_array_equal(cf["n_labelled"], [0, 250, 250, 250, 250, 250, 1250])
+    rows = slice(1000, 1250)
+    expected = np.mean(labels[rows] == (scores[rows] >= 0.5))
+    assert cf["realized"].sel(chunk="[1000:1249]", metric="accuracy") == expected
+    assert cf["alert_realized"].sel(chunk="[1000:1249]", metric="accuracy")
+    # p_alert: the law's mass outside the thresholds
+    p = cf["p_alert"].sel(chunk="[1000:1249]", metric="accuracy")
+    assert float(p) > 0.99
+
+
+def test_realized_metrics_without_fast_path_go_with_the_data(reference):
+    """method="pymc" alone keeps the analysis labels: realized metrics, alerts and thresholds
+    are the same as beside the fast path, in the data group."""
+    rng = np.random.default_rng(14)
+    scores = rng.beta(2, 2, 600)
+    labels = (rng.random(scores.size) < scores).astype(float)
+    labels[::3] = np.nan
+    kwargs = dict(reference=(reference.scores, reference.labels), labels=labels, chunk_size=200,
+                  calibration="none", metrics=["accuracy", "f1"], random_seed=1)
+    exact = cbpe(scores, **kwargs).closed_form
+    ev = cbpe(scores, method="pymc", draws=200, **kwargs)
+    assert ev.closed_form is None
+    data = ev.tree["data"].to_dataset()
+    for var in ("realized", "alert_realized", "n_labelled", "lower_threshold", "upper_threshold"):
+        xr.testing.assert_identical(data[var], exact[var])
+
+
+def test_calibration_auto_corrects_miscalibrated_scores():
+    rng = np.random.default_rng(14)
+    n = 20_000
+    truth_ref, truth = rng.beta(2, 2, n), rng.beta(2, 2, n)
+    y_ref = (rng.random(n) < truth_ref).astype(int)
+    y = (rng.random(n) < truth).astype(float)
+    reported_ref, reported = truth_ref**0.5, truth**0.5  # overconfident positive scores
+    kwargs = dict(reference=(reported_ref, y_ref), labels=y, metrics=["accuracy", "precision"],
+                  threshold=0.5**0.5, random_seed=0)
+    auto = cbpe(reported, **kwargs)
+    raw = cbpe(reported, calibration="none", **kwargs).closed_form.sel(chunk="all")
+    assert auto.meta["calibration"] != "none"
+    cf = auto.closed_form.sel(chunk="all")
+    # the estimate errs by the label noise (sd) and the calibrator's own error (a reference
+    # mean: sd at most 0.5 / sqrt(n))
+    tol = 4 * np.hypot(cf["sd"], 0.5 / np.sqrt(n))
+    assert (abs(cf["mean"] - cf["realized"]) <= tol).all()
+    assert (abs(raw["mean"] - raw["realized"]) > tol).all()
+
+
+def test_single_class_chunk_has_a_defined_result():
+    s = np.r_[np.zeros(5), np.full(5, 0.8)]  # chunk 1: all predicted negative, all p = 0
+    ev = cbpe(s, n_chunks=2, metrics=["precision", "recall", "f1", "mcc", "roc_auc"])
+    cf = ev.closed_form.sel(chunk="[0:4]")
+    assert not np.isnan(cf[["mean", "sd", "lower", "upper"]].to_array()).any()
+    np.testing.assert_array_equal(cf["p_undefined"], [1.0, 1.0, 1.0, 1.0, 1.0])
+    np.testing.assert_array_equal(cf["mean"], [0.0, 0.0, 0.0, 0.0, 0.0])
+    nan = cbpe(s, n_chunks=2, metrics=["recall"], zero_division=np.nan).closed_form
+    assert np.isnan(nan["mean"].sel(chunk="[0:4]", metric="recall"))
+    assert nan["p_undefined"].sel(chunk="[0:4]", metric="recall") == 1.0
+
+
+def test_round_trip_through_netcdf(tmp_path, reference):
+    ev = cbpe(reference.scores[:500], reference=(reference.scores, reference.labels),
+              n_chunks=2, metrics=["accuracy", "f1"], random_seed=1)
+    back = load(ev.to_netcdf(tmp_path / "cbpe.nc"))
+    assert back.equals(ev)
+    assert back.summary().equals(ev.summary())
+
+
+# ------------------------------------------------------------------------------ bad input
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    (dict(scores=[0.2, 1.3]), r"scores must lie in \[0, 1\]"),
+    (dict(scores=[0.2, np.nan]), "scores has 1 NaN"),
+    (dict(scores=[]), "scores is empty"),
+    (dict(scores=[0.2, 0.8], reference=([0.2, 0.3], [0, 0])),
+     "reference labels hold only class 0"),
+    (dict(scores=[0.2, 0.8], reference=([0.2, 0.3], ["a", "b"])), "reference labels must"),
+    (dict(scores=[0.2, 0.8], labels=["no", "yes"]), "labels must"),
+    (dict(scores=[0.2, 0.8], n_chunks=3), "n_chunks=3 exceeds the number of rows"),
+    (dict(scores=[0.2, 0.8], chunk_size=0), "chunk_size must be a positive integer"),
+    (dict(scores=[0.2, 0.8], chunks=["a"]), "chunks must hold one key per row"),
+    (dict(scores=[0.2, 0.8], chunks=["a", None]), "chunks has 1 missing key"),
+    (dict(scores=[0.2, 0.8], chunk_size=1, n_chunks=2), "at most one of chunks"),
+    (dict(scores=[0.2, 0.6, 0.8], y_pred=[0, 0, 1]),
+     r"y_pred disagrees with scores >= threshold \(0.5\) on 1 row.*threshold in \(0.6, 0.8\]"),
+    (dict(scores=[0.2, 0.8], noise="beta"), "noise='beta' needs kappa"),
+    (dict(scores=[0.2, 0.8], noise="learned"), "noise='learned' learns kappa"),
+    (dict(scores=[0.2, 0.8], noise="binning"), "noise='binning' learns kappa"),
+    (dict(scores=[0.2, 0.8], noise="learned", kappa_prior=(4.6, 0.0)),
+     "kappa_prior must be"),
+    (dict(scores=[0.2, 0.8], noise="beta", kappa=5.0, metrics="roc_auc"),
+     "roc_auc is estimated with noise='none' only"),
+    (dict(scores=[0.2, 0.8], calibration="isotonic"), "needs reference"),
+    (dict(scores=[0.2, 0.8], metrics="auc"), "metrics must be one of"),
+    (dict(scores=[0.2, 0.8], method="mcmc"), "method must be one of"),
+    (dict(scores=[0.2, 0.8], zero_division=0.5), "zero_division must be"),
+    (dict(scores=[0.2, 0.8], reference=[0.2, 0.3]), "reference must be a tuple"),
+    (dict(scores=[0.2, 0.8], alert_thresholds={"accuracy": 0.7}, metrics="accuracy"),
+     r"alert_thresholds\['accuracy'\] must be \(lower, upper\)"),
+])
+def test_bad_input(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        cbpe(**kwargs)
+
+
+def test_a_chunk_predicted_all_positive_has_zero_expected_negatives():
+    """No predicted negative: the expected FN is exactly 0 (a rounding residue would make the
+    expected TN negative and be refused)."""
+    scores = np.random.default_rng(21).uniform(0.5, 1.0, 200 * 20)  # 200 chunks of 20
+    ev = cbpe(scores, chunk_size=20, metrics=["accuracy", "f1"])
+    accuracy = ev.closed_form["plugin"].sel(metric="accuracy").values[:-1]
+    np.testing.assert_allclose(accuracy, scores.reshape(200, 20).mean(axis=1), atol=1e-15)

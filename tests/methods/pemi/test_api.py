@@ -1,0 +1,338 @@
+"""PEMI: enumeration oracles of every fast path, the models, and bad input.
+
+The oracle enumerates all 2^8 completions of the missing labels of a 12-row test set (tied
+scores, known rows of both classes) with their probabilities; every statement about a law is
+then exact, and Monte-Carlo statements get 4-sigma tolerances (bayeval.check.compare).
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy import special
+
+from bayeval import calibration
+from bayeval.check import compare
+from bayeval.datasets import breast_cancer, calibrated_scores, mask_labels
+from bayeval.methods.pemi.api import delta_sensitivity, model_m1, model_m3, pemi
+from bayeval.methods.pemi.fast import Rows
+from bayeval.methods.pemi.models import map_posterior, platt_map, predictive
+from bayeval.methods.pemi.protocol import metric_values
+from bayeval.metrics import confusion_counts
+
+NAN = np.nan
+SCORES = np.array([0.9, 0.8, 0.8, 0.7, 0.6, 0.55, 0.4, 0.4, 0.3, 0.2, 0.1, 0.8])
+LABELS = np.array([1, NAN, NAN, 0, NAN, 1, NAN, NAN, 0, NAN, NAN, NAN])
+P = np.array([0.5, 0.85, 0.6, 0.5, 0.55, 0.5, 0.3, 0.45, 0.5, 0.25, 0.05, 0.7])
+Y_PRED = (SCORES >= 0.5).astype(np.int8)
+CM = ("accuracy", "precision", "recall", "f1", "specificity", "npv", "balanced_accuracy", "mcc")
+
+
+def completions(labels=LABELS, p=P):
+    """All completions of the missing labels (rows) and their probabilities."""
+    miss = np.flatnonzero(np.isnan(labels))
+    bits = (np.arange(2**miss.size)[:, None] >> np.arange(miss.size)) & 1
+    y = np.repeat(np.nan_to_num(labels)[None, :], bits.shape[0], axis=0).astype(np.int8)
+    y[:, miss] = bits
+    return y, np.prod(np.where(bits == 1, p[miss], 1 - p[miss]), axis=1)
+
+
+def enumerated(metric, labels=LABELS, p=P, scores=SCORES, y_pred=Y_PRED, **opts):
+    """Exact law (sorted values, probabilities) of a metric by enumeration."""
+    y, w = completions(labels, p)
+    from bayeval.methods.pemi.fast import Options
+
+    values = metric_values(scores, y, y_pred, (metric,), Options(**opts))[:, 0]
+    support, index = np.unique(values, return_inverse=True)
+    return support, np.bincount(index, weights=w)
+
+
+def moments_of(values, probs):
+    mean = values @ probs
+    return mean, (values - mean) ** 2 @ probs
+
+
+def ratio_parts(metric, y):
+    """Numerator and denominator of a metric on each completion (the spec's Z and W)."""
+    tp, fp, fn, _ = (c.astype(float) for c in confusion_counts(y, Y_PRED))
+    if metric == "recall":
+        return tp, tp + fn
+    if metric == "f1":
+        return 2 * tp, 2 * tp + fp + fn
+    xi = (SCORES[:, None] > SCORES[None, :]) + 0.5 * (SCORES[:, None] == SCORES[None, :])
+    num = np.einsum("bi,ij,bj->b", y, xi, 1 - y)
+    return num, y.sum(1) * (1.0 - y).sum(1)
+
+
+# ------------------------------------------------------------------------ enumeration oracles
+@pytest.mark.parametrize("metric", [*CM, "roc_auc"])
+def test_pemi_draws_follow_the_enumerated_law(metric):
+    values, probs = enumerated(metric)
+    ev = pemi(SCORES, LABELS, p=P, metrics=metric, method="impute", n_imputations=40_000,
+              random_seed=7)
+    cdf = np.cumsum(probs)
+    lo, hi = values[np.argmax(cdf >= 0.05)], values[np.argmax(cdf >= 0.95)]
+    mass = probs[(values >= lo) & (values <= hi)].sum()
+    mean, var = moments_of(values, probs)
+    rows = compare(ev.draws.sel(metric=metric).values, mean=mean, sd=np.sqrt(var),
+                   interval=(lo, hi), interval_mass=mass, pmf=(values, probs), iid=True)
+    assert rows["passed"].all(), rows
+
+
+@pytest.mark.parametrize("metric", ["accuracy", "precision", "npv"])
+def test_gauss_is_exact_for_linear_metrics(metric):
+    mean, var = moments_of(*enumerated(metric))
+    cf = pemi(SCORES, LABELS, p=P, metrics=metric).closed_form.sel(metric=metric)
+    assert float(cf["mean"]) == pytest.approx(mean, abs=1e-12)
+    assert float(cf["sd"]) ** 2 == pytest.approx(var, abs=1e-12)
+
+
+@pytest.mark.parametrize("metric", ["recall", "f1", "roc_auc"])
+@pytest.mark.parametrize("second_order", [False, True])
+def test_gauss_ratio_moments_are_the_delta_method_of_the_enumerated_moments(metric,
+                                                                            second_order):
+    y, w = completions()
+    z, d = ratio_parts(metric, y)
+    mz, md = z @ w, d @ w
+    vz, vd, c = (z - mz) ** 2 @ w, (d - md) ** 2 @ w, (z - mz) * (d - md) @ w
+    mean = mz / md - (c / md**2 - mz * vd / md**3 if second_order else 0.0)
+    var = (mz**2 * vd + md**2 * vz - 2 * mz * md * c) / md**4
+    cf = pemi(SCORES, LABELS, p=P, metrics=metric, second_order=second_order).closed_form
+    assert float(cf["mean"].sel(metric=metric)) == pytest.approx(mean, rel=1e-12)
+    assert float(cf["sd"].sel(metric=metric)) ** 2 == pytest.approx(var, rel=1e-10)
+
+
+def test_exact_pmf_with_a_fixed_mnar_shift_is_the_enumerated_one():
+    shifted = special.expit(special.logit(P) + 0.7)
+    ds = pemi(SCORES, LABELS, p=P, mnar=0.7, metrics=("recall", "f1"),
+              method="exact").closed_form
+    for metric in ("recall", "f1"):
+        values, probs = enumerated(metric, p=shifted)
+        row = ds.sel(metric=metric)
+        keep = np.isfinite(row["pmf_prob"].values)
+        np.testing.assert_array_equal(row["pmf_value"].values[keep], values)
+        np.testing.assert_allclose(row["pmf_prob"].values[keep], probs, rtol=0, atol=1e-12)
+
+
+def test_exact_mixture_over_a_delta_prior_integrates_the_enumerated_laws():
+    x, w = special.roots_hermitenorm(120)
+    w = w / w.sum()
+    values, _ = enumerated("f1")
+    truth = np.zeros(values.size)
+    for node, weight in zip(0.4 + 0.9 * x, w, strict=True):
+        v, pr = enumerated("f1", p=special.expit(special.logit(P) + node))
+        truth[np.searchsorted(values, v)] += weight * pr
+    row = pemi(SCORES, LABELS, p=P, mnar=(0.4, 0.9), metrics="f1",
+               method="exact").closed_form.sel(metric="f1")
+    keep = np.isfinite(row["pmf_prob"].values)
+    np.testing.assert_allclose(row["pmf_prob"].values[keep], truth, rtol=0, atol=1e-9)
+
+
+def test_impute_with_a_delta_prior_follows_the_exact_mixture():
+    exact = pemi(SCORES, LABELS, p=P, mnar=(0.4, 0.9), metrics="recall",
+                 method="exact").closed_form.sel(metric="recall")
+    keep = np.isfinite(exact["pmf_prob"].values)
+    draws = pemi(SCORES, LABELS, p=P, mnar=(0.4, 0.9), metrics="recall", method="impute",
+                 n_imputations=40_000, random_seed=3).draws.sel(metric="recall").values
+    rows = compare(draws, mean=float(exact["mean"]), sd=float(exact["sd"]),
+                   interval=(float(exact["lower"]), float(exact["upper"])),
+                   interval_mass=float(exact["interval_mass"]),
+                   pmf=(exact["pmf_value"].values[keep], exact["pmf_prob"].values[keep]),
+                   iid=True)
+    assert rows["passed"].all(), rows
+
+
+def test_probability_of_an_undefined_metric_is_exact_in_every_path():
+    labels = np.array([NAN, NAN, NAN, 0, NAN, 0, NAN, NAN, 0, NAN, NAN, NAN])  # no known positive
+    p = np.full(12, 0.2)
+    _, w = completions(labels, p)
+    y, _ = completions(labels, p)
+    truth = w[y.sum(1) == 0].sum()  # recall is undefined without positives
+    with pytest.warns(UserWarning, match="PEMI-Gauss ignores that event"):
+        gauss = pemi(SCORES, labels, p=p, metrics="recall").closed_form
+    exact = pemi(SCORES, labels, p=p, metrics="recall", method="exact").closed_form
+    for cf in (gauss, exact):
+        assert float(cf["p_undefined"].sel(metric="recall")) == pytest.approx(truth, abs=1e-15)
+    draws = pemi(SCORES, labels, p=p, metrics="recall", method="impute", zero_division=np.nan,
+                 n_imputations=20_000, random_seed=1).draws.values
+    frac = np.isnan(draws).mean()
+    assert abs(frac - truth) <= 4 * np.sqrt(truth * (1 - truth) / draws.size)
+
+
+def test_undefined_in_every_completion_takes_zero_division():
+    ev = pemi(SCORES, LABELS, y_pred=np.zeros(12), p=P, metrics="precision", zero_division=1.0)
+    cf = ev.closed_form.sel(metric="precision")
+    assert (float(cf["mean"]), float(cf["sd"]), float(cf["p_undefined"])) == (1.0, 0.0, 1.0)
+    auc = pemi(SCORES, np.full(12, NAN), p=np.zeros(12), metrics="roc_auc").closed_form
+    assert float(auc["p_undefined"].item()) == 1.0 and float(auc["mean"].item()) == 0.0
+
+
+# ------------------------------------------------------------------------ probabilities
+def test_calibrators_and_presets_are_fitted_on_the_labelled_rows():
+    d = calibrated_scores(400, random_seed=4)
+    labels = mask_labels(d.labels, p_m=0.3, random_seed=5).labels
+    known = ~np.isnan(labels)
+    for name in ("platt", "isotonic", "scaling_binning"):
+        fitted = calibration.make_calibrator(name).fit(d.scores[known], labels[known])
+        given = pemi(d.scores, labels, p=fitted.predict(d.scores)).closed_form
+        assert pemi(d.scores, labels, calibrator=name).closed_form.identical(given)
+    rate = np.full(400, labels[known].mean())
+    assert pemi(d.scores, labels, p="prevalence").closed_form.identical(
+        pemi(d.scores, labels, p=rate).closed_form)
+    assert pemi(d.scores, labels, p="half").closed_form.identical(
+        pemi(d.scores, labels, p=np.full(400, 0.5)).closed_form)
+    ref = (d.scores[:100], d.labels[:100])
+    fitted = calibration.make_calibrator("platt").fit(*ref)
+    assert pemi(d.scores, labels, calibrator="platt", reference=ref).closed_form.identical(
+        pemi(d.scores, labels, p=fitted.predict(d.scores)).closed_form)
+
+
+def test_mnar_shift_zero_is_mar_and_the_sensitivity_table_starts_there():
+    d = calibrated_scores(500, random_seed=1)
+    labels = mask_labels(d.labels, p_m=0.3, random_seed=2).labels
+    mar = pemi(d.scores, labels)
+    assert pemi(d.scores, labels, mnar=0.0).closed_form.identical(mar.closed_form)
+    table = delta_sensitivity(pemi(d.scores, labels, mnar=(1.0, 0.5)))
+    at_zero = table.loc[0.0]
+    np.testing.assert_allclose(at_zero["mean"].values, mar.closed_form["mean"].values, rtol=0,
+                               atol=1e-15)
+    # a larger delta makes more of the missing labels positive: precision rises, recall falls
+    assert table["mean"]["precision"].is_monotonic_increasing
+    assert table["mean"]["recall"].is_monotonic_decreasing
+
+
+def test_nothing_missing_gives_the_plain_metric_with_zero_width():
+    d = breast_cancer(random_seed=0)
+    with pytest.warns(UserWarning, match="no label is missing"):
+        ev = pemi(d.scores, d.labels, method="impute")
+    cf = ev.closed_form
+    truth = metric_values(d.scores, d.labels, d.y_pred, tuple(cf["metric"].values))
+    np.testing.assert_array_equal(cf["mean"].values, truth)
+    assert (cf["sd"] == 0).all() and (cf["lower"] == cf["upper"]).all()
+
+
+# ----------------------------------------------------------------------------- models
+def test_model_builders_have_the_documented_variables():
+    m1 = model_m1([0.1, 0.4, 0.4, 0.9], [0, 1, 0, 1])
+    assert [v.name for v in m1.free_RVs] == ["a", "log_b"]
+    assert [v.name for v in m1.deterministics] == ["b"]
+    assert m1.coords["score"] == (0, 1, 2)  # grouped by distinct score
+    m3 = model_m3([0.1, 0.4, 0.9], [0, 1, 1], delta=(1.0, 0.5))
+    assert [v.name for v in m3.free_RVs] == ["a", "log_b", "delta"]
+    with pytest.raises(ValueError, match="prior sd of delta > 0"):
+        model_m3([0.1, 0.9], [0, 1], delta=(1.0, 0.0))
+
+
+def test_m1_with_a_fixed_map_is_pemi():
+    d = calibrated_scores(1500, random_seed=11)
+    labels = mask_labels(d.labels, p_m=0.3, random_seed=12).labels
+    rows = Rows(d.scores, d.y_pred, labels)
+    metrics = ("precision", "recall", "accuracy", "f1")
+    n = 20_000
+    draws = predictive(rows, metrics, np.full(n, 0.2), np.full(n, 1.3), 0.0, random_seed=13)
+    exact = pemi(d.scores, labels, p=platt_map(d.scores, 0.2, 1.3), metrics=metrics,
+                 method="exact").closed_form
+    gauss = pemi(d.scores, labels, p=platt_map(d.scores, 0.2, 1.3), metrics=metrics).closed_form
+    for j, metric in enumerate(metrics):
+        ex, ga = exact.sel(metric=metric), gauss.sel(metric=metric)
+        keep = np.isfinite(ex["pmf_prob"].values)
+        rows_ = compare(draws[None, :, j], mean=float(ga["mean"]), sd=float(ga["sd"]),
+                        interval=(float(ex["lower"]), float(ex["upper"])),
+                        interval_mass=float(ex["interval_mass"]),
+                        pmf=(ex["pmf_value"].values[keep], ex["pmf_prob"].values[keep]),
+                        iid=True)
+        assert rows_["passed"].all(), (metric, rows_)
+
+
+def test_m1_widens_pemi_by_the_calibration_maps_uncertainty():
+    d = breast_cancer(random_seed=0)
+    labels = mask_labels(d.labels, p_m=0.3, random_seed=1).labels
+    ev = pemi(d.scores, labels, method="quadrature", random_seed=2)
+    a, b = (float(ev.tree["posterior"][v].mean()) for v in ("a", "b"))
+    fixed = pemi(d.scores, labels, p=platt_map(d.scores, a, b)).closed_form
+    draws = ev.draws.values[0]
+    n = draws.shape[0]
+    for j, metric in enumerate(fixed["metric"].values):
+        ratio = draws[:, j].var(ddof=1) / float(fixed["sd"].sel(metric=metric)) ** 2
+        assert ratio - 1 > 4 * np.sqrt(2 / n), (metric, ratio)  # beyond the MC error of s^2
+
+
+def test_m3_nuts_agrees_with_its_fast_paths():
+    """One NUTS run of M3: check() against the exact mixture law, diagnostics, delta's
+    posterior is its prior, and the map's posterior is the quadrature one."""
+    d = breast_cancer(random_seed=0)
+    labels = mask_labels(d.labels, p_m=0.3, mechanism="mnar", eta=0.6, random_seed=1).labels
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        ev = pemi(d.scores, labels, method="both", mnar=(1.0, 0.5), random_seed=3)
+    assert ev.check().attrs["passed"], ev.check()
+    assert ev.diagnostics().attrs["ok"]
+    post = ev.tree["posterior"].to_dataset()
+    n = post["delta"].size
+    assert abs(float(post["delta"].mean()) - 1.0) <= 4 * 0.5 / np.sqrt(n / 2)
+    known = ~np.isnan(labels)
+    qa, qb = map_posterior(d.scores[known], labels[known], size=40_000, random_seed=4)
+    import arviz as az
+
+    for name, q in (("a", qa), ("b", qb)):
+        da = post[name]
+        tol_mean = 4 * np.hypot(float(az.mcse(da)), q.std() / np.sqrt(q.size))
+        tol_sd = 4 * np.hypot(float(az.mcse(da, method="sd")), q.std() / np.sqrt(2 * q.size))
+        assert abs(float(da.mean()) - q.mean()) <= tol_mean, name
+        assert abs(float(da.std()) - q.std()) <= tol_sd + 0.002 * q.std(), name  # grid cells
+    sens = ev.sensitivity()
+    assert sens.loc["delta", "diagnosis"] == "strong prior / weak likelihood"
+    assert "delta_sensitivity" in ev.tree.children
+
+
+# -------------------------------------------------------------------------- bad input
+@pytest.mark.parametrize(("kwargs", "message"), [
+    (dict(labels=[0, 1, 2, NAN]), r"labels must be 0, 1 or NaN"),
+    (dict(labels=[0, 1, NAN]), "length mismatch: scores has 4, labels has 3"),
+    (dict(labels=[NAN] * 4), "no calibrator can be fitted"),
+    (dict(labels=[NAN] * 4, p="prevalence"), "no calibrator can be fitted"),
+    (dict(labels=[0, 0, NAN, NAN]), "only class 0"),
+    (dict(labels=[0, 1, NAN, NAN], metrics="roc_auc", method="exact"), "ROC-AUC has none"),
+    (dict(labels=[0, 1, NAN, NAN], p=[0.5] * 4, method="pymc"), "p must be None"),
+    (dict(labels=[0, 1, NAN, NAN], mnar=(0.0, -1.0)), "mnar must be None"),
+    (dict(labels=[0, 1, NAN, NAN], calibrator="magic"), "calibrator must be one of"),
+    (dict(labels=[0, 1, NAN, NAN], p=[0.5] * 3), "length mismatch: scores has 4, p has 3"),
+    (dict(labels=[0, 1, NAN, NAN], p=[0.5, 0.5, 1.5, 0.5]), r"p must lie in \[0, 1\]"),
+    (dict(labels=[0, 1, NAN, NAN], method="impute", n_imputations=0), "n_imputations"),
+    (dict(labels=[0, 1, NAN, NAN], metrics="auc"), "metrics must be one of"),
+    (dict(labels=[0, 1, NAN, NAN], reference=([0.2], [0, 1])), "length mismatch"),
+    (dict(labels=[0, 1, NAN, NAN], mnar="large"), "mnar must be None"),
+    (dict(labels=[0, 1, NAN, NAN], threshold="0.5"), "threshold must be a number"),
+    (dict(labels=[0, 1, NAN, NAN], prior_log_b=(0.0, 0.0)), "prior_log_b must be"),
+    (dict(labels=[0, 1, NAN, NAN], random_seed=-1), "random_seed must be"),
+])
+def test_bad_input(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        pemi([0.2, 0.7, 0.4, 0.9], **kwargs)
+
+
+def test_all_labels_missing_works_with_given_p():
+    cf = pemi([0.2, 0.7, 0.4, 0.9], [NAN] * 4, p=[0.2, 0.7, 0.4, 0.9],
+              metrics="accuracy").closed_form
+    assert float(cf["mean"].item()) == pytest.approx((0.8 + 0.7 + 0.6 + 0.9) / 4, abs=1e-15)
+
+
+@pytest.mark.parametrize("name", ["pemi_m1", "pemi_m3"])
+def test_catalogued_references_are_the_quadrature_posterior(name):
+    import json
+    from pathlib import Path
+
+    spec = json.loads((Path(__file__).resolve().parents[1] / "models" / name /
+                       "reference.json").read_text())
+    kw = spec["kwargs"]
+    a, b = map_posterior(kw["cal_scores"], kw["cal_labels"], size=400_000, random_seed=0)
+    for label, q in (("a", a), ("b", b)):
+        ref, se = spec["reference"][label], q.std() / np.sqrt(q.size)
+        assert abs(ref["mean"] - q.mean()) <= 4 * np.hypot(ref["mcse_mean"], se)
+        # + 0.2 %: the quadrature's uniform draw inside a grid cell inflates the sd by ~0.08 %
+        assert abs(ref["sd"] - q.std()) <= 4 * np.hypot(ref["mcse_sd"], se / np.sqrt(2)) + (
+            0.002 * q.std())
+    if name == "pemi_m3":  # delta's posterior is its prior
+        ref = spec["reference"]["delta"]
+        assert abs(ref["mean"] - kw["delta"][0]) <= 4 * ref["mcse_mean"]
+        assert abs(ref["sd"] - kw["delta"][1]) <= 4 * ref["mcse_sd"]
