@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["WHOLE", "Chunking", "make_chunks"]
+__all__ = ["WHOLE", "Chunking", "contiguous", "make_chunks"]
 
 WHOLE = "all"
 """Label of the whole period (all rows), reported besides the chunks."""
@@ -94,11 +94,30 @@ def _positive_int(value: Any, name: str, most: int) -> int:
     return int(value)
 
 
-def _ranges(bounds: np.ndarray, n: int) -> Chunking:
-    """Contiguous chunks starting at ``bounds`` (ascending, first 0)."""
-    ends = np.r_[bounds[1:], n] - 1
-    labels = tuple(f"[{a}:{b}]" for a, b in zip(bounds, ends, strict=True))
-    return Chunking(labels, np.repeat(np.arange(bounds.size), np.diff(np.r_[bounds, n])))
+def contiguous(n: int, *, chunk_size: Any = None,
+               n_chunks: Any = None) -> tuple[np.ndarray, tuple[str, ...]]:
+    """The first rows and labels of contiguous chunks by size or count, as :func:`make_chunks`
+    makes them, without a code per row (for rows that do not fit in memory).
+
+    Examples
+    --------
+    >>> contiguous(5, chunk_size=2)
+    (array([0, 2, 4]), ('[0:1]', '[2:3]', '[4:4]'))
+    >>> contiguous(5, n_chunks=2)
+    (array([0, 3]), ('[0:2]', '[3:4]'))
+    """
+    if chunk_size is not None and n_chunks is not None:
+        raise ValueError("give at most one of chunks, chunk_size and n_chunks; got chunk_size "
+                         "and n_chunks.")
+    if chunk_size is not None:
+        starts = np.arange(0, n, _positive_int(chunk_size, "chunk_size", n))
+    else:
+        count = 1 if n_chunks is None else _positive_int(n_chunks, "n_chunks", n)
+        sizes = np.full(count, n // count)
+        sizes[: n % count] += 1
+        starts = np.r_[0, np.cumsum(sizes)[:-1]]
+    ends = np.r_[starts[1:], n] - 1
+    return starts, tuple(f"[{a}:{b}]" for a, b in zip(starts, ends, strict=True))
 
 
 def _from_keys(keys: Any, n: int) -> Chunking:
@@ -165,9 +184,5 @@ def make_chunks(n: int, *, chunks: Any = None, chunk_size: Any = None,
                          f"{' and '.join(given)}.")
     if chunks is not None:
         return _from_keys(chunks, n)
-    if chunk_size is not None:
-        return _ranges(np.arange(0, n, _positive_int(chunk_size, "chunk_size", n)), n)
-    count = 1 if n_chunks is None else _positive_int(n_chunks, "n_chunks", n)
-    sizes = np.full(count, n // count)
-    sizes[: n % count] += 1
-    return _ranges(np.r_[0, np.cumsum(sizes)[:-1]], n)
+    starts, labels = contiguous(n, chunk_size=chunk_size, n_chunks=n_chunks)
+    return Chunking(labels, np.repeat(np.arange(starts.size), np.diff(np.r_[starts, n])))

@@ -214,7 +214,7 @@ def _judge(args) -> be.Evaluation:
     judge = column(data, args.judge_col, "--judge-col", args.data)
     labelled = ~np.isnan(human)
     return be.judge(human[labelled], judge[labelled], judge[~labelled],
-                    estimator=args.method or "eif", **_common(args))
+                    method=args.method or "eif", ci_kind=args.ci_kind, **_common(args))
 
 
 def _bounds(args) -> be.Evaluation:
@@ -393,7 +393,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--kappa", type=float, help="concentration of --noise beta")
     p = add("pemi", _pemi, "metrics with missing labels (PEMI)", ("score", "label", "pred"))
     p.add_argument("--threshold", type=float, default=0.5, help="decision threshold (0.5)")
-    add("judge", _judge, "rate from a noisy judge plus some human labels", ("label", "judge"))
+    p = add("judge", _judge, "rate from a noisy judge plus some human labels", ("label", "judge"))
+    p.add_argument("--ci-kind", choices=("logit", "wald"), default="logit",
+                   help="interval of the estimators: logit (inside [0, 1]) or wald (ppi_py's); "
+                        "default logit")
     add("bounds", _bounds, "Frechet bounds from weak labels", ("pred", "weak"))
     p = sub.add_parser("demo", help="run every method on embedded data and write the report")
     p.add_argument("--out", default="bayeval-demo", help="folder of the report (bayeval-demo)")

@@ -35,7 +35,7 @@ def _steps(seed: int) -> list[tuple[str, Callable[[], be.Evaluation]]]:
          lambda: be.pemi(data.scores, masked.labels, mnar=(0.0, 1.0),
                          metrics=["precision", "recall", "f1", "roc_auc"], random_seed=seed)),
         ("judge: an LLM judge on 5,200 answers, humans on 200",
-         lambda: be.judge(judge.y, judge.yhat, judge.yhat_unlabeled, estimator="all",
+         lambda: be.judge(judge.y, judge.yhat, judge.yhat_unlabeled, method="all",
                           random_seed=seed)),
         ("bounds: no labels, three labelling functions vote",
          lambda: be.bounds(weak.y_pred, weak.weak_labels, random_seed=seed)),

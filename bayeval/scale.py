@@ -42,6 +42,11 @@ import pandas as pd
 import xarray as xr
 
 from bayeval.evaluation import Evaluation
+from bayeval.methods.bounds.partitioned import BoundsCells, bounds_cells, bounds_exact
+from bayeval.methods.cbpe.partitioned import cbpe
+from bayeval.methods.judge.partitioned import judge_counts, judge_estimates
+from bayeval.methods.mvu.partitioned import mvu_hard_confidence
+from bayeval.methods.pemi.partitioned import CALIBRATION_ROWS, LabelSums, pemi_gauss, pemi_sums
 from bayeval.partitions import (
     RANGE_ROWS,
     SPLIT_EVERY,
@@ -50,19 +55,6 @@ from bayeval.partitions import (
     partitions,
     poisson_binomial,
     tree_reduce,
-)
-from bayeval.scale_reductions import (
-    CALIBRATION_ROWS,
-    BoundsCells,
-    LabelSums,
-    bounds_cells,
-    bounds_exact,
-    cbpe,
-    judge_counts,
-    judge_estimates,
-    mvu_hard_confidence,
-    pemi_gauss,
-    pemi_sums,
 )
 from bayeval.table import Table, table
 
@@ -215,7 +207,7 @@ def map_evaluations(fn: Callable[[Any], Evaluation], groups: Any, client=None, *
     ----------
     fn : callable
         ``fn(payload) -> Evaluation``, e.g. ``functools.partial(be.methods.judge.judge,
-        estimator="pymc")`` wrapped to unpack the payload. With a client it must pickle
+        method="pymc")`` wrapped to unpack the payload. With a client it must pickle
         (a module-level function or a partial of one).
     groups : mapping or sequence
         ``{label: payload}`` (the label becomes the coordinate), or payloads that are their

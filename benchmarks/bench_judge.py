@@ -6,7 +6,7 @@ Rows, all measured in one run:
   :func:`bayeval.methods.judge.api.ppi_mean_ci` against ``ppi_py.ppi_mean_ci`` (PyPI ``ppi-python``)
   on the same arrays, 2,000 labelled and 10^6 unlabelled items: identical to 1e-10; time ratio.
   Without ppi_py installed the rows say so (``ok`` None).
-* ``judge.model_a``: ``judge(..., estimator="pymc")`` (Model A, NUTS, 2 x 1000 draws) with 10^7
+* ``judge.model_a``: ``judge(..., method="pymc")`` (Model A, NUTS, 2 x 1000 draws) with 10^7
   against 10^3 unlabelled items, after one warm-up fit (compilation cached): ratio <= 1.5.
 * ``judge.arena``: the paper's real data (Chatbot Arena pairs judged by GPT-4o-mini and
   GPT-5.2, MIT, read from ``../shared/data/arena_judge`` when present): 1,000 random 10 %
@@ -28,8 +28,17 @@ from pathlib import Path
 
 import numpy as np
 
-from bayeval.methods.judge import fast as E
 from bayeval.methods.judge.api import judge, ppi_mean_ci
+from bayeval.methods.judge.fast import (
+    Counts,
+    Moments,
+    eif_cells,
+    interval,
+    ppi,
+    rogan_gladen,
+    youden,
+    z_value,
+)
 from benchmarks.timing import best_time
 
 SEED = 20261122
@@ -77,7 +86,7 @@ def model_a_cost() -> list[dict]:
     def fit(n):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
-            return judge(*data[n], estimator="pymc", random_seed=1)
+            return judge(*data[n], method="pymc", random_seed=1)
 
     fit(10**3)  # compiles the graph once: the counts are pm.Data, the same graph for every n
     times = {10**3: [], 10**7: []}
@@ -107,7 +116,7 @@ def arena_pairs() -> dict[str, tuple[np.ndarray, np.ndarray]]:
     return out
 
 
-def arena_split_counts(y, yhat, splits: int, rng) -> E.Counts:
+def arena_split_counts(y, yhat, splits: int, rng) -> Counts:
     """Counts of ``splits`` random 10 % labelled splits (m = round(0.1 N), as the paper)."""
     m = round(0.1 * y.size)
     labelled = np.argsort(rng.random((splits, y.size)), axis=1)[:, :m]
@@ -115,9 +124,9 @@ def arena_split_counts(y, yhat, splits: int, rng) -> E.Counts:
     np.put_along_axis(mask, labelled, True, axis=1)
     yes, says = y.astype(bool), yhat.astype(bool)
     t1 = (~mask & says).sum(1)
-    return E.Counts((mask & yes & says).sum(1), (mask & yes & ~says).sum(1),
-                    (mask & ~yes & says).sum(1), (mask & ~yes & ~says).sum(1), t1,
-                    (y.size - m) - t1)
+    return Counts((mask & yes & says).sum(1), (mask & yes & ~says).sum(1),
+                  (mask & ~yes & says).sum(1), (mask & ~yes & ~says).sum(1), t1,
+                  (y.size - m) - t1)
 
 
 def arena() -> list[dict]:
@@ -125,21 +134,21 @@ def arena() -> list[dict]:
         return [row("judge.arena", "real LLM-judge data", None, "paper Fig. 7", None, "", None,
                     f"{ARENA} not present: skipped")]
     rng = np.random.default_rng(SEED)
-    z, splits = E.z_value(0.9), 1000
+    z, splits = z_value(0.9), 1000
     rows = []
     for name, (y, yhat) in arena_pairs().items():
         start = time.perf_counter()
         c = arena_split_counts(y, yhat, splits, rng)
         m1, m0, c1, c0 = c.n11 + c.n10, c.n01 + c.n00, c.n11 + c.n01, c.n10 + c.n00
         keep = (np.minimum(m1, m0) >= 2) & (np.minimum(c1, c0) >= 1)  # the paper's filter
-        c = E.Counts(*(a[keep] for a in c))
-        mo = E.Moments.from_counts(c)
-        rg_ok = np.abs(E.youden(c, adjust=True, z=z)) >= 1e-4  # the paper's code: NA below
-        est = {"eif": E.eif_cells(*c.cells()), "ppi": E.ppi(mo),
-               "rg": E.rogan_gladen(E.Counts(*(a[rg_ok] for a in c)), adjust=True, z=z)}
+        c = Counts(*(a[keep] for a in c))
+        mo = Moments.from_counts(c)
+        rg_ok = np.abs(youden(c, adjust=True, z=z)) >= 1e-4  # the paper's code: NA below
+        est = {"eif": eif_cells(*c.cells()), "ppi": ppi(mo),
+               "rg": rogan_gladen(Counts(*(a[rg_ok] for a in c)), adjust=True, z=z)}
         coverage, width = {}, {}
         for key, e in est.items():
-            lo, hi = E.interval(e, z, "logit")
+            lo, hi = interval(e, z, "logit")
             coverage[key] = np.mean((lo <= y.mean()) & (y.mean() <= hi))
             width[key] = np.mean(hi - lo)
         elapsed = time.perf_counter() - start

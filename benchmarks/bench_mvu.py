@@ -26,8 +26,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 
 from bayeval.methods.mvu.api import mvu
-from bayeval.methods.mvu.fast import hard_confidence
 from bayeval.methods.mvu.estimators import DMV, mcar_mask, sensor_groups
+from bayeval.methods.mvu.fast import hard_confidence
 
 SEED = 20261122
 N = 10_000
@@ -60,7 +60,7 @@ def exact_vs_votes(dmv: DMV, x: np.ndarray) -> dict:
     _, c_exact = hard_confidence(dmv.alpha(x))
     ours_s = time.perf_counter() - start
     start = time.perf_counter()
-    _, c_votes = hard_confidence(dmv.alpha(x), method="mc", n_draws=N_VOTES, random_seed=SEED)
+    _, c_votes = hard_confidence(dmv.alpha(x), method="mc", draws=N_VOTES, random_seed=SEED)
     peer_s = time.perf_counter() - start
     diff = float(np.abs(c_votes - c_exact).mean())
     se = float(np.sqrt(c_exact * (1 - c_exact) / N_VOTES).mean())
@@ -77,7 +77,7 @@ def dmv_vs_gaussian_mc(clf, dmv: DMV, x_train: np.ndarray, x: np.ndarray,
     c_dmv = mvu(clf, x, imputer="dmv", dmv=dmv).closed_form["c_hard"].values
     ours_s = time.perf_counter() - start
     start = time.perf_counter()
-    c_mc = mvu(clf, x, train=x_train, method="mc", n_draws=N_VOTES,
+    c_mc = mvu(clf, x, train=x_train, method="mc", draws=N_VOTES,
                random_seed=SEED).closed_form["c_hard"].values
     peer_s = time.perf_counter() - start
     diff = float(np.abs(c_dmv - c_mc).mean())

@@ -64,7 +64,7 @@ def against_imputation(n: int = 100_000, b: int = 10_000) -> dict:
     p = np.clip(scores, 0.0, 1.0)  # calibrated by construction: both sides use the same p
     ours_s, gauss = best_time(lambda: pemi(scores, labels, p=p, metrics=METRICS), 3)
     peer_s, imputed = best_time(lambda: pemi(scores, labels, p=p, metrics=METRICS,
-                                             method="impute", n_imputations=b,
+                                             method="impute", draws=b,
                                              random_seed=SEED), 1)
     cf = gauss.closed_form
     w1 = {m: w1_to_normal(imputed.draws.sel(metric=m).values.ravel(),

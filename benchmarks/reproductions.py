@@ -32,15 +32,16 @@ import bayeval as be
 from bayeval import metrics as M
 from bayeval.calibration import ace, make_calibrator
 from bayeval.datasets import weak_labels
-from bayeval.methods.judge import fast as E
-from bayeval.methods.pemi import protocol as P
+from bayeval.methods.judge.fast import Counts, youden, z_value
+from bayeval.methods.pemi import protocol
 from bayeval.methods.bounds.api import compare_labelling_functions
-from bayeval.methods.mvu.calibration import fit_scale, mvce
-from bayeval.methods.mvu.fast import hard_confidence
-from bayeval.methods.mvu.estimators import (
+from bayeval.methods.mvu import (
     GaussianImputer,
     LinearClassifier,
     alpha_max_variance,
+    fit_scale,
+    hard_confidence,
+    mvce,
 )
 
 from .timing import best_time
@@ -226,8 +227,10 @@ def cbpe_covariate_shift(dims=(2, 10, 100, 1000), trials: int = 1000, window: in
         x_ood, y_ood = hypersphere(n, d, 0.2, rng)
         for split, xs, ys in (("ID", x[b:], y[b:]), ("OoD", x_ood, y_ood)):
             s = clf.predict_proba(xs)[:, 1]
-            true = dict(zip(CBPE_METRICS, P.metric_values(s, ys, (s >= 0.5).astype(np.int8),
-                                                          CBPE_METRICS).tolist(), strict=True))
+            true = dict(zip(CBPE_METRICS, protocol.metric_values(s, ys,
+                                                                 (s >= 0.5).astype(np.int8),
+                                                                 CBPE_METRICS).tolist(),
+                            strict=True))
             idx = rng.permuted(np.tile(np.arange(s.size), (trials, 1)), axis=1)[:, :window]
             with _quiet():
                 ev = be.cbpe(s[idx].ravel(), reference=cal, calibration="isotonic",
@@ -324,22 +327,22 @@ def pemi_datasets(names=None) -> dict:
 def _pemi_replication(r, seed: int, n_boot: int) -> tuple[dict, dict, np.ndarray]:
     """PIT values and centres of the five methods on one replication, and the truth."""
     y_pred = (r.scores >= 0.5).astype(np.int8)
-    truth = P.metric_values(r.scores, r.y_true, y_pred, PEMI_METRICS)
+    truth = protocol.metric_values(r.scores, r.y_true, y_pred, PEMI_METRICS)
     pits, centres = {}, {}
     gauss = {"PEMI-Gauss, calibrated": {"reference": r.reference},
              "PEMI-Gauss, p = 1/2": {"p": "half"},
              "PEMI-Gauss, p = N+/N": {"p": np.full(r.scores.size, r.prevalence)}}
     for name, kwargs in gauss.items():
         cf = be.pemi(r.scores, r.labels, metrics=PEMI_METRICS, **kwargs).closed_form
-        pits[name] = P.pit_normal(truth, cf["mean"].values, cf["sd"].values)
+        pits[name] = protocol.pit_normal(truth, cf["mean"].values, cf["sd"].values)
         centres[name] = cf["mean"].values
     ev = be.pemi(r.scores, r.labels, reference=r.reference, metrics=PEMI_METRICS,
-                 method="impute", n_imputations=100, random_seed=seed)
+                 method="impute", draws=100, random_seed=seed)
     draws = ev.draws.values.reshape(-1, len(PEMI_METRICS))
-    boot = P.complete_case_bootstrap(r.scores, r.labels, y_pred, PEMI_METRICS, n_boot=n_boot,
-                                     random_seed=seed)
+    boot = protocol.complete_case_bootstrap(r.scores, r.labels, y_pred, PEMI_METRICS,
+                                            n_boot=n_boot, random_seed=seed)
     for name, dr in (("PEMI B=100, calibrated", draws), ("bootstrap (M=0)", boot)):
-        pits[name] = P.pit_draws(truth, dr.T)  # the paper's ECDF with "<="
+        pits[name] = protocol.pit_draws(truth, dr.T)  # the paper's ECDF with "<="
         centres[name] = dr.mean(0)
     return pits, centres, truth
 
@@ -360,7 +363,7 @@ def pemi_mcar(datasets=None, n_repeats: int = 2, p_m: float = 0.3, n_boot: int =
     centre_err: dict[str, list] = {}
     count = 0
     for k, (X, y) in enumerate(data.values()):
-        reps = P.replications(X, y, n_repeats=n_repeats, p_m=p_m, random_seed=_rng(seed, k))
+        reps = protocol.replications(X, y, n_repeats=n_repeats, p_m=p_m, random_seed=_rng(seed, k))
         for i, r in enumerate(reps):
             with _quiet():
                 pit, centre, truth = _pemi_replication(r, seed + 1000 * k + i, n_boot)
@@ -377,7 +380,7 @@ def pemi_mcar(datasets=None, n_repeats: int = 2, p_m: float = 0.3, n_boot: int =
             err = np.array(centre_err[method])
             for j, metric in enumerate(PEMI_METRICS):
                 if measure == "W1":
-                    value, se = P.pit_distances(pit[:, j])[1], None
+                    value, se = protocol.pit_distances(pit[:, j])[1], None
                 else:
                     value = float(err[:, j].mean())
                     se = float(err[:, j].std(ddof=1) / np.sqrt(count))
@@ -442,8 +445,8 @@ def _judge_fit(y, yhat, labelled, truth) -> dict[str, dict[str, float]]:
     m = labelled
     tp, fp, fn, tn = M.confusion_counts(y[:m].T, yhat[:m].T)
     t1 = yhat[m:].sum(0)
-    counts = E.Counts(n11=tp, n10=fn, n01=fp, n00=tn, t1=t1, t0=y.shape[0] - m - t1)
-    kappa = E.youden(counts, adjust=True, z=E.z_value(0.9))  # be.judge's test for RG
+    counts = Counts(n11=tp, n10=fn, n01=fp, n00=tn, t1=t1, t0=y.shape[0] - m - t1)
+    kappa = youden(counts, adjust=True, z=z_value(0.9))  # be.judge's test for RG
     truth = np.broadcast_to(truth, y.shape[1])
     parts = {est: {"lower": [], "upper": [], "mean": [], "sd": [], "truth": []}
              for est in JUDGE_SHOWN}
@@ -451,7 +454,7 @@ def _judge_fit(y, yhat, labelled, truth) -> dict[str, dict[str, float]]:
         if not cols.size:
             continue
         with _quiet():
-            cf = be.judge(y[:m, cols], yhat[:m, cols], yhat[m:, cols], estimator="all",
+            cf = be.judge(y[:m, cols], yhat[:m, cols], yhat[m:, cols], method="all",
                           ci_prob=0.9).closed_form
         for est in JUDGE_SHOWN:
             if est not in cf["estimator"].values:
@@ -889,7 +892,7 @@ def _mvu_alphas(x: np.ndarray, j: int, rng: np.random.Generator) -> dict[str, tu
     out = {}
     for name, cov in MVU_GENERATORS.items():
         cf = be.mvu(MVU_CLF, xm, imputer=GaussianImputer([0, 0], cov), dirichlet="moments",
-                    n_draws=100, random_seed=rng).closed_form
+                    draws=100, random_seed=rng).closed_form
         out[name] = (cf["alpha"].values, cf["y_soft"].values)
     true = GaussianImputer([0, 0], mvu_cov())
     x_mean = true.conditional(xm, np.isnan(xm))[0]
@@ -925,7 +928,7 @@ def mvu_synthetic(trials: int = 5, n: int = 10_000, seed: int = SEED + 9) -> lis
                 cal = mvce(hard_confidence(lam * alpha)[1], y_soft, y_test)
                 res.setdefault((name, j), []).append((raw, cal, lam))
                 if name == "ground-truth generator" and len(mc_gt) < 2:
-                    c_mc = hard_confidence(alpha, method="mc", n_draws=1000, random_seed=rng)[1]
+                    c_mc = hard_confidence(alpha, method="mc", draws=1000, random_seed=rng)[1]
                     mc_gt.append(mvce(c_mc, y_soft, y_test))
     exp = "MVU App. E.3 synthetic (Table 16)"
     rows = []
@@ -1018,7 +1021,7 @@ EXPERIMENTS: dict[str, Experiment] = {
         "Judge", "§5.1-5.3 (Figs. 2-4): binary simulation",
         "N = 2,000, theta in 0.1-0.9, q0 = q1 in {0.6, 0.7, 0.8}, 1 %, 5 %, 10 % labelled, "
         "1,000 replicates per setting, 90 % intervals; bias, coverage, width.",
-        "the same grid and replicate count through `be.judge(..., estimator='all')` (RG: the "
+        "the same grid and replicate count through `be.judge(..., method='all')` (RG: the "
         "paper's adjusted variant; PPI++: its unclipped lambda); replicates with fewer than 2 "
         "labelled items of a class dropped, as the paper's code.",
         judge_simulation,

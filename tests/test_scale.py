@@ -4,7 +4,6 @@ in-memory ones (1e-12), and many evaluations fan out, a failing group reported, 
 import itertools
 import os
 import socket
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -18,14 +17,9 @@ import dask.dataframe as dd  # noqa: E402
 
 import bayeval as be  # noqa: E402
 from bayeval import confusion, partitions, scale  # noqa: E402
-from bayeval.calibration import Platt  # noqa: E402
 from bayeval.methods.bounds.api import bounds  # noqa: E402
 from bayeval.methods.cbpe.api import cbpe  # noqa: E402
-from bayeval.methods.judge.api import judge  # noqa: E402
 from bayeval.methods.judge.fast import Counts  # noqa: E402
-from bayeval.methods.mvu.fast import gaussian_vote_probs  # noqa: E402
-from bayeval.methods.mvu.estimators import GaussianImputer  # noqa: E402
-from bayeval.methods.pemi.api import pemi  # noqa: E402
 from bayeval.poibin import PoissonBinomial  # noqa: E402
 
 pytestmark = pytest.mark.xdist_group("scale")  # one cluster per test run under xdist
@@ -91,20 +85,6 @@ def test_poisson_binomial_convolves_partitions(client, rng):
     np.testing.assert_allclose(probs, full[start : start + probs.size], rtol=0, atol=EXACT)
 
 
-@pytest.mark.parametrize("metrics", [["accuracy", "precision", "npv", "recall"],
-                                     ["f1", "mcc", "balanced_accuracy", "specificity"]])
-def test_cbpe_by_key_equals_in_memory(client, rng, metrics):
-    n = 1_200  # small enough for the closed form to keep every PMF
-    frame = pd.DataFrame({"score": rng.beta(2, 3, n),
-                          "day": np.repeat(["mon", "tue", "wed", "thu"], n // 4)})
-    lazy = dd.from_pandas(frame, npartitions=5)  # chunks straddle partitions
-    ev = scale.cbpe(lazy["score"], chunks=lazy["day"], metrics=metrics)
-    mem = cbpe(frame["score"], chunks=frame["day"], calibration="none", metrics=metrics)
-    assert "pmf_prob" in mem.closed_form  # the exact PMFs too
-    assert_same(mem.closed_form, ev.closed_form)
-    assert ev.summary().index.equals(mem.summary().index)
-
-
 def test_empty_partitions_add_nothing(client, rng):
     n = 1_200
     frame = pd.DataFrame({"score": rng.beta(2, 3, n), "judge": rng.integers(0, 2, n),
@@ -113,35 +93,11 @@ def test_empty_partitions_add_nothing(client, rng):
     lazy = dd.from_pandas(frame, npartitions=6)
     kept, lazy = frame[frame["day"].isin(["mon", "thu"])], lazy[lazy["day"].isin(["mon", "thu"])]
     assert (lazy.map_partitions(len).compute() == 0).sum() == 2  # tue and wed only
-    mem = cbpe(kept["score"], chunks=kept["day"], labels=kept["label"], calibration="none",
-               metrics=["f1", "roc_auc"])
-    assert_same(mem.closed_form, scale.cbpe(lazy["score"], chunks=lazy["day"],
-                                            labels=lazy["label"], metrics=["f1", "roc_auc"],
-                                            score_ranges=3).closed_form)
     counts = scale.judge_counts(lazy["judge"], lazy["judge"], lazy["judge"])
     assert counts == Counts.from_labels(kept["judge"], kept["judge"], kept["judge"])
-    sums = scale.pemi_sums(lazy["judge"], lazy["score"], lazy["label"])
-    assert (sums.m1 + sums.m0, sums.tp + sums.fp) == (kept["label"].isna().sum(),
-                                                      (kept["label"].notna()
-                                                       & (kept["judge"] == 1)).sum())
     cells = scale.bounds_cells(lazy["judge"], lazy[["judge"]])
     np.testing.assert_array_equal(cells.cell_counts, [[(kept["judge"] == 0).sum(), 0],
                                                       [0, (kept["judge"] == 1).sum()]])
-
-
-def test_cbpe_contiguous_chunks_and_calibrator_equal_in_memory(client, rng):
-    ref_scores = rng.beta(2, 3, 3_000)
-    ref_labels = (rng.random(3_000) < ref_scores**1.3).astype(int)
-    cal = Platt().fit(ref_scores, ref_labels)
-    scores = rng.beta(2, 3, 20_000)
-    ev = scale.cbpe(da.from_array(scores, chunks=3_500), n_chunks=7, calibration=cal,
-                    metrics=["accuracy", "f1"], ci_kind="hdi")
-    mem = cbpe(scores, n_chunks=7, reference=(ref_scores, ref_labels), calibration=cal,
-               metrics=["accuracy", "f1"], ci_kind="hdi")
-    assert list(ev.closed_form["chunk"].values) == list(mem.closed_form["chunk"].values)
-    fast = ["mean", "sd", "lower", "upper", "interval_mass", "p_undefined", "plugin", "n"]
-    assert_same(mem.closed_form[fast], ev.closed_form[fast])
-    assert ev.meta["calibration"] == "platt"
 
 
 def tied_scores(rng, n):
@@ -188,164 +144,6 @@ def test_range_sums_concatenate_exactly(rng):
             assert sums[-3:] == whole[-3:]  # the labelled rows' integers exactly
 
 
-@pytest.mark.parametrize("score_ranges", [None, 9])
-def test_cbpe_roc_auc_by_key_equals_in_memory(client, rng, score_ranges):
-    n = 9_000
-    frame = pd.DataFrame({"score": tied_scores(rng, n),
-                          "day": np.repeat(["mon", "tue", "wed"], n // 3)})
-    lazy = dd.from_pandas(frame, npartitions=5)  # chunks straddle partitions
-    metrics = ["roc_auc", "accuracy"]
-    ev = scale.cbpe(lazy["score"], chunks=lazy["day"], metrics=metrics,
-                    score_ranges=score_ranges)
-    mem = cbpe(frame["score"], chunks=frame["day"], calibration="none", metrics=metrics)
-    assert_same(mem.closed_form, ev.closed_form)
-    assert mem.closed_form["mean"].sel(metric="roc_auc").notnull().all()
-    assert ev.warnings == mem.warnings
-
-
-def test_cbpe_defaults_to_every_metric_as_in_memory(client, rng):
-    scores = rng.beta(2, 3, 2_000)
-    ev = scale.cbpe(da.from_array(scores, chunks=600), chunk_size=700)
-    mem = cbpe(scores, chunk_size=700)
-    assert list(ev.closed_form["metric"].values) == list(mem.closed_form["metric"].values)
-    assert "roc_auc" in ev.closed_form["metric"].values
-    assert_same(mem.closed_form, ev.closed_form)
-
-
-def partly_labelled(rng, scores, chunk_of_row):
-    """Labels drawn from the scores, 70 % missing; chunk 0 unlabelled, chunk 1 labelled with
-    one class only (its ROC-AUC is zero_division), the rest partly labelled."""
-    labels = (rng.random(scores.size) < scores).astype(float)
-    labels[rng.random(scores.size) < 0.7] = np.nan
-    labels[chunk_of_row == 0] = np.nan
-    one = chunk_of_row == 1
-    labels[one] = np.where(np.isnan(labels[one]), np.nan, 1.0)
-    return labels
-
-
-@pytest.mark.parametrize("calibration", ["auto", "isotonic"])
-def test_cbpe_realized_and_alerts_equal_in_memory(client, rng, calibration):
-    n, n_ref = 8_000, 3_000
-    ref_scores = tied_scores(rng, n_ref)
-    ref_labels = (rng.random(n_ref) < ref_scores**1.3).astype(int)
-    scores = tied_scores(rng, n)
-    scores[5_000:6_000] = rng.beta(5, 2, 1_000).round(2)  # a drifted chunk: alerts
-    labels = partly_labelled(rng, scores, np.arange(n) // 1_000)
-    common = dict(reference=(ref_scores, ref_labels), chunk_size=1_000, calibration=calibration,
-                  random_seed=3, zero_division=np.nan)
-    ev = scale.cbpe(da.from_array(scores, chunks=1_300), labels=da.from_array(labels, 1_300),
-                    **common)
-    mem = cbpe(scores, labels=labels, **common)
-    closed = mem.closed_form
-    assert {"realized", "alert_realized", "n_labelled", "p_alert"} <= set(ev.closed_form)
-    assert_same(closed, ev.closed_form)
-    assert ev.warnings == mem.warnings
-    assert ev.meta["calibration"] == mem.meta["calibration"]
-    assert_same(mem.tree["data"].to_dataset(), ev.tree["data"].to_dataset().drop_vars("chunk"))
-    # the cases the comparison covers
-    assert closed["alert"].sel(chunk="[5000:5999]").any()
-    assert closed["alert_realized"].any()
-    assert closed["realized"].sel(chunk="[0:999]").isnull().all()
-    assert np.isnan(closed["realized"].sel(chunk="[1000:1999]", metric="roc_auc"))
-    assert closed["n_labelled"].sel(chunk="[0:999]") == 0
-
-
-def test_cbpe_realized_by_key_with_constant_thresholds(client, rng):
-    n = 6_000
-    frame = pd.DataFrame({"score": tied_scores(rng, n), "day": np.tile(["b", "a", "c"], n // 3)})
-    frame["label"] = partly_labelled(rng, frame["score"].to_numpy(),
-                                     pd.factorize(frame["day"])[0])
-    lazy = dd.from_pandas(frame, npartitions=4)
-    thresholds = {"roc_auc": (0.7, None), "f1": (0.5, 0.9)}
-    metrics = ["roc_auc", "f1", "npv"]
-    ev = scale.cbpe(lazy["score"], chunks=lazy["day"], labels=lazy["label"], metrics=metrics,
-                    alert_thresholds=thresholds)
-    mem = cbpe(frame["score"], chunks=frame["day"], labels=frame["label"], metrics=metrics,
-               alert_thresholds=thresholds)
-    assert_same(mem.closed_form, ev.closed_form)
-    assert mem.closed_form["realized"].sel(chunk="a", metric="roc_auc") == 0.0  # zero_division
-
-
-def test_cbpe_calibration_errors(rng):
-    scores = rng.random(100)
-    with pytest.raises(ValueError, match="needs reference"):
-        scale.cbpe(scores, calibration="isotonic", metrics=["f1"])
-    with pytest.raises(ValueError, match="not fitted"):
-        scale.cbpe(scores, calibration=Platt(), metrics=["f1"])
-    with pytest.raises(ValueError, match="labels must be 0, 1 or NaN"):
-        scale.cbpe(scores, labels=np.full(100, 2.0), metrics=["f1"])
-    with pytest.raises(ValueError, match="score_ranges must be a positive integer"):
-        scale.cbpe(scores, score_ranges=0)
-
-
-@pytest.mark.parametrize("mnar", [None, 0.7, (0.3, 0.5)])
-def test_pemi_gauss_sums_equal_in_memory(client, rng, mnar):
-    n = 30_000
-    scores = rng.beta(2, 3, n)
-    labels = (rng.random(n) < scores).astype(float)
-    labels[rng.random(n) < 0.7] = np.nan
-    metrics = ["precision", "recall", "accuracy", "f1", "mcc", "balanced_accuracy"]
-    mem = pemi(scores, labels, p=scores, mnar=mnar, metrics=metrics).closed_form
-    chunked = (da.from_array(x, chunks=4_000) for x in ((scores >= 0.5).astype(int), scores,
-                                                         labels))
-    assert_same(mem, scale.pemi_gauss(*chunked, mnar=mnar, metrics=metrics))
-
-
-@pytest.mark.parametrize(("calibrator", "mnar"), [("scaling_binning", None),
-                                                   ("isotonic", (0.3, 0.5)), ("platt", 0.7)])
-def test_pemi_gauss_fits_the_calibrator_and_roc_auc_as_in_memory(client, rng, calibrator, mnar):
-    n = 12_000
-    frame = pd.DataFrame({"score": tied_scores(rng, n)})
-    frame["label"] = np.where(rng.random(n) < 0.7, np.nan,
-                              (rng.random(n) < frame["score"] ** 1.4).astype(float))
-    frame["y_pred"] = (frame["score"] >= 0.5).astype(int)
-    lazy = dd.from_pandas(frame, npartitions=5)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        mem = pemi(frame["score"], frame["label"], calibrator=calibrator, mnar=mnar)
-    ours = scale.pemi_gauss(lazy["y_pred"], None, lazy["label"], scores=lazy["score"],
-                            calibrator=calibrator, mnar=mnar, score_ranges=6)
-    assert list(ours["metric"].values) == ["precision", "recall", "accuracy", "f1", "roc_auc"]
-    assert_same(mem.closed_form, ours)
-
-
-def test_pemi_gauss_with_reference_or_p_and_errors(client, rng):
-    n = 5_000
-    scores = tied_scores(rng, n)
-    labels = np.where(rng.random(n) < 0.5, np.nan, (rng.random(n) < scores).astype(float))
-    y_pred = da.from_array((scores >= 0.5).astype(int), chunks=1_200)
-    lazy = (da.from_array(x, chunks=1_200) for x in (scores, labels))
-    s, y = next(lazy), next(lazy)
-    reference = (rng.random(400), (rng.random(400) < 0.4).astype(int))
-    mem = pemi(scores, labels, reference=reference, calibrator="platt").closed_form
-    assert_same(mem, scale.pemi_gauss(y_pred, None, y, scores=s, reference=reference,
-                                      calibrator="platt"))
-    metrics = ["roc_auc", "npv"]  # given p, ties counted 1
-    mem = pemi(scores, labels, p=scores**2, metrics=metrics, ties="one").closed_form
-    assert_same(mem, scale.pemi_gauss(y_pred, s**2, y, scores=s, metrics=metrics, ties="one"))
-    with pytest.raises(ValueError, match="scores is needed for roc_auc"):
-        scale.pemi_gauss(y_pred, s, y, metrics=["roc_auc"])
-    with pytest.raises(ValueError, match="scores is needed with p=None"):
-        scale.pemi_gauss(y_pred, None, y)
-    with pytest.raises(ValueError, match="no known value"):
-        scale.pemi_gauss(y_pred, None, da.full(n, np.nan, chunks=1_200), scores=s)
-    with pytest.raises(ValueError, match="only class 1"):
-        scale.pemi_gauss(y_pred, None, da.where(da.isnan(y), y, 1.0), scores=s)
-
-
-def test_judge_counts_and_estimators_equal_in_memory(client, rng):
-    y = (rng.random(500) < 0.3).astype(int)
-    yhat = np.where(y == 1, rng.random(500) < 0.8, rng.random(500) < 0.15).astype(int)
-    yhat_u = (rng.random(200_000) < 0.33).astype(int)
-    counts = scale.judge_counts(da.from_array(y, chunks=128), da.from_array(yhat, chunks=128),
-                                dd.from_array(yhat_u, chunksize=30_000))
-    assert counts == Counts.from_labels(y, yhat, yhat_u)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        mem = judge(y, yhat, yhat_u, estimator="all", ci_prob=0.9)
-    assert_same(mem.closed_form, scale.judge_estimates(counts, ci_prob=0.9))
-
-
 @pytest.mark.parametrize("label_model", ["majority_vote", "dawid_skene"])
 def test_bounds_cell_counts_equal_in_memory(client, rng, label_model):
     n = 20_000
@@ -357,20 +155,6 @@ def test_bounds_cell_counts_equal_in_memory(client, rng, label_model):
                           npartitions=6)
     ours = scale.bounds_exact(lazy["h"], lazy[list("abcd")], label_model=label_model)
     assert_same(mem, ours.drop_vars("midpoint_sd"))
-
-
-def test_mvu_maps_rows(client, rng):
-    train = rng.multivariate_normal([0, 1, -1], [[1, .5, .2], [.5, 1, .3], [.2, .3, 1]], 400)
-    imputer = GaussianImputer.fit(train)
-    x = rng.normal(size=(3_000, 3))
-    x[rng.random(x.shape) < 0.3] = np.nan
-    coef, intercept = np.array([[1.0, -0.5, 2.0]]), np.array([0.1])
-    y_hard, c_hard = scale.mvu_hard_confidence(da.from_array(x, chunks=(700, 3)), imputer,
-                                               coef, intercept)
-    mean, cov = imputer.logits(x, np.isnan(x), coef, intercept)
-    probs = gaussian_vote_probs(mean[:, 0], cov[:, 0, 0])
-    np.testing.assert_allclose(c_hard.compute(), probs.max(axis=1), rtol=0, atol=EXACT)
-    np.testing.assert_array_equal(y_hard.compute(), probs.argmax(axis=1))
 
 
 # ------------------------------------------------------------------------------- fan-out

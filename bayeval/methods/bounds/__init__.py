@@ -1,5 +1,21 @@
-"""Fréchet bounds: evaluating a classifier from weak labels only (Maia Polo et al., 2024)."""
+"""Fréchet bounds: evaluating a classifier from weak labels only (Maia Polo et al., 2024).
 
-from bayeval.methods.bounds.api import bounds
+``api`` (the entry function :func:`bounds`, its input handling and the selection helpers),
+``fast`` (the exact and entropic bounds), ``models`` (the PyMC models, ``model(...,
+variant="m1" | "m2" | "m3")``), ``result`` (:class:`BoundsEvaluation`), ``label_models`` (the
+label models :math:`P(Y \\mid Z)`) and ``partitioned`` (the exact bounds on dask partitions).
+"""
 
-__all__ = ["bounds"]
+import functools
+
+from bayeval.deprecation import renamed_names
+from bayeval.methods.bounds.api import bounds, compare_labelling_functions, rank_classifiers
+from bayeval.methods.bounds.models import model
+
+__all__ = ["bounds", "compare_labelling_functions", "model", "rank_classifiers"]
+
+__getattr__ = renamed_names(__name__, {
+    f"model_{variant}": (f"model(..., variant={variant!r})",
+                         functools.partial(functools.partial, model, variant=variant))
+    for variant in ("m1", "m2", "m3")
+})

@@ -23,7 +23,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
-__all__ = ["LABEL_MODELS", "dawid_skene", "majority_vote", "weak_label_patterns"]
+__all__ = ["LABEL_MODELS", "dawid_skene", "fit_label_model", "majority_vote",
+           "weak_label_patterns"]
 
 LABEL_MODELS = ("majority_vote", "dawid_skene")
 
@@ -179,3 +180,31 @@ def dawid_skene(patterns: np.ndarray, counts: np.ndarray, n_classes: int, *,
         if done:
             break
     return post
+
+
+def fit_label_model(name: str, patterns: np.ndarray, counts: np.ndarray, n_classes: int
+                    ) -> np.ndarray:
+    r"""The named label model :math:`\beta_z(y)` of every pattern.
+
+    Parameters
+    ----------
+    name : {"majority_vote", "dawid_skene"}
+        :func:`majority_vote` or :func:`dawid_skene` (with its defaults).
+    patterns : int array (n_patterns, n_lfs)
+        Distinct weak-label rows.
+    counts : int array (n_patterns,)
+        Number of items with each pattern.
+    n_classes : int
+
+    Returns
+    -------
+    float array (n_patterns, n_classes): :math:`P(Y = y \mid Z = z_u)`.
+
+    Examples
+    --------
+    >>> fit_label_model("majority_vote", np.array([[0, 0, 1]]), np.array([5]), 2).round(3)
+    array([[0.667, 0.333]])
+    """
+    if name == "majority_vote":
+        return majority_vote(patterns, n_classes)
+    return dawid_skene(patterns, counts, n_classes)

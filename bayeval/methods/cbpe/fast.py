@@ -2,14 +2,14 @@ r"""CBPE's fast paths: exact laws of the metrics of a window from the laws of it
 
 Given the predictions, a window's confusion matrix is fixed by :math:`(TP, FN)`
 (:math:`FP=n_+-TP`, :math:`TN=n_--FN`), and in every CBPE model the two counts are independent
-given a component :math:`j` of a mixture (``specs/cbpe.md`` §5):
+given a component :math:`j` of a mixture (Kivimäki et al., 2025, arXiv:2505.05295):
 
 .. math:: P(TP=t, FN=f)=\sum_j w_j\,a_j(t)\,b_j(f).
 
 One component for V0 (:math:`a, b` Poisson-binomial) and V2 (convolutions of Beta-binomials),
-the grid over :math:`\kappa` for V2b. :class:`CountLaw` holds this law, cut (like
-:mod:`bayeval.confusion`) to the counts of probability above :data:`~bayeval.confusion.TOL`.
-A metric :math:`g(TP, FN)` then has
+the grid over :math:`\kappa` for V2b (:func:`kappa_posterior`). :class:`CountLaw` holds this
+law, cut (like :mod:`bayeval.confusion`) to the counts of probability above
+:data:`~bayeval.confusion.TOL`. A metric :math:`g(TP, FN)` then has
 
 * for accuracy, precision and NPV, which depend on one count (:math:`TP+TN`, :math:`TP`,
   :math:`FN`), a one-dimensional exact PMF;
@@ -20,27 +20,55 @@ A metric :math:`g(TP, FN)` then has
   grid, in :math:`O(w\log w)` for windows of width :math:`w`.
 
 Undefined values (a zero denominator) depend on :math:`S` only and follow ``zero_division``
-as in :class:`bayeval.confusion.MetricDistribution`.
+as in :class:`bayeval.confusion.MetricDistribution`. ROC-AUC has a normal law from the exact
+moments of its numerator and denominator (:func:`auc_law`). :func:`closed_form` tabulates the
+laws of every chunk and metric.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import product
+from typing import NamedTuple
 
 import numpy as np
-from scipy import special
+import xarray as xr
+from scipy import special, stats
 
-from bayeval.confusion import TOL, MetricDistribution, count_distribution
-from bayeval.metrics import metric_value
+from bayeval.chunks import WHOLE, Chunking
+from bayeval.confusion import (
+    TOL,
+    MetricDistribution,
+    RatioMoments,
+    auc_numerator_moments,
+    count_distribution,
+    ratio_moments,
+)
+from bayeval.metrics import from_counts, metric_value
 from bayeval.poibin import convolve, truncated_pmf
 
-__all__ = ["GRID_CELLS", "ONE_COUNT", "CountLaw", "NormalLaw", "beta_binomial_pmf"]
+__all__ = ["GRID_CELLS", "KAPPA_PRIOR", "ONE_COUNT", "PMF_CELLS", "CountLaw", "NormalLaw",
+           "Window", "auc_law", "beta_binomial_pmf", "beta_grid", "closed_form", "count_laws",
+           "kappa_mixture", "kappa_posterior", "reference_bins", "single_class_probability",
+           "threshold_grid", "window_auc_law", "windows", "with_whole"]
 
 ONE_COUNT = ("accuracy", "precision", "npv")
 """Metrics that depend on one count: their PMF is always computed whole."""
 
 GRID_CELLS = 250_000
 """Two-count metrics whose (TP, FN) grid has more cells get a lazy law."""
+
+PMF_CELLS = 2_000_000
+"""The exact PMFs are kept in the result (NaN for the other laws: ROC-AUC, large windows) when,
+padded to the widest, they have at most this many values in all."""
+
+KAPPA_PRIOR = (float(np.log(100.0)), 2.0)
+r"""Default prior of V2b: :math:`\log\kappa\sim N(\ln 100, 2^2)`."""
+
+_SPAN = 10.0  # the kappa grid covers the prior mean +- _SPAN prior sds
+_DROP = 40.0  # and then the part within _DROP nats of the posterior's maximum
+_NEGLIGIBLE = 1e-15  # kappa points below this fraction of the largest weight are dropped
 
 
 def _trim(start: int, pmf: np.ndarray) -> tuple[int, np.ndarray]:
@@ -144,9 +172,24 @@ class CountLaw:
         """V0: :math:`TP` and :math:`FN` Poisson-binomial over the predicted positives and
         negatives."""
         pos = y_pred == 1
-        (ts, tp), (fs, fn) = (truncated_pmf(np.compress(side, p), tol=TOL) for side in (pos, ~pos))
-        return cls(int(pos.sum()), int((~pos).sum()), ts, (tp / tp.sum())[None, :], fs,
-                   (fn / fn.sum())[None, :], np.ones(1))
+        return cls.from_windows(int(pos.sum()), int((~pos).sum()),
+                                *(truncated_pmf(np.compress(side, p), tol=TOL)
+                                  for side in (pos, ~pos)))
+
+    @classmethod
+    def from_windows(cls, n_pos: int, n_neg: int, tp: tuple[int, np.ndarray],
+                     fn: tuple[int, np.ndarray]) -> CountLaw:
+        """V0 from the windows ``(start, probs)`` of the PMFs of TP and FN, each renormalised.
+
+        Examples
+        --------
+        >>> law = CountLaw.from_windows(2, 1, (1, np.array([0.5, 0.5])), (0, np.array([1.0])))
+        >>> law.tp_moments()
+        (1.5, 0.25)
+        """
+        (ts, tp), (fs, fn) = tp, fn
+        return cls(n_pos, n_neg, ts, (tp / tp.sum())[None, :], fs, (fn / fn.sum())[None, :],
+                   np.ones(1))
 
     @classmethod
     def beta_binomial(cls, n: np.ndarray, a: np.ndarray, b: np.ndarray, y_pred: np.ndarray,
@@ -281,3 +324,411 @@ class NormalLaw:
             return float(lower <= self.mean <= upper)
         return float(special.ndtr((upper - self.mean) / self.sd)
                      - special.ndtr((lower - self.mean) / self.sd))
+
+
+# ---------------------------------------------------------------------------------------------
+# windows and their count laws
+
+
+class Window(NamedTuple):
+    """A window's rows sorted by score: scores, calibrated probabilities, predictions."""
+
+    s: np.ndarray
+    p: np.ndarray
+    y_pred: np.ndarray
+
+
+def windows(scores: np.ndarray, chunking: Chunking, calibrate: Callable[[np.ndarray], np.ndarray],
+            threshold: float) -> list[Window]:
+    """Every chunk's rows, then the whole period's, sorted by score.
+
+    The exact laws and NannyML's estimates depend on a window's rows only through its multiset
+    of scores (``p`` and ``y_pred`` are functions of the score), and sorted rows spare the
+    ROC-AUC moments their argsort.
+
+    Examples
+    --------
+    >>> from bayeval.chunks import make_chunks
+    >>> ws = windows(np.array([0.7, 0.2, 0.9, 0.4]), make_chunks(4, n_chunks=2), np.sqrt, 0.5)
+    >>> [w.s.tolist() for w in ws], ws[-1].y_pred.tolist()
+    ([[0.2, 0.7], [0.4, 0.9], [0.2, 0.4, 0.7, 0.9]], [False, False, True, True])
+    """
+    def window(rows):
+        s = np.sort(scores if rows is None else scores[rows])
+        return Window(s, calibrate(s), s >= threshold)
+
+    return [window(rows) for rows in [*chunking.rows(), None]]
+
+
+def with_whole(laws: list[CountLaw]) -> list[CountLaw]:
+    """The laws of the chunks, then the whole period's: the sum of the chunks' (independent).
+
+    Examples
+    --------
+    >>> law = CountLaw.poisson_binomial(np.array([0.9, 0.2]), np.array([1, 0]))
+    >>> [w.n_pos for w in with_whole([law, law, law])]
+    [1, 1, 1, 3]
+    """
+    whole = laws[0]
+    for law in laws[1:]:
+        whole = whole + law
+    return [*laws, whole]
+
+
+def count_laws(windows: list[Window], noise: str, cells: dict[str, np.ndarray] | None,
+               beta_grid: tuple[np.ndarray, ...] | None) -> list[CountLaw]:
+    """The CountLaw of every chunk, then of the whole period.
+
+    The whole period's is the sum of the chunks' where they are independent; with
+    ``noise="binning"`` they share each bin's calibration rate, so the whole period is the bins'
+    cells pooled over the chunks (a sum of Binomials with one rate is Binomial).
+
+    Parameters
+    ----------
+    windows : list of Window
+        The chunks, then the whole period (:func:`windows`); only their number is read unless
+        ``noise="none"``.
+    noise : {"none", "beta", "learned", "binning"}
+    cells : dict of ndarray, optional
+        The cells of V2 (:func:`bayeval.methods.cbpe.models.bin_cells`), for the noise models.
+    beta_grid : (a, b, weights), optional
+        :func:`beta_grid` of the cells, for the noise models.
+    """
+    if noise == "none":
+        return with_whole([CountLaw.poisson_binomial(w.p, w.y_pred) for w in windows[:-1]])
+    a, b, weights = beta_grid
+    laws = []
+    for c in range(len(windows) - 1):
+        mine = cells["chunk"] == c
+        laws.append(CountLaw.beta_binomial(cells["n"][mine], a[:, mine], b[:, mine],
+                                           cells["y_pred"][mine], weights))
+    if noise != "binning":
+        return with_whole(laws)
+    _, first, where = np.unique(cells["bin"], return_index=True, return_inverse=True)
+    n = np.bincount(where, weights=cells["n"]).astype(np.int64)
+    return [*laws, CountLaw.beta_binomial(n, a[:, first], b[:, first], cells["y_pred"][first],
+                                          weights)]
+
+
+# ---------------------------------------------------------------------------------------------
+# the grid posterior of kappa (V2b)
+
+
+def _log_likelihood(log_kappa: np.ndarray, k: np.ndarray, n: np.ndarray,
+                    c: np.ndarray) -> np.ndarray:
+    r""":math:`\sum_g\log B(k_g+\kappa c_g, n_g-k_g+\kappa(1-c_g))-\log B(\kappa c_g,
+    \kappa(1-c_g))` at each grid point (the binomial coefficients are constant)."""
+    kappa = np.exp(log_kappa)[:, None]
+    a, b = kappa * c, kappa * (1 - c)
+    return (special.betaln(k + a, n - k + b) - special.betaln(a, b)).sum(axis=1)
+
+
+def kappa_posterior(k, n, c, prior=KAPPA_PRIOR, size: int = 61) -> tuple[np.ndarray, np.ndarray]:
+    r"""Grid posterior of :math:`\log\kappa` given reference cells (V2b's fast path).
+
+    The log posterior, the prior :math:`\log\kappa\sim N(\mu,\sigma^2)` plus V2b's marginal
+    likelihood :math:`k_g\sim\mathrm{BetaBinomial}(n_g,\kappa c_g,\kappa(1-c_g))`, is
+    evaluated on 801 points over :math:`\mu\pm10\sigma`, then on ``size`` equally spaced points
+    over the range where it is within 40 nats of its maximum. Posterior expectations are sums
+    over the grid with the returned weights; for a smooth posterior the equally weighted
+    (trapezoid) rule converges geometrically in the spacing, far below Monte-Carlo error.
+
+    Parameters
+    ----------
+    k, n : array-like of int
+        Positives and rows of each reference cell (a score bin of a reference chunk).
+    c : array-like of float in (0, 1)
+        Centre of each cell (mean calibrated score).
+    prior : (mu, sigma)
+        Normal prior of :math:`\log\kappa`.
+    size : int
+        Points of the final grid.
+
+    Returns
+    -------
+    log_kappa, weights : ndarray
+        The grid and normalised posterior weights.
+
+    Examples
+    --------
+    Three reference cells whose positives sit close to their centres (3 of 10 at 0.3, 8 of 12
+    at 0.7, 5 of 10 at 0.5): little sign of calibration noise, so the posterior of
+    :math:`\log\kappa` moves above the prior mean :math:`\ln 100 = 4.61`:
+
+    >>> x, w = kappa_posterior([3, 8, 5], [10, 12, 10], [0.3, 0.7, 0.5])
+    >>> x.size, round(float(w.sum()), 12)
+    (61, 1.0)
+    >>> mean = float(x @ w)
+    >>> round(mean, 3), round(float(np.sqrt((x - mean) ** 2 @ w)), 3)
+    (5.296, 1.665)
+    """
+    k, n, c = (np.asarray(v, float) for v in (k, n, c))
+    mu, sigma = prior
+
+    def log_post(x):
+        return _log_likelihood(x, k, n, c) + stats.norm.logpdf(x, mu, sigma)
+
+    coarse = np.linspace(mu - _SPAN * sigma, mu + _SPAN * sigma, 801)
+    lp = log_post(coarse)
+    near = np.flatnonzero(lp >= lp.max() - _DROP)
+    lo, hi = coarse[max(near[0] - 1, 0)], coarse[min(near[-1] + 1, coarse.size - 1)]
+    grid = np.linspace(lo, hi, size)
+    lp = log_post(grid)
+    weights = np.exp(lp - lp.max())
+    return grid, weights / weights.sum()
+
+
+def kappa_mixture(log_kappa: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r"""The points :math:`\kappa_j` of the grid posterior that the count laws mix over, and their
+    weights: points below 1e-15 of the largest weight dropped, the rest renormalised.
+
+    Examples
+    --------
+    >>> kappa, w = kappa_mixture(np.log([10.0, 100.0, 1000.0]), np.array([0.5, 0.5, 1e-20]))
+    >>> kappa.round(6).tolist(), w.tolist()
+    ([10.0, 100.0], [0.5, 0.5])
+    """
+    keep = weights > _NEGLIGIBLE * weights.max()
+    return np.exp(log_kappa[keep]), weights[keep] / weights[keep].sum()
+
+
+def beta_grid(cells: dict[str, np.ndarray], kappa, weights: np.ndarray,
+              shared: tuple[np.ndarray, ...] | None = None) -> tuple[np.ndarray, ...]:
+    r"""Beta parameters (kappa point x cell) of the cells' rates, and the kappa weights.
+
+    Without ``shared`` (``"beta"``, ``"learned"``):
+    :math:`\pi_g\sim\mathrm{Beta}(\kappa c_g,\kappa(1-c_g))` afresh in every chunk. With
+    ``shared`` (``"binning"``, :func:`reference_bins`): the rate of a bin is shared with the
+    reference, so given :math:`\kappa` it has the reference's posterior
+    :math:`\mathrm{Beta}(\kappa c_b+k_b,\kappa(1-c_b)+n_b-k_b)`.
+
+    Examples
+    --------
+    >>> a, b, w = beta_grid({"c": np.array([0.2, 0.5])}, [10.0], np.ones(1))
+    >>> a.tolist(), b.tolist()
+    ([[2.0, 5.0]], [[8.0, 5.0]])
+    """
+    kappa = np.asarray(kappa, float)[:, None]
+    if shared is None:
+        return kappa * cells["c"], kappa * (1 - cells["c"]), weights
+    k, n, c = shared
+    return kappa * c + k, kappa * (1 - c) + n - k, weights
+
+
+def reference_bins(cells: dict[str, np.ndarray],
+                   ref_bins: dict[str, np.ndarray]) -> tuple[np.ndarray, ...]:
+    """Reference positives, rows and centre of each analysis cell's bin (0, 0 and the pooled
+    analysis centre for a bin without reference rows).
+
+    Examples
+    --------
+    >>> cells = {"bin": np.array([0, 1, 1]), "n": np.array([2, 1, 3]),
+    ...          "c": np.array([0.2, 0.6, 0.8])}
+    >>> ref = {"bin": np.array([0]), "k": np.array([3]), "n": np.array([9]),
+    ...        "c": np.array([0.3])}
+    >>> [v.tolist() for v in reference_bins(cells, ref)]
+    [[3.0, 0.0, 0.0], [9.0, 0.0, 0.0], [0.3, 0.75, 0.75]]
+    """
+    k, n = np.zeros(cells["n"].size), np.zeros(cells["n"].size)
+    c = np.empty(cells["n"].size)
+    where = np.searchsorted(ref_bins["bin"], cells["bin"])
+    seen = (where < ref_bins["bin"].size) & (
+        ref_bins["bin"][np.minimum(where, ref_bins["bin"].size - 1)] == cells["bin"])
+    k[seen], n[seen] = ref_bins["k"][where[seen]], ref_bins["n"][where[seen]]
+    c[seen] = ref_bins["c"][where[seen]]
+    for b in np.unique(cells["bin"][~seen]):
+        mine = cells["bin"] == b
+        c[mine] = cells["c"][mine] @ cells["n"][mine] / cells["n"][mine].sum()
+    return k, n, c
+
+
+# ---------------------------------------------------------------------------------------------
+# ROC-AUC
+
+
+def single_class_probability(p: np.ndarray, total: float) -> float:
+    r""":math:`P(\text{no positive})+P(\text{no negative})=\prod_i(1-p_i)+\prod_ip_i`.
+
+    A product is skipped where its bound, :math:`e^{-\sum p_i}` or :math:`e^{-\sum(1-p_i)}`,
+    rounds to 0 (``total`` is :math:`\sum p_i`).
+
+    Examples
+    --------
+    >>> single_class_probability(np.array([0.5, 0.5]), 1.0)
+    0.5
+    """
+    out = 0.0
+    with np.errstate(divide="ignore"):
+        if total < 746.0:  # exp(-746) rounds to 0
+            out += float(np.exp(np.log1p(-p).sum()))
+        if p.size - total < 746.0:
+            out += float(np.exp(np.log(p).sum()))
+    return min(out, 1.0)
+
+
+def auc_law(moments: RatioMoments, total_p: float, total_q: float, p_undefined: float,
+            zero_division: float) -> tuple[NormalLaw, float]:
+    r"""ROC-AUC's normal law from its exact moments, and NannyML's estimate.
+
+    The mean and variance of :math:`A/D` come from the exact moments of the Mann-Whitney
+    numerator :math:`A` and the denominator :math:`D` by the delta method
+    (:func:`bayeval.confusion.ratio_moments`). NannyML's estimate is the area under the ROC curve
+    of the expected counts: with :math:`\xi_{ij}=\mathbb 1[s_i>s_j]+\frac12\mathbb 1[s_i=s_j]`,
+    :math:`q=1-p`, :math:`P=\sum p`, :math:`Q=\sum q`, it is :math:`\sum_{i,j}p_iq_j\xi_{ij}/(PQ)
+    =(\mathbb E A+\frac12\sum_ip_iq_i)/(PQ)`, the pairs :math:`i=j` included, where
+    :math:`\sum_ip_iq_i=PQ-\mathbb E D`.
+
+    Parameters
+    ----------
+    moments : RatioMoments
+        Exact moments of :math:`A` and :math:`D`
+        (:func:`bayeval.confusion.auc_numerator_moments`).
+    total_p, total_q : float
+        :math:`P` and :math:`Q`.
+    p_undefined : float
+        Probability of a single class (:func:`single_class_probability`).
+    zero_division : float
+        The value when both classes are impossible (undefined with probability 1).
+
+    Returns
+    -------
+    NormalLaw, float
+        The law and NannyML's estimate.
+
+    Examples
+    --------
+    Four rows with :math:`p=s=(0.2, 0.4, 0.6, 0.8)`: :math:`P=Q=2`, the ordered pairs give
+    :math:`\sum_{s_i>s_j}p_iq_j=2.6` and :math:`\frac12\sum_ip_iq_i=0.4`, so NannyML's estimate
+    is :math:`3/4`:
+
+    >>> s = np.array([0.2, 0.4, 0.6, 0.8])
+    >>> law, plugin = window_auc_law(Window(s, s, s >= 0.5), 0.0)
+    >>> round(law.mean, 4), round(law.sd, 4), round(plugin, 4)
+    (0.8127, 0.268, 0.75)
+    """
+    if moments.mean_den == 0:  # both classes impossible: undefined with probability 1
+        return NormalLaw(zero_division, 0.0, 1.0), zero_division
+    mean, var = ratio_moments(moments)
+    pq = total_p * total_q
+    law = NormalLaw(mean, float(np.sqrt(var)), p_undefined)
+    return law, (moments.mean_num + 0.5 * (pq - moments.mean_den)) / pq
+
+
+def window_auc_law(w: Window, zero_division: float) -> tuple[NormalLaw, float]:
+    """:func:`auc_law` of a window's rows (in score order)."""
+    total = float(w.p.sum())
+    moments = auc_numerator_moments(w.s, w.p)
+    p_undefined = single_class_probability(w.p, total) if moments.mean_den else 1.0
+    return auc_law(moments, total, w.p.size - total, p_undefined, zero_division)
+
+
+# ---------------------------------------------------------------------------------------------
+# the closed form
+
+
+def threshold_grid(thresholds: tuple[np.ndarray, np.ndarray],
+                   size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Lower and upper thresholds per (chunk, metric); NaN for the whole period, which the
+    reference chunks do not compare to.
+
+    Examples
+    --------
+    >>> lower, upper = threshold_grid((np.array([0.6]), np.array([0.9])), 3)
+    >>> lower.ravel().tolist(), upper.ravel().tolist()
+    ([0.6, 0.6, nan], [0.9, 0.9, nan])
+    """
+    lower, upper = (np.tile(t, (size, 1)) for t in thresholds)
+    lower[-1] = upper[-1] = np.nan
+    return lower, upper
+
+
+def closed_form(laws: list[CountLaw], auc: list[tuple[NormalLaw, float]] | None,
+                expected: list[tuple[float, float]], chunk_labels, metrics, ci_prob: float,
+                ci_kind: str, zero_division: float, beta: float,
+                thresholds: tuple[np.ndarray, np.ndarray]) -> xr.Dataset:
+    r"""The laws of every chunk (then the whole period) and metric, tabulated.
+
+    For a metric :math:`g` and a window with count law ``laws[i]``: ``mean``, ``sd``, the
+    ``ci_prob`` interval (``lower``, ``upper``) and its exact ``interval_mass``,
+    ``p_undefined``, ``plugin`` (NannyML's :math:`g(\mathbb E\,TP,\mathbb E\,FN)`), ``exact``
+    (False for ROC-AUC's normal law), the alert thresholds, ``alert`` (the mean outside them),
+    ``p_alert`` (the law's mass outside them) and, when small (:data:`PMF_CELLS`), the exact
+    PMFs ``pmf_value`` and ``pmf_prob`` over ``support``.
+
+    Parameters
+    ----------
+    laws : list of CountLaw
+        One per chunk, then the whole period's.
+    auc : list of (NormalLaw, float), optional
+        ROC-AUC's law and NannyML's estimate per window (:func:`auc_law`), when ``metrics``
+        has ``roc_auc``.
+    expected : list of (float, float)
+        :math:`(\mathbb E\,TP, \mathbb E\,FN)` per window.
+    chunk_labels : sequence of str
+        The chunks' labels (the whole period is :data:`bayeval.chunks.WHOLE`).
+    metrics : sequence of str
+    ci_prob, ci_kind : float, {"eti", "hdi"}
+    zero_division, beta : float
+    thresholds : (lower, upper)
+        Alert thresholds per metric (NaN: none).
+
+    Returns
+    -------
+    xarray.Dataset
+        The variables above over ``(chunk, metric)``.
+
+    Examples
+    --------
+    Three rows predicted 1, 1, 0 with probabilities 0.9, 0.8, 0.3: the number right is
+    :math:`Y_1+Y_2+(1-Y_3)`, below the threshold 0.5 (accuracy 0 or 1/3) with probability
+    :math:`0.1\cdot0.2\cdot0.3+0.9\cdot0.2\cdot0.3+0.1\cdot0.8\cdot0.3+0.1\cdot0.2\cdot0.7
+    =0.098`:
+
+    >>> law = CountLaw.poisson_binomial(np.array([0.9, 0.8, 0.3]), np.array([1, 1, 0]))
+    >>> ds = closed_form([law, law], None, [(1.7, 0.3)] * 2, ["c"], ["accuracy"], 0.95, "eti",
+    ...                  0.0, 1.0, (np.array([0.5]), np.array([1.0])))
+    >>> ds["mean"].round(4).values.tolist(), ds["p_alert"].round(4).values.tolist()
+    ([[0.8], [0.8]], [[0.098], [nan]])
+    """
+    size, k = len(laws), len(metrics)
+    names = ("mean", "sd", "lower", "upper", "interval_mass", "p_undefined", "plugin",
+             "p_alert")
+    out = {v: np.full((size, k), np.nan) for v in names}
+    lower_thr, upper_thr = threshold_grid(thresholds, size)
+
+    def cell(i, j):
+        metric, count_law, (tp, fn) = metrics[j], laws[i], expected[i]
+        if metric == "roc_auc":
+            law, plugin = auc[i]
+        else:
+            law = count_law.law(metric, zero_division, beta)
+            plugin = from_counts(metric, tp, count_law.n_pos - tp, fn, count_law.n_neg - fn,
+                                 beta=beta, zero_division=zero_division)
+        lo, hi = law.interval(ci_prob, ci_kind)
+        mass = law.mass(lo, hi) if metric != "roc_auc" else ci_prob
+        alert = (1.0 - law.mass(lower_thr[i, j], upper_thr[i, j])
+                 if np.isfinite(lower_thr[i, j]) or np.isfinite(upper_thr[i, j]) else np.nan)
+        return law, (law.mean, law.sd, lo, hi, mass, law.p_undefined, plugin, alert)
+
+    pmfs = {}
+    for i, j in product(range(size), range(k)):
+        law, values = cell(i, j)
+        for name, value in zip(names, values, strict=True):
+            out[name][i, j] = value
+        if isinstance(law, MetricDistribution) and not law.lazy:
+            pmfs[i, j] = law
+    dims = ("chunk", "metric")
+    ds = xr.Dataset({v: (dims, out[v]) for v in names[:-1]},
+                    coords={"chunk": [*chunk_labels, WHOLE], "metric": list(metrics)})
+    ds["exact"] = (dims, np.tile([m != "roc_auc" for m in metrics], (size, 1)))
+    ds["lower_threshold"], ds["upper_threshold"] = (dims, lower_thr), (dims, upper_thr)
+    ds["alert"] = (dims, (out["mean"] < lower_thr) | (out["mean"] > upper_thr))
+    ds["p_alert"] = (dims, out["p_alert"])
+    widest = max((d.values.size for d in pmfs.values()), default=0)
+    if pmfs and size * k * widest <= PMF_CELLS:
+        values, probs = np.full((size, k, widest), np.nan), np.full((size, k, widest), np.nan)
+        for (i, j), d in pmfs.items():
+            values[i, j, : d.values.size], probs[i, j, : d.values.size] = d.values, d.probs
+        ds["pmf_value"] = ((*dims, "support"), values)
+        ds["pmf_prob"] = ((*dims, "support"), probs)
+    return ds

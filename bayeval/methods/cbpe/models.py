@@ -1,20 +1,20 @@
-r"""CBPE's generative models in PyMC (``specs/cbpe.md`` §5) and the grid posterior of kappa.
+r"""CBPE's generative models in PyMC: ``model(..., variant="v0" | "v2" | "v2b")``.
 
 No label of the monitored window is observed, so the metrics' law is a forward simulation
 (``pm.sample_prior_predictive``) of the latent labels; MCMC is needed only where the noise
 concentration :math:`\kappa` is learned from labelled reference data.
 
-* **V0** (:func:`model_v0`, the paper's model): :math:`Y_i\sim\mathrm{Bernoulli}(p_i)`
+* **V0** (``variant="v0"``, the model of Kivimäki et al.): :math:`Y_i\sim\mathrm{Bernoulli}(p_i)`
   independently, written as :math:`Y_i=\mathbb 1[u_i<p_i]` with :math:`u_i\sim U(0,1)`: the same
   law, and a model with continuous free variables only, which NUTS can also sample.
-* **V2** (:func:`model_v2`, shared Beta calibration noise): cells :math:`g` (score bins split at
+* **V2** (``variant="v2"``, shared Beta calibration noise): cells :math:`g` (score bins split at
   the threshold, per chunk) with :math:`n_g` rows, centre :math:`c_g` (mean calibrated score)
   and prediction :math:`\hat y_g`;
   :math:`\pi_g\sim\mathrm{Beta}(\kappa c_g,\kappa(1-c_g))`,
   :math:`K_g\mid\pi_g\sim\mathrm{Binomial}(n_g,\pi_g)`. Singleton cells give V0 for any
   :math:`\kappa`; :math:`\kappa\to\infty` gives :math:`\mathrm{Binomial}(n_g, c_g)`.
-* **V2b** (:func:`model_v2b`): :math:`\log\kappa\sim N(\mu,\sigma^2)` and, on labelled reference
-  cells (bins x reference chunks), the marginal
+* **V2b** (``variant="v2b"``): :math:`\log\kappa\sim N(\mu,\sigma^2)` and, on labelled
+  reference cells (bins x reference chunks), the marginal
   :math:`k_g\sim\mathrm{BetaBinomial}(n_g,\kappa c_g,\kappa(1-c_g))`: NUTS on one parameter,
   whatever the number of rows. :func:`predictive_v2b` re-declares :math:`\log\kappa` and adds
   V2's cells of the analysis chunks, for ``pm.sample_posterior_predictive``: fresh
@@ -23,7 +23,8 @@ concentration :math:`\kappa` is learned from labelled reference data.
 
 Every model has deterministic ``tp`` and ``fn`` over ``chunk`` (the chunks, then the whole
 period :data:`bayeval.chunks.WHOLE`); the metrics are :func:`bayeval.metrics.from_counts` of
-them. Fast paths: :mod:`bayeval.methods.cbpe.fast`, and :func:`kappa_posterior` for V2b.
+them. Fast paths: :mod:`bayeval.methods.cbpe.fast`, with
+:func:`~bayeval.methods.cbpe.fast.kappa_posterior` for V2b.
 """
 
 from __future__ import annotations
@@ -35,29 +36,27 @@ from typing import Any
 
 import numpy as np
 import xarray as xr
-from scipy import special, stats
 
-from bayeval import metrics as M
 from bayeval.chunks import WHOLE
+from bayeval.methods.cbpe.fast import KAPPA_PRIOR
+from bayeval.metrics import from_counts, roc_auc
 from bayeval.sampling import DEFAULTS
+from bayeval.validation import as_choice
 
-__all__ = ["KAPPA_PRIOR", "auc_of_draws", "bin_cells", "bin_edges", "forward",
-           "kappa_posterior", "metric_draws", "model_v0", "model_v2", "model_v2b",
-           "posterior_predictive", "predictive_v2b"]
+__all__ = ["VARIANTS", "auc_of_draws", "bin_cells", "bin_edges", "forward", "metric_draws",
+           "model", "posterior_predictive", "predictive_v2b"]
 
-KAPPA_PRIOR = (float(np.log(100.0)), 2.0)
-r"""Default prior of V2b: :math:`\log\kappa\sim N(\ln 100, 2^2)` (``specs/cbpe.md`` §5.5)."""
+VARIANTS = ("v0", "v2", "v2b")
+"""The variants of :func:`model`."""
 
 CENTRE_EPS = 1e-6
 """Cell centres are kept in [CENTRE_EPS, 1 - CENTRE_EPS], so that Beta parameters are > 0."""
-_SPAN = 10.0  # the kappa grid covers the prior mean +- _SPAN prior sds
-_DROP = 40.0  # and then the part within _DROP nats of the posterior's maximum
 
 
 def bin_edges(scores: np.ndarray, y_pred: np.ndarray, n_bins: int) -> list[np.ndarray]:
     r"""Inner edges of ``n_bins`` equal-count score bins per predicted class (0, then 1).
 
-    The cells of V2 are score bins split at the threshold (``specs/cbpe.md`` §5.4), so that every
+    The cells of V2 are score bins split at the threshold , so that every
     cell has one prediction :math:`\hat y_g`. The edges of class :math:`j` are the quantiles
     :math:`q_{b/B}` (:math:`b=1,\dots,B-1`) of the scores of the rows predicted :math:`j`.
 
@@ -158,7 +157,7 @@ def _per_chunk(name: str, values, codes: np.ndarray, labels: list[str]) -> None:
     pm.Deterministic(name, pt.concatenate([sums, sums.sum(keepdims=True)]), dims="chunk")
 
 
-def model_v0(p, y_pred, chunk=None, chunk_labels=None):
+def _v0(p, y_pred, chunk=None, chunk_labels=None):
     r"""V0: latent labels :math:`Y_i=\mathbb 1[u_i<p_i]`, :math:`u_i\sim U(0,1)`.
 
     Parameters
@@ -181,7 +180,7 @@ def model_v0(p, y_pred, chunk=None, chunk_labels=None):
     Examples
     --------
     >>> import pymc as pm
-    >>> m = model_v0([0.2, 0.9, 0.6], [0, 1, 1])
+    >>> m = model([0.2, 0.9, 0.6], [0, 1, 1], variant="v0")
     >>> [v.name for v in m.free_RVs], m.coords["chunk"]
     (['u'], ('[0:2]', 'all'))
 
@@ -224,7 +223,7 @@ def _cells(n, c, y_pred, kappa, codes, labels, latent: str) -> None:
     _per_chunk("fn", k * (1 - y_pred), codes, labels)
 
 
-def model_v2(n, c, y_pred, kappa, chunk=None, chunk_labels=None, latent="binomial"):
+def _v2(n, c, y_pred, kappa, chunk=None, chunk_labels=None, latent="binomial"):
     r"""V2: shared Beta calibration noise per cell, :math:`\kappa` given.
 
     Parameters
@@ -259,7 +258,7 @@ def model_v2(n, c, y_pred, kappa, chunk=None, chunk_labels=None, latent="binomia
 
     >>> import pymc as pm
     >>> from scipy import stats
-    >>> m = model_v2([3, 4], [0.3, 0.8], [0, 1], 10.0)
+    >>> m = model([3, 4], [0.3, 0.8], [0, 1], 10.0, variant="v2")
     >>> [v.name for v in m.free_RVs]
     ['pi', 'k']
     >>> logp = pm.logp(m["pi"], [0.3, 0.8]).eval()
@@ -281,7 +280,7 @@ def model_v2(n, c, y_pred, kappa, chunk=None, chunk_labels=None, latent="binomia
     return m
 
 
-def model_v2b(k, n, c, prior=KAPPA_PRIOR):
+def _v2b(k, n, c, prior=KAPPA_PRIOR):
     r"""V2b: :math:`\kappa` learned from labelled reference cells (NUTS on :math:`\log\kappa`).
 
     .. math:: \log\kappa\sim N(\mu,\sigma^2),\qquad
@@ -304,7 +303,7 @@ def model_v2b(k, n, c, prior=KAPPA_PRIOR):
     Examples
     --------
     >>> from scipy import stats
-    >>> m = model_v2b([3, 8], [10, 12], [0.3, 0.7])
+    >>> m = model([3, 8], [10, 12], [0.3, 0.7], variant="v2b")
     >>> [v.name for v in m.free_RVs]
     ['log_kappa']
 
@@ -328,12 +327,54 @@ def model_v2b(k, n, c, prior=KAPPA_PRIOR):
     return m
 
 
+def model(*args: Any, variant: str, **kwargs: Any):
+    r"""CBPE's PyMC model ``variant``, built from the data of its cells or rows.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        The data of the variant, by position or by name:
+
+        * ``"v0"``: ``p, y_pred, chunk=None, chunk_labels=None``: calibrated probabilities and
+          predictions per row, the chunk of each row (an index into ``chunk_labels``; default
+          one chunk). Free ``u`` (dim ``row``); deterministic ``y`` (row), ``tp`` and ``fn``
+          (dim ``chunk``: the chunks, then ``"all"``).
+        * ``"v2"``: ``n, c, y_pred, kappa, chunk=None, chunk_labels=None,
+          latent="binomial"``: rows, centre (mean calibrated score) and prediction per cell,
+          the concentration :math:`\kappa`, the chunk of each cell; ``latent="uniform"`` writes
+          :math:`K_g=\sum_{i\in g}\mathbb 1[u_i<\pi_g]` (continuous free variables only, for
+          NUTS) instead of :math:`K_g\sim\mathrm{Binomial}(n_g,\pi_g)`. ``pi`` and ``k``
+          (cell), deterministic ``tp`` and ``fn`` (chunk).
+        * ``"v2b"``: ``k, n, c, prior=KAPPA_PRIOR``: positives, rows and centre of each labelled
+          reference cell, the normal prior ``(mu, sigma)`` of :math:`\log\kappa`. Free
+          ``log_kappa``, deterministic ``kappa``, observed ``k`` (cell).
+    variant : {"v0", "v2", "v2b"}
+        The model (see the module docstring for the math).
+
+    Returns
+    -------
+    pm.Model
+        V0 and V2 are forward-simulated (:func:`forward`); V2b is sampled by NUTS, then its
+        analysis chunks by :func:`predictive_v2b` and :func:`posterior_predictive`.
+
+    Examples
+    --------
+    >>> m = model([0.2, 0.9, 0.6], [0, 1, 1], variant="v0")
+    >>> [v.name for v in m.free_RVs], m.coords["chunk"]
+    (['u'], ('[0:2]', 'all'))
+    >>> [v.name for v in model(k=[3, 8], n=[10, 12], c=[0.3, 0.7], variant="v2b").free_RVs]
+    ['log_kappa']
+    """
+    build = {"v0": _v0, "v2": _v2, "v2b": _v2b}[as_choice(variant, "variant", VARIANTS)]
+    return build(*args, **kwargs)
+
+
 def predictive_v2b(n, c, y_pred, chunk=None, chunk_labels=None, prior=KAPPA_PRIOR, bins=None,
                    reference=None):
     r"""The analysis chunks of V2b, for ``pm.sample_posterior_predictive``.
 
-    Re-declares ``log_kappa`` (its draws come from the posterior of :func:`model_v2b`) and adds
-    V2's cells (arguments as in :func:`model_v2`):
+    Re-declares ``log_kappa`` (its draws come from the posterior of V2b) and adds
+    V2's cells (arguments as in V2):
     :math:`\pi_g\sim\mathrm{Beta}(\kappa c_g,\kappa(1-c_g))`,
     :math:`K_g\sim\mathrm{Binomial}(n_g,\pi_g)`: fresh rates in every chunk (semantics (b),
     ``noise="learned"``). With ``bins`` and ``reference`` (semantics (a),
@@ -344,9 +385,9 @@ def predictive_v2b(n, c, y_pred, chunk=None, chunk_labels=None, prior=KAPPA_PRIO
     Parameters
     ----------
     n, c, y_pred, chunk, chunk_labels
-        The analysis cells, as in :func:`model_v2`.
+        The analysis cells, as in V2.
     prior : (mu, sigma)
-        Normal prior of :math:`\log\kappa` (the same as :func:`model_v2b`'s).
+        Normal prior of :math:`\log\kappa` (the same as V2b's).
     bins : sequence of int, optional
         The score bin of each cell.
     reference : (k, n, c), optional
@@ -389,66 +430,6 @@ def predictive_v2b(n, c, y_pred, chunk=None, chunk_labels=None, prior=KAPPA_PRIO
     return m
 
 
-def _log_likelihood(log_kappa: np.ndarray, k: np.ndarray, n: np.ndarray,
-                    c: np.ndarray) -> np.ndarray:
-    r""":math:`\sum_g\log B(k_g+\kappa c_g, n_g-k_g+\kappa(1-c_g))-\log B(\kappa c_g,
-    \kappa(1-c_g))` at each grid point (the binomial coefficients are constant)."""
-    kappa = np.exp(log_kappa)[:, None]
-    a, b = kappa * c, kappa * (1 - c)
-    return (special.betaln(k + a, n - k + b) - special.betaln(a, b)).sum(axis=1)
-
-
-def kappa_posterior(k, n, c, prior=KAPPA_PRIOR, size: int = 61) -> tuple[np.ndarray, np.ndarray]:
-    r"""Grid posterior of :math:`\log\kappa` given reference cells (V2b's fast path).
-
-    The log posterior (prior plus :func:`model_v2b`'s marginal Beta-binomial likelihood) is
-    evaluated on 801 points over :math:`\mu\pm10\sigma`, then on ``size`` equally spaced points
-    over the range where it is within 40 nats of its maximum. Posterior expectations are sums
-    over the grid with the returned weights; for a smooth posterior the equally weighted
-    (trapezoid) rule converges geometrically in the spacing, far below Monte-Carlo error.
-
-    Parameters
-    ----------
-    k, n, c : array-like
-        As in :func:`model_v2b`.
-    prior : (mu, sigma)
-    size : int
-        Points of the final grid.
-
-    Returns
-    -------
-    log_kappa, weights : ndarray
-        The grid and normalised posterior weights.
-
-    Examples
-    --------
-    Three reference cells whose positives sit close to their centres (3 of 10 at 0.3, 8 of 12
-    at 0.7, 5 of 10 at 0.5): little sign of calibration noise, so the posterior of
-    :math:`\log\kappa` moves above the prior mean :math:`\ln 100 = 4.61`:
-
-    >>> x, w = kappa_posterior([3, 8, 5], [10, 12, 10], [0.3, 0.7, 0.5])
-    >>> x.size, round(float(w.sum()), 12)
-    (61, 1.0)
-    >>> mean = float(x @ w)
-    >>> round(mean, 3), round(float(np.sqrt((x - mean) ** 2 @ w)), 3)
-    (5.296, 1.665)
-    """
-    k, n, c = (np.asarray(v, float) for v in (k, n, c))
-    mu, sigma = prior
-
-    def log_post(x):
-        return _log_likelihood(x, k, n, c) + stats.norm.logpdf(x, mu, sigma)
-
-    coarse = np.linspace(mu - _SPAN * sigma, mu + _SPAN * sigma, 801)
-    lp = log_post(coarse)
-    near = np.flatnonzero(lp >= lp.max() - _DROP)
-    lo, hi = coarse[max(near[0] - 1, 0)], coarse[min(near[-1] + 1, coarse.size - 1)]
-    grid = np.linspace(lo, hi, size)
-    lp = log_post(grid)
-    weights = np.exp(lp - lp.max())
-    return grid, weights / weights.sum()
-
-
 @contextmanager
 def _quiet() -> Iterator[None]:
     """PyMC's logger at ERROR (no "Sampling: [...]" lines)."""
@@ -465,12 +446,12 @@ def forward(model, var_names: list[str], draws: int, random_seed) -> xr.Dataset:
     r"""Independent forward draws of ``var_names`` (``pm.sample_prior_predictive``).
 
     With no label observed, the law of the monitored window's counts is the model's prior
-    predictive (``specs/cbpe.md`` §5.1): no MCMC.
+    predictive: no MCMC.
 
     Parameters
     ----------
     model : pm.Model
-        :func:`model_v0` or :func:`model_v2`.
+        ``model(..., variant="v0")`` or ``"v2"``.
     var_names : list of str
         Variables to draw (e.g. ``["tp", "fn"]``; ``"y"`` for the labels of V0).
     draws : int
@@ -488,7 +469,8 @@ def forward(model, var_names: list[str], draws: int, random_seed) -> xr.Dataset:
     V0 with probabilities 0.2 (predicted 0), 0.9 and 0.6 (predicted 1):
     :math:`\mathrm E\,TP = 0.9 + 0.6`, :math:`\mathrm E\,FN = 0.2`:
 
-    >>> group = forward(model_v0([0.2, 0.9, 0.6], [0, 1, 1]), ["tp", "fn"], 4000, 0)
+    >>> v0 = model([0.2, 0.9, 0.6], [0, 1, 1], variant="v0")
+    >>> group = forward(v0, ["tp", "fn"], 4000, 0)
     >>> dict(group["tp"].sizes)
     {'chain': 1, 'draw': 4000, 'chunk': 2}
     >>> group["tp"].mean(("chain", "draw")).round(2).values.tolist()
@@ -516,7 +498,7 @@ def posterior_predictive(tree: xr.DataTree, model, random_seed) -> xr.Dataset:
     ----------
     tree : xarray.DataTree
         Has a ``posterior`` group with ``log_kappa`` (``chain``, ``draw``), e.g. from sampling
-        :func:`model_v2b`.
+        V2b.
     model : pm.Model
         :func:`predictive_v2b` of the analysis cells.
     random_seed : int, Generator or None
@@ -533,6 +515,7 @@ def posterior_predictive(tree: xr.DataTree, model, random_seed) -> xr.Dataset:
     = 4\times0.8`:
 
     >>> rng = np.random.default_rng(0)
+    >>> from bayeval.methods.cbpe.fast import kappa_posterior
     >>> x, w = kappa_posterior([3, 8, 5], [10, 12, 10], [0.3, 0.7, 0.5])
     >>> posterior = xr.Dataset({"log_kappa": (("chain", "draw"), rng.choice(x, (1, 2000), p=w))})
     >>> tree = xr.DataTree.from_dict({"posterior": posterior})
@@ -556,7 +539,7 @@ def metric_draws(group: xr.Dataset, n_pos, n_neg, metrics, zero_division: float,
     r"""Metric draws (chain, draw, chunk, metric) from the draws of ``tp`` and ``fn``.
 
     Every metric is :func:`bayeval.metrics.from_counts` of :math:`TP`,
-    :math:`FP = n_+ - TP`, :math:`FN` and :math:`TN = n_- - FN` (``specs/cbpe.md`` §5.2).
+    :math:`FP = n_+ - TP`, :math:`FN` and :math:`TN = n_- - FN`.
 
     Parameters
     ----------
@@ -595,7 +578,7 @@ def metric_draws(group: xr.Dataset, n_pos, n_neg, metrics, zero_division: float,
     """
     tp, fn = group["tp"].values.astype(float), group["fn"].values.astype(float)
     cols = [auc if m == "roc_auc" else
-            M.from_counts(m, tp, n_pos - tp, fn, n_neg - fn, beta=beta,
+            from_counts(m, tp, n_pos - tp, fn, n_neg - fn, beta=beta,
                           zero_division=zero_division) for m in metrics]
     return xr.DataArray(np.stack(cols, axis=-1), dims=(*group["tp"].dims, "metric"),
                         coords={**group["tp"].coords, "metric": list(metrics)})
@@ -611,7 +594,7 @@ def auc_of_draws(y: np.ndarray, scores: np.ndarray, rows: list[np.ndarray],
     Parameters
     ----------
     y : ndarray (..., row) of 0/1
-        Label draws, e.g. ``y`` of :func:`model_v0` from :func:`forward`.
+        Label draws, e.g. ``y`` of V0 from :func:`forward`.
     scores : ndarray (row,)
         The scores that rank the rows.
     rows : list of index arrays
@@ -634,5 +617,5 @@ def auc_of_draws(y: np.ndarray, scores: np.ndarray, rows: list[np.ndarray],
     [[1.0, 1.0], [0.25, 0.0]]
     """
     flat = y.reshape(-1, y.shape[-1])
-    cols = [M.roc_auc(flat[:, r], scores[r], zero_division=zero_division) for r in rows]
+    cols = [roc_auc(flat[:, r], scores[r], zero_division=zero_division) for r in rows]
     return np.stack(cols, axis=-1).reshape(*y.shape[:-1], len(cols))

@@ -2,44 +2,30 @@ r"""Judge: a rate from a noisy judge that labels everything plus human labels on
 
 A judge (an LLM, a crowd, a heuristic) gives :math:`\hat Y` for all :math:`N = m + n` items;
 humans give :math:`Y \in \{0, 1\}` for a random subset of :math:`m` of them. The estimand is
-:math:`\theta = P(Y = 1)`: an accuracy, a pass rate, a win rate. Spec: ``specs/llm_judge.md``.
+:math:`\theta = P(Y = 1)`: an accuracy, a pass rate, a win rate.
 
-Fast paths (:mod:`bayeval.methods.judge.fast`): naive, classical, Rogan–Gladen (textbook and
-adjusted), PPI, PPI++ (clipped and unclipped), the efficient-influence-function (EIF) estimator
-and the joint misclassification MLE, with Wald or logit-Wald intervals. For a binary judge the EIF
-estimator, the MLE and PPI++ with :math:`\lambda = (n/N)(\hat\mu_1 - \hat\mu_0)` are one number.
+:func:`judge` checks its input and runs, by ``method``:
 
-Generative models (labels summed out; the unlabelled items enter through one binomial count, so
-the cost does not depend on :math:`n`):
+* a fast path (:mod:`bayeval.methods.judge.fast`): naive, classical, Rogan–Gladen (textbook and
+  adjusted), PPI, PPI++ (clipped and unclipped), the efficient-influence-function (EIF)
+  estimator and the joint misclassification MLE, with Wald or logit-Wald intervals. For a binary
+  judge the EIF estimator, the MLE and PPI++ with :math:`\lambda = (n/N)(\hat\mu_1 -
+  \hat\mu_0)` are one number;
+* a generative model (:func:`bayeval.methods.judge.models.model`: Model A, prevalence,
+  sensitivity and specificity, or Model B, judge rate and calibration cells), sampled with NUTS;
+  with priors from one Dirichlet on the 2×2 table (the default) both have the exact posterior
+  :func:`~bayeval.methods.judge.conjugate.conjugate_posterior`, which ``method="both"`` attaches
+  as the check of the sampler.
 
-* **Model A** (:func:`model_a`), the misclassification model: :math:`\theta \sim
-  \mathrm{Beta}`, sensitivity :math:`q_1 \sim \mathrm{Beta}`, specificity :math:`q_0 \sim
-  \mathrm{Beta}`; :math:`m_1 \sim \mathrm{Bin}(m, \theta)`, :math:`n_{11} \sim
-  \mathrm{Bin}(m_1, q_1)`, :math:`n_{00} \sim \mathrm{Bin}(m_0, q_0)`, :math:`T_1 \sim
-  \mathrm{Bin}(n, p)` with :math:`p = \theta q_1 + (1 - \theta)(1 - q_0)`.
-* **Model B** (:func:`model_b`), the same likelihood in the calibration parametrisation
-  :math:`p = P(\hat Y = 1)`, :math:`\mu_k = P(Y = 1 \mid \hat Y = k)`: :math:`T_1 + c_1 \sim
-  \mathrm{Bin}(N, p)`, :math:`n_{11} \sim \mathrm{Bin}(c_1, \mu_1)`, :math:`n_{10} \sim
-  \mathrm{Bin}(c_0, \mu_0)`, :math:`\theta = p\mu_1 + (1 - p)\mu_0`. With Beta priors the
-  posterior is exact and independent
-  (:func:`~bayeval.methods.judge.fast.conjugate_posterior`).
-
-**Exact check of Model A.** A Dirichlet :math:`(a_{11}, a_{10}, a_{01}, a_{00})` on the 2×2 table
-:math:`P(Y = a, \hat Y = b)` is, by the aggregation property, both :math:`\theta \sim
-\mathrm{Beta}(a_{11} + a_{10}, a_{01} + a_{00})`, :math:`q_1 \sim \mathrm{Beta}(a_{11}, a_{10})`,
-:math:`q_0 \sim \mathrm{Beta}(a_{00}, a_{01})` (Model A) and :math:`p \sim \mathrm{Beta}(a_{11}
-+ a_{01}, a_{10} + a_{00})`, :math:`\mu_1 \sim \mathrm{Beta}(a_{11}, a_{01})`, :math:`\mu_0 \sim
-\mathrm{Beta}(a_{10}, a_{00})` (Model B). With such priors (the default is the uniform
-Dirichlet(1, 1, 1, 1)) the two models have the same posterior, so the conjugate closed form is an
-exact test of NUTS on Model A; :func:`eif_agreement` compares the posterior with the EIF estimate
-(Bernstein–von Mises, spec §5.4).
+:func:`eif_agreement` compares a posterior with the EIF estimate (Bernstein–von Mises),
+:func:`labels_needed` plans the number of human labels, and :func:`ppi_mean_ci`,
+:func:`ppi_mean_pointestimate` are ppi_py's interface.
 """
 
 from __future__ import annotations
 
-import warnings as _warnings
+import warnings
 from collections.abc import Mapping
-from functools import cache
 from typing import Any
 
 import arviz as az
@@ -48,8 +34,25 @@ import pandas as pd
 import xarray as xr
 from scipy import stats
 
+from bayeval.deprecation import renamed_arguments
 from bayeval.evaluation import SAMPLE_DIMS, Evaluation
-from bayeval.methods.judge import fast as E
+from bayeval.methods.judge.conjugate import conjugate_posterior
+from bayeval.methods.judge.fast import (
+    ESTIMATORS,
+    Counts,
+    Estimate,
+    Moments,
+    by_name,
+    eif_cells,
+    interval,
+    mle_parameters,
+    moments,
+    ppi_pp,
+    ppi_pp_lambda,
+    youden,
+    z_value,
+)
+from bayeval.methods.judge.models import VARIANTS, beta_priors, conjugate_prior, model
 from bayeval.sampling import sample
 from bayeval.table import Table, table
 from bayeval.validation import (
@@ -65,14 +68,13 @@ __all__ = [
     "eif_agreement",
     "judge",
     "labels_needed",
-    "model_a",
-    "model_b",
     "ppi_mean_ci",
     "ppi_mean_pointestimate",
 ]
 
 BAYES = ("pymc", "both")
-CHOICES = (*E.ESTIMATORS, "all", *BAYES)
+METHODS = (*ESTIMATORS, "all", *BAYES)
+CI_KINDS = ("logit", "wald")
 ROGAN_GLADEN = ("rogan_gladen", "rogan_gladen_adjusted")
 BINARY_ONLY = (*ROGAN_GLADEN, "mle")
 MU_MODELS = ("cell", "linear", "bins")
@@ -80,15 +82,11 @@ MU_MODELS = ("cell", "linear", "bins")
 N_BINS = 10
 #: ``mu_model=None`` uses cells up to this many distinct judge values, else bins
 MAX_CELLS = 20
-#: Youden's kappa below this: a weak judge (spec §6)
+#: Youden's kappa below this: a weak judge
 WEAK_KAPPA = 0.2
-#: §5.4: posterior mean within 0.25 SE of the EIF estimate, sd ratio within 0.9-1.1, at m >= 100
+#: posterior mean within 0.25 SE of the EIF estimate, sd ratio within 0.9-1.1, at m >= 100
 AGREEMENT_MEAN, AGREEMENT_SD, AGREEMENT_MIN_M = 0.25, 0.10, 100
-PARAMS = {"a": ("theta", "q1", "q0"), "b": ("p", "mu1", "mu0")}
-#: the uniform Dirichlet(1, 1, 1, 1) on the 2x2 table in each parametrisation
-DEFAULT_PRIOR = {"a": {"theta": (2.0, 2.0), "q1": (1.0, 1.0), "q0": (1.0, 1.0)},
-                 "b": {"p": (2.0, 2.0), "mu1": (1.0, 1.0), "mu0": (1.0, 1.0)}}
-COUNT_NAMES = E.Counts._fields
+COUNT_NAMES = Counts._fields
 ASSUMPTIONS = (
     "The human-labelled items are a random subset of all items (missing completely at random), "
     "the human labels are the truth, the judge is run the same way on every item, and items are "
@@ -97,211 +95,8 @@ ASSUMPTIONS = (
     "for labelled and unlabelled items.")
 
 
-# ================================================================================== models
-def _prior(prior: Mapping | None, model: str) -> dict[str, tuple[float, float]]:
-    """Beta (a, b) of each parameter of Model A or B, defaults filled in, checked."""
-    prior = dict(prior or {})
-    unknown = set(prior) - set(PARAMS[model])
-    if unknown:
-        raise ValueError(f"prior has unknown key(s) {sorted(unknown)}; model {model!r} has Beta "
-                         f"priors on {', '.join(PARAMS[model])}.")
-    out = {**DEFAULT_PRIOR[model], **prior}
-    for key, ab in out.items():
-        a, b = (float(v) for v in np.ravel(ab))
-        if not (a > 0 and b > 0 and np.isfinite(a + b)):
-            raise ValueError(f"prior[{key!r}] must be two positive Beta parameters (a, b), "
-                             f"got {ab!r}.")
-        out[key] = (a, b)
-    return out
-
-
-def _conjugate_prior(prior: dict, model: str) -> dict[str, tuple[float, float]] | None:
-    """Model B's priors equal to ``prior`` (both from one Dirichlet), or None if there are none."""
-    if model == "b":
-        return prior
-    (a_t, b_t), (a11, a10), (a00, a01) = prior["theta"], prior["q1"], prior["q0"]
-    if not np.isclose(a_t, a11 + a10, rtol=1e-12) or not np.isclose(b_t, a00 + a01, rtol=1e-12):
-        return None
-    return {"p": (a11 + a01, a10 + a00), "mu1": (a11, a01), "mu0": (a10, a00)}
-
-
-def _data(counts: Mapping, dims) -> dict:
-    import pymc as pm
-
-    return {k: pm.Data(k, np.asarray(counts[k], dtype=np.int64), dims=dims) for k in COUNT_NAMES}
-
-
-@cache
-def _calibration_transform_class():
-    """The class of Model A's joint transform (defined lazily: pymc is slow to import)."""
-    import pytensor.tensor as pt
-    from pymc.logprob.transforms import Transform
-
-    class CalibrationTransform(Transform):
-        r"""Sampler coordinates of :math:`(\theta, q_1, q_0)`: :math:`u = ((\mathrm{logit}\,p -
-        c)\,s, \mathrm{logit}\,\mu_1, \mathrm{logit}\,\mu_0)`, with :math:`c, s` the logit and
-        :math:`\sqrt{N\hat p(1-\hat p)}` of the judge's observed rate, so that every coordinate
-        has a posterior scale near 1 whatever :math:`N`. Back: :math:`\theta = p\mu_1 +
-        (1-p)\mu_0`, :math:`q_1 = p\mu_1/\theta`, :math:`q_0 = (1-p)(1-\mu_0)/(1-\theta)`;
-        :math:`\log|J| = \sum_k \log\sigma_k(1-\sigma_k) - \log s + \log p(1-p) -
-        \log\theta(1-\theta)` (the maps to the cell probabilities have determinants
-        :math:`p(1-p)` and :math:`\theta(1-\theta)`)."""
-
-        name = "calibration"
-
-        def __init__(self, center, scale):
-            self.center, self.scale = center, scale
-
-        def _logits(self, value):
-            return self.center + value[..., 0] / self.scale, value[..., 1], value[..., 2]
-
-        def forward(self, value, *inputs):
-            theta, q1, q0 = value[..., 0], value[..., 1], value[..., 2]
-            p = theta * q1 + (1 - theta) * (1 - q0)
-            logit = lambda x: pt.log(x) - pt.log1p(-x)  # noqa: E731
-            return pt.stack([(logit(p) - self.center) * self.scale, logit(theta * q1 / p),
-                             logit(theta * (1 - q1) / (1 - p))], axis=-1)
-
-        def backward(self, value, *inputs):
-            p, mu1, mu0 = (pt.sigmoid(x) for x in self._logits(value))
-            theta = p * mu1 + (1 - p) * mu0
-            return pt.stack([theta, p * mu1 / theta, (1 - p) * (1 - mu0) / (1 - theta)], axis=-1)
-
-        def log_jac_det(self, value, *inputs):
-            logits = self._logits(value)
-            p, mu1, mu0 = (pt.sigmoid(x) for x in logits)
-            theta = p * mu1 + (1 - p) * mu0
-            log_ds = sum(-pt.softplus(-x) - pt.softplus(x) for x in logits)
-            return (log_ds - pt.log(self.scale) + pt.log(p) + pt.log1p(-p) - pt.log(theta)
-                    - pt.log1p(-theta))
-
-    return CalibrationTransform
-
-
-def model_a(n11, n10, n01, n00, t1, t0, *, prior=None, groups=None):
-    r"""PyMC Model A: prevalence, sensitivity and specificity with the labels summed out.
-
-    .. math::
-        \theta \sim \mathrm{Beta}, \; q_1 \sim \mathrm{Beta}, \; q_0 \sim \mathrm{Beta},\quad
-        m_1 \sim \mathrm{Bin}(m, \theta),\; n_{11} \sim \mathrm{Bin}(m_1, q_1),\;
-        n_{00} \sim \mathrm{Bin}(m_0, q_0),\; T_1 \sim \mathrm{Bin}(n, p),
-
-    :math:`p = \theta q_1 + (1-\theta)(1-q_0)`. Each unlabelled item is judged positive with
-    probability :math:`p` whatever its hidden label, so the :math:`n` items enter as one count.
-    The three rates are one Beta vector ``rates`` whose sampler coordinates are
-    :math:`(\mathrm{logit}\,p, \mathrm{logit}\,\mu_1, \mathrm{logit}\,\mu_0)`, the first
-    centred and scaled by the judge's observed rate: the likelihood pins :math:`p` ever tighter
-    as :math:`n` grows, which in :math:`(\theta, q_0, q_1)` is a thin curved ridge (NUTS needs
-    about 300 leapfrog steps per draw at :math:`n = 10^7`) but in these coordinates is one axis
-    of unit scale (3 steps, and the same warm-up, at any :math:`n`). The prior stays the Beta
-    prior on :math:`(\theta, q_1, q_0)`.
-
-    Parameters
-    ----------
-    n11, n10, n01, n00 : int or array of int (one per group)
-        The labelled 2×2 table, first index the human label, second the judge's.
-    t1, t0 : int or array of int
-        Unlabelled items the judge calls 1 and 0.
-    prior : dict, optional
-        Beta ``(a, b)`` for any of ``theta``, ``q1``, ``q0``; default ``theta`` (2, 2), ``q1`` and
-        ``q0`` (1, 1), the uniform Dirichlet on the 2×2 table.
-    groups : sequence, optional
-        Coordinates of a ``group`` dimension when the counts are arrays.
-
-    Returns
-    -------
-    pm.Model with the free Beta vector ``rates`` (dim ``rate`` = theta, q1, q0) and
-    deterministic ``theta``, ``q1``, ``q0``, ``p``, ``kappa`` (Youden's :math:`q_0 + q_1 - 1`),
-    ``mu1`` :math:`= \theta q_1/p`, ``mu0`` :math:`= \theta(1 - q_1)/(1 - p)`; the counts are
-    ``pm.Data`` (``pm.set_data`` refits without recompiling).
-
-    Examples
-    --------
-    >>> m = model_a(36, 14, 29, 121, t1=627, t0=1173)
-    >>> [v.name for v in m.free_RVs], [v.name for v in m.deterministics][:3]
-    (['rates'], ['theta', 'q1', 'q0'])
-    """
-    import pymc as pm
-
-    prior = _prior(prior, "a")
-    dims = None if groups is None else "group"
-    coords = {"rate": list(PARAMS["a"]), **({} if groups is None else {"group": list(groups)})}
-    with pm.Model(coords=coords) as model:
-        d = _data(dict(n11=n11, n10=n10, n01=n01, n00=n00, t1=t1, t0=t0), dims)
-        a, b = (np.array([prior[k][j] for k in PARAMS["a"]]) for j in (0, 1))
-        n_total = d["n11"] + d["n10"] + d["n01"] + d["n00"] + d["t1"] + d["t0"]
-        p_hat = (d["t1"] + d["n11"] + d["n01"] + 1) / (n_total + 2)
-        transform = _calibration_transform_class()(pm.math.logit(p_hat),
-                                                   pm.math.sqrt(n_total * p_hat * (1 - p_hat)))
-        rates = pm.Beta("rates", alpha=a, beta=b, default_transform=transform,
-                        dims=("rate",) if groups is None else ("group", "rate"))
-        theta, q1, q0 = (pm.Deterministic(k, rates[..., j], dims=dims)
-                         for j, k in enumerate(PARAMS["a"]))
-        p = pm.Deterministic("p", theta * q1 + (1 - theta) * (1 - q0), dims=dims)
-        m1, m0 = d["n11"] + d["n10"], d["n01"] + d["n00"]
-        pm.Binomial("labelled_positive", n=m1 + m0, p=theta, observed=m1, dims=dims)
-        pm.Binomial("judge_true_positive", n=m1, p=q1, observed=d["n11"], dims=dims)
-        pm.Binomial("judge_true_negative", n=m0, p=q0, observed=d["n00"], dims=dims)
-        pm.Binomial("unlabelled_judged_positive", n=d["t1"] + d["t0"], p=p, observed=d["t1"],
-                    dims=dims)
-        pm.Deterministic("kappa", q0 + q1 - 1, dims=dims)
-        pm.Deterministic("mu1", theta * q1 / p, dims=dims)
-        pm.Deterministic("mu0", theta * (1 - q1) / (1 - p), dims=dims)
-    return model
-
-
-def model_b(n11, n10, n01, n00, t1, t0, *, prior=None, groups=None):
-    r"""PyMC Model B: judge rate and calibration cell means, conjugate.
-
-    .. math::
-        p, \mu_1, \mu_0 \sim \mathrm{Beta},\quad T_1 + c_1 \sim \mathrm{Bin}(N, p),\;
-        n_{11} \sim \mathrm{Bin}(c_1, \mu_1),\; n_{10} \sim \mathrm{Bin}(c_0, \mu_0),\quad
-        \theta = p\mu_1 + (1 - p)\mu_0,
-
-    with :math:`c_1 = n_{11} + n_{01}`, :math:`c_0 = n_{10} + n_{00}`. Its exact posterior is
-    :func:`~bayeval.methods.judge.fast.conjugate_posterior`. Arguments as
-    :func:`model_a`; ``prior`` keys ``p``, ``mu1``, ``mu0`` (default (2, 2), (1, 1), (1, 1):
-    the uniform Dirichlet on the 2×2 table).
-
-    Parameters
-    ----------
-    n11, n10, n01, n00, t1, t0, groups
-        As in :func:`model_a`.
-    prior : dict, optional
-        Beta ``(a, b)`` for any of ``p``, ``mu1``, ``mu0``.
-
-    Returns
-    -------
-    pymc.Model
-        Free ``p``, ``mu1``, ``mu0``; deterministic ``theta``.
-
-    Examples
-    --------
-    >>> m = model_b(36, 14, 29, 121, t1=627, t0=1173)
-    >>> sorted(v.name for v in m.free_RVs)
-    ['mu0', 'mu1', 'p']
-    """
-    import pymc as pm
-
-    prior = _prior(prior, "b")
-    dims = None if groups is None else "group"
-    coords = {} if groups is None else {"group": list(groups)}
-    with pm.Model(coords=coords) as model:
-        d = _data(dict(n11=n11, n10=n10, n01=n01, n00=n00, t1=t1, t0=t0), dims)
-        p = pm.Beta("p", *prior["p"], dims=dims)
-        mu1 = pm.Beta("mu1", *prior["mu1"], dims=dims)
-        mu0 = pm.Beta("mu0", *prior["mu0"], dims=dims)
-        c1, c0 = d["n11"] + d["n01"], d["n10"] + d["n00"]
-        pm.Binomial("judged_positive", n=c1 + c0 + d["t1"] + d["t0"], p=p,
-                    observed=d["t1"] + c1, dims=dims)
-        pm.Binomial("positive_given_judge_1", n=c1, p=mu1, observed=d["n11"], dims=dims)
-        pm.Binomial("positive_given_judge_0", n=c0, p=mu0, observed=d["n10"], dims=dims)
-        pm.Deterministic("theta", p * mu1 + (1 - p) * mu0, dims=dims)
-    return model
-
-
 # ========================================================================= exact posterior
-def _with_finite_mean(draws: xr.DataTree, counts: E.Counts, random_seed) -> xr.DataTree:
+def _with_finite_mean(draws: xr.DataTree, counts: Counts, random_seed) -> xr.DataTree:
     """Add ``theta_finite``, the posterior of the mean of all N true labels, to the posterior."""
     post = draws["posterior"].to_dataset()
     rng = as_seed(random_seed)
@@ -355,19 +150,19 @@ def _validate(y, yhat, yhat_u, label, *, bayes: bool):
     binary = bool(((yhat == 0) | (yhat == 1)).all() and ((yhat_u == 0) | (yhat_u == 1)).all())
     if bayes and not binary:
         both = np.concatenate([yhat, yhat_u])
-        raise ValueError(f"estimator='pymc' or 'both' needs binary judge labels (0/1); yhat{tag} "
+        raise ValueError(f"method='pymc' or 'both' needs binary judge labels (0/1); yhat{tag} "
                          f"or yhat_unlabeled{tag} has values such as "
-                         f"{both[(both != 0) & (both != 1)][:3].tolist()}. Use estimator='eif' "
+                         f"{both[(both != 0) & (both != 1)][:3].tolist()}. Use method='eif' "
                          "for scores.")
     m1 = int(y.sum())
     if not bayes and yhat.min() == yhat.max():
         raise ValueError(f"yhat{tag} is {yhat[0]:g} on every labelled item, so the judge's "
                          "errors cannot be estimated; label items the judge scores differently, "
-                         "or use estimator='pymc'.")
+                         "or use method='pymc'.")
     if not bayes and min(m1, y.size - m1) < 2:
         raise ValueError(f"y{tag} has {m1} positive and {y.size - m1} negative label(s); the "
                          "frequentist estimators need at least 2 of each class. Label more items, "
-                         "or use estimator='pymc', whose posterior is defined for any counts.")
+                         "or use method='pymc', whose posterior is defined for any counts.")
     if binary:
         yhat, yhat_u = yhat.astype(np.int8), yhat_u.astype(np.int8)
     return y, yhat, yhat_u, binary
@@ -388,13 +183,52 @@ def _cells(y, yhat, yhat_u, mu_model: str):
             np.bincount(k_u, minlength=size))
 
 
+def estimates(mo: Moments, counts: Counts | None, cells, names, z: float
+              ) -> tuple[dict[str, Estimate], list[str]]:
+    r"""The estimators ``names`` of one group (as floats), and the note of those left out.
+
+    For a binary judge (``counts`` given), Rogan–Gladen is left out where it divides by
+    :math:`\hat\kappa \le 0` (:func:`~bayeval.methods.judge.fast.youden`); for a scored judge
+    (``counts`` None), the binary-only estimators are. Arguments as
+    :func:`~bayeval.methods.judge.fast.by_name`.
+
+    Raises
+    ------
+    ValueError
+        When the one estimator asked for is a Rogan–Gladen left out.
+
+    Examples
+    --------
+    >>> c = Counts(n11=20, n10=30, n01=35, n00=25, t1=600, t0=400)  # kappa < 0
+    >>> out, notes = estimates(Moments.from_counts(c), c, c.cells(), ESTIMATORS, z_value(0.95))
+    >>> len(out), notes
+    (7, ['rogan_gladen, rogan_gladen_adjusted left out: they divide by kappa <= 0.'])
+    """
+    notes = []
+    if counts is not None:
+        unusable = [n for n in names if n in ROGAN_GLADEN
+                    and not youden(counts, adjust=n.endswith("adjusted"), z=z) > 0]
+        if unusable and len(names) == 1:
+            raise ValueError(f"method={names[0]!r} divides by the judge's kappa = q0 + q1 - 1, "
+                             f"which is {float(youden(counts, z=z)):.3f} <= 0 on the labelled "
+                             "items (a judge no better than chance, or yhat oriented unlike y). "
+                             "Use method='eif', which falls back to the human labels.")
+        if unusable:
+            notes.append(f"{', '.join(unusable)} left out: they divide by kappa <= 0.")
+        names = [n for n in names if n not in unusable]
+    else:
+        names = [n for n in names if n not in BINARY_ONLY]
+    fns = by_name(mo, counts, cells, z)
+    return {name: Estimate(*(float(v) for v in fns[name]())) for name in names}, notes
+
+
 def _fast_paths(y, yhat, yhat_u, binary: bool, names, z: float, mu_model) -> tuple[dict, dict,
                                                                                   list[str]]:
     """Estimates by name, the data summary and the warnings of one group."""
     notes: list[str] = []
-    counts = E.Counts.from_labels(y, yhat, yhat_u) if binary else None
-    mo = E.Moments.from_counts(counts) if binary else E.moments(y, yhat, yhat_u)
-    lam = E.ppi_pp_lambda(mo, clip=False)
+    counts = Counts.from_labels(y, yhat, yhat_u) if binary else None
+    mo = Moments.from_counts(counts) if binary else moments(y, yhat, yhat_u)
+    lam = ppi_pp_lambda(mo, clip=False)
     info = {"m": y.size, "n": yhat_u.size, "m1": int(y.sum()), "m0": int(y.size - y.sum()),
             "lam": float(np.clip(lam, 0, 1)), "lam_unclipped": float(lam)}
     if binary:
@@ -407,31 +241,19 @@ def _fast_paths(y, yhat, yhat_u, binary: bool, names, z: float, mu_model) -> tup
             notes.append(f"{share:.1%} of the unlabelled items have a judge value that no "
                          "labelled item has; their cell mean falls back to the labelled mean "
                          "(bin the scores or use mu_model='linear').")
-    fns = E.by_name(mo, counts, cells, z)
     if binary:
         notes += _judge_notes(counts, info)
-        unusable = [n for n in names if n in ROGAN_GLADEN
-                    and not E.youden(counts, adjust=n.endswith("adjusted"), z=z) > 0]
-        if unusable and len(names) == 1:
-            raise ValueError(f"estimator={names[0]!r} divides by the judge's kappa = q0 + q1 - 1, "
-                             f"which is {float(E.youden(counts, z=z)):.3f} <= 0 on the labelled "
-                             "items (a judge no better than chance, or yhat oriented unlike y). "
-                             "Use estimator='eif', which falls back to the human labels.")
-        if unusable:
-            notes.append(f"{', '.join(unusable)} left out: they divide by kappa <= 0.")
-        names = [n for n in names if n not in unusable]
-    else:
-        names = [n for n in names if n not in BINARY_ONLY]
-    out = {name: E.Estimate(*(float(v) for v in fns[name]())) for name in names}
-    eif = out.get("eif") or E.Estimate(*(float(v) for v in fns["eif"]()))
+    out, left_out = estimates(mo, counts, cells, names, z)
+    notes += left_out
+    eif = out.get("eif") or estimates(mo, counts, cells, ("eif",), z)[0]["eif"]
     info.update(_efficiency(eif, info["m"], info["n"]))
     notes += _estimate_notes(out)
     return out, info, notes
 
 
-def _judge_notes(counts: E.Counts, info: dict) -> list[str]:
+def _judge_notes(counts: Counts, info: dict) -> list[str]:
     """Judge quality for a binary judge: records counts, MLE q0, q1, kappa; returns warnings."""
-    _, q0, q1 = (float(v) for v in E.mle_parameters(counts))
+    _, q0, q1 = (float(v) for v in mle_parameters(counts))
     kappa = q0 + q1 - 1
     info.update({k: int(v) for k, v in counts._asdict().items()}, q0=q0, q1=q1, kappa=kappa)
     notes = []
@@ -445,14 +267,14 @@ def _judge_notes(counts: E.Counts, info: dict) -> list[str]:
     empty = [f"(Y={k[1]}, judge={k[2]})" for k in COUNT_NAMES[:4] if info[k] == 0]
     if empty:
         notes.append(f"empty labelled cell(s) {', '.join(empty)}: frequentist standard errors "
-                     "miss that cell's uncertainty and undercover; prefer estimator='pymc'.")
+                     "miss that cell's uncertainty and undercover; prefer method='pymc'.")
     if min(info["m0"], info["m1"]) < 5:
         notes.append(f"few labelled items of a class (m0 = {info['m0']}, m1 = {info['m1']}): "
-                     "large-sample intervals are unreliable; prefer estimator='pymc'.")
+                     "large-sample intervals are unreliable; prefer method='pymc'.")
     return notes
 
 
-def _efficiency(eif: E.Estimate, m: int, n: int) -> dict[str, float]:
+def _efficiency(eif: Estimate, m: int, n: int) -> dict[str, float]:
     r"""``n_effective`` :math:`= \hat\theta(1-\hat\theta)/\mathrm{se}^2` (human labels the
     judge-aided estimate is worth) and the implied ``rho2`` in
     :math:`\mathrm{se}^2 = \theta(1-\theta)[\rho^2/N + (1-\rho^2)/m]`."""
@@ -463,7 +285,7 @@ def _efficiency(eif: E.Estimate, m: int, n: int) -> dict[str, float]:
     return {"n_effective": v / eif.se**2, "rho2": float(np.clip(rho2, 0.0, 1.0))}
 
 
-def _estimate_notes(out: dict[str, E.Estimate]) -> list[str]:
+def _estimate_notes(out: dict[str, Estimate]) -> list[str]:
     notes = [f"{name} = {e.estimate:.4f} lies outside [0, 1]" for name, e in out.items()
              if not 0.0 <= e.estimate <= 1.0]
     notes += [f"{name} has a zero standard error (a degenerate cell): its interval is a point"
@@ -484,14 +306,38 @@ def _stack(rows: list[dict], groups) -> xr.Dataset:
                       coords={"group": groups})
 
 
-def _closed_form(estimates: list[dict], groups, z: float, ci: str) -> xr.Dataset:
-    """The estimates of every group; NaN for a group where an estimator was left out (its
-    warning says why)."""
-    names = [n for n in E.ESTIMATORS if any(n in e for e in estimates)]
-    left_out = E.Estimate(np.nan, np.nan)
-    mean = np.array([[e.get(n, left_out).estimate for e in estimates] for n in names])
-    sd = np.array([[e.get(n, left_out).se for e in estimates] for n in names])
-    lower, upper = E.interval(E.Estimate(mean, sd), z, ci)
+def estimates_dataset(per_group: list[dict[str, Estimate]], groups, z: float, ci_kind: str
+                      ) -> xr.Dataset:
+    """The estimates of every group with their intervals, over ``estimator`` (and ``group``).
+
+    Parameters
+    ----------
+    per_group : list of dict
+        One ``{name: Estimate}`` per group (:func:`estimates`).
+    groups : list or None
+        The group names; None for one group (no ``group`` dimension).
+    z : float
+        Normal quantile of the intervals (:func:`~bayeval.methods.judge.fast.z_value`).
+    ci_kind : {"logit", "wald"}
+        Interval kind (:func:`~bayeval.methods.judge.fast.interval`).
+
+    Returns
+    -------
+    xr.Dataset
+        ``mean`` (the estimate), ``sd`` (its standard error), ``lower``, ``upper``; NaN for a
+        group where an estimator was left out (its warning says why).
+
+    Examples
+    --------
+    >>> ds = estimates_dataset([{"eif": Estimate(0.2595, 0.0278)}], None, 1.96, "wald")
+    >>> [round(float(ds[k].item()), 4) for k in ("lower", "upper")]
+    [0.205, 0.314]
+    """
+    names = [n for n in ESTIMATORS if any(n in e for e in per_group)]
+    left_out = Estimate(np.nan, np.nan)
+    mean = np.array([[e.get(n, left_out).estimate for e in per_group] for n in names])
+    sd = np.array([[e.get(n, left_out).se for e in per_group] for n in names])
+    lower, upper = interval(Estimate(mean, sd), z, ci_kind)
     dims = ("estimator", "group") if groups is not None else ("estimator",)
     pick = (lambda a: a) if groups is not None else (lambda a: a[:, 0])
     coords = {"estimator": names, **({"group": groups} if groups is not None else {})}
@@ -500,15 +346,17 @@ def _closed_form(estimates: list[dict], groups, z: float, ci: str) -> xr.Dataset
                       coords=coords)
 
 
-def _warn(notes: list[str], stacklevel: int = 3) -> None:
-    """Emit each note as a UserWarning pointing at the user's call of :func:`judge`."""
+def _warn(notes: list[str], stacklevel: int = 4) -> None:
+    """Emit each note as a UserWarning pointing at the user's call of :func:`judge` (through
+    its decorator)."""
     for note in notes:
-        _warnings.warn(note, UserWarning, stacklevel=stacklevel)
+        warnings.warn(note, UserWarning, stacklevel=stacklevel)
 
 
 # ============================================================================ entry point
-def judge(y, yhat, yhat_unlabeled, *, estimator: str = "eif", ci_prob: float = 0.95,
-          ci: str = "logit", prior=None, model: str = "a", mu_model: str | None = None,
+@renamed_arguments(estimator="method", ci="ci_kind")
+def judge(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: float = 0.95,
+          ci_kind: str = "logit", prior=None, model: str = "a", mu_model: str | None = None,
           random_seed: int | None = None, sample_kwargs: dict[str, Any] | None = None
           ) -> Evaluation:
     r"""Rate of :math:`Y = 1` from a noisy judge on all items and human labels on a few.
@@ -525,19 +373,22 @@ def judge(y, yhat, yhat_unlabeled, *, estimator: str = "eif", ci_prob: float = 0
         Any of the three may instead be a dict, DataFrame or 2-D array with one column per group
         (several judges or systems); 1-D arguments are then shared by all groups, and the results
         gain a ``group`` dimension.
-    estimator : str
-        ``"eif"`` (default: efficient, always in [0, 1]), ``"mle"``, ``"ppi_pp"``,
-        ``"ppi_pp_unclipped"``, ``"ppi"``, ``"rogan_gladen"``, ``"rogan_gladen_adjusted"``,
-        ``"classical"``, ``"naive"``; ``"all"`` for all of them side by side; ``"pymc"`` to sample
-        the generative ``model``; ``"both"`` to sample it and attach its exact closed form, so that
-        :meth:`Evaluation.check` tests the sampler.
+    method : str
+        An estimator: ``"eif"`` (default: efficient, always in [0, 1]), ``"mle"``,
+        ``"ppi_pp"``, ``"ppi_pp_unclipped"``, ``"ppi"``, ``"rogan_gladen"``,
+        ``"rogan_gladen_adjusted"``, ``"classical"``, ``"naive"``; ``"all"`` for all of them side
+        by side; ``"pymc"`` to sample the generative ``model``; ``"both"`` to sample it and
+        attach its exact closed form, so that :meth:`Evaluation.check` tests the sampler.
+        (Formerly ``estimator=``, still accepted with a ``FutureWarning``.)
     ci_prob : float
         Interval level (default 0.95; the paper and ppi_py use 0.90).
-    ci : {"logit", "wald"}
+    ci_kind : {"logit", "wald"}
         Interval of the fast paths: logit-Wald (inside [0, 1]; the paper's) or Wald (ppi_py's).
+        (Formerly ``ci=``, still accepted with a ``FutureWarning``.)
     prior : dict, optional
-        Beta ``(a, b)`` per parameter of the generative model (:func:`model_a`,
-        :func:`model_b`); the default is the uniform Dirichlet on the 2×2 table.
+        Beta ``(a, b)`` per parameter of the generative model
+        (:func:`~bayeval.methods.judge.models.model`); the default is the uniform Dirichlet on
+        the 2×2 table.
     model : {"a", "b"}
         Generative model for ``"pymc"``/``"both"``: A (prevalence, sensitivity, specificity) or B
         (judge rate and calibration cell means).
@@ -579,7 +430,7 @@ def judge(y, yhat, yhat_unlabeled, *, estimator: str = "eif", ci_prob: float = 0
 
     See Also
     --------
-    eif_agreement : the §5.4 comparison of a posterior with the EIF estimate.
+    eif_agreement : the Bernstein–von Mises comparison of a posterior with the EIF estimate.
     labels_needed : how many human labels a target interval half-width needs.
     ppi_mean_ci : ppi_py's interface.
 
@@ -587,35 +438,35 @@ def judge(y, yhat, yhat_unlabeled, *, estimator: str = "eif", ci_prob: float = 0
     --------
     >>> from bayeval.datasets import noisy_judge
     >>> d = noisy_judge(200, 5000, prevalence=0.3, random_seed=1)
-    >>> ev = judge(d.y, d.yhat, d.yhat_unlabeled, estimator="all", ci_prob=0.9)
+    >>> ev = judge(d.y, d.yhat, d.yhat_unlabeled, method="all", ci_prob=0.9)
     >>> s = ev.summary()  # the judge says 1 too often: naive is biased, the others correct it
     >>> s["mean"].round(3).loc[["naive", "classical", "ppi", "eif", "mle"]].to_dict()
     {'naive': 0.409, 'classical': 0.285, 'ppi': 0.349, 'eif': 0.326, 'mle': 0.326}
     >>> s["sd"].round(4).loc[["classical", "ppi", "eif"]].to_dict()  # the judge adds precision
     {'classical': 0.0319, 'ppi': 0.0261, 'eif': 0.0252}
     """
-    estimator = as_choice(estimator, "estimator", CHOICES)
+    method = as_choice(method, "method", METHODS)
     ci_prob = as_ci_prob(ci_prob)
-    ci = as_choice(ci, "ci", ("logit", "wald"))
-    model = as_choice(model, "model", ("a", "b"))
+    ci_kind = as_choice(ci_kind, "ci_kind", CI_KINDS)
+    model = as_choice(model, "model", VARIANTS)
     if mu_model is not None:
         mu_model = as_choice(mu_model, "mu_model", MU_MODELS)
-    bayes = estimator in BAYES
+    bayes = method in BAYES
     groups, rows = _split_groups(y, yhat, yhat_unlabeled)
     checked = [_validate(*row, bayes=bayes) for row in rows]
     tags = [None] * len(rows) if groups is None else [f"[{g}] " for g in groups]
-    common = dict(method="judge", variant=estimator, ci_prob=ci_prob, ci_kind="eti",
+    common = dict(method="judge", variant=method, ci_prob=ci_prob, ci_kind="eti",
                   random_seed=random_seed, assumptions=ASSUMPTIONS)
     if bayes:
-        return _bayes(checked, groups, tags, estimator, model, prior, ci_prob, random_seed,
+        return _bayes(checked, groups, tags, method, model, prior, ci_prob, random_seed,
                       sample_kwargs, common)
-    z = E.z_value(ci_prob)
-    names = E.ESTIMATORS if estimator == "all" else (estimator,)
+    z = z_value(ci_prob)
+    names = ESTIMATORS if method == "all" else (method,)
     results, infos, notes = [], [], []
     for (yy, yh, yu, binary), tag in zip(checked, tags, strict=True):
-        if estimator in BINARY_ONLY and not binary:
-            raise ValueError(f"estimator={estimator!r} needs binary judge labels (0/1); yhat "
-                             f"{tag or ''}has other values. Use estimator='eif' for scores.")
+        if method in BINARY_ONLY and not binary:
+            raise ValueError(f"method={method!r} needs binary judge labels (0/1); yhat "
+                             f"{tag or ''}has other values. Use method='eif' for scores.")
         out, info, group_notes = _fast_paths(yy, yh, yu, binary, names, z, mu_model)
         results.append(out)
         infos.append(info)
@@ -624,27 +475,26 @@ def judge(y, yhat, yhat_unlabeled, *, estimator: str = "eif", ci_prob: float = 0
     left_out = [n for n in names if not all(n in r for r in results)]
     where = "" if groups is None else " in every group (NaN where not)"
     description = (f"P(Y = 1) from {infos[0]['m']} human labels and {infos[0]['n']} judge-only "
-                   f"items ({ci} intervals)" + (f"; not computed{where}: {', '.join(left_out)}"
-                                                if left_out else ""))
-    return Evaluation.create(closed_form=_closed_form(results, groups, z, ci),
+                   f"items ({ci_kind} intervals)"
+                   + (f"; not computed{where}: {', '.join(left_out)}" if left_out else ""))
+    return Evaluation.create(closed_form=estimates_dataset(results, groups, z, ci_kind),
                              data=_stack(infos, groups), warnings=notes, description=description,
                              **common)
 
 
-def _bayes(checked, groups, tags, estimator, model, prior, ci_prob, random_seed, sample_kwargs,
+def _bayes(checked, groups, tags, method, variant, prior, ci_prob, random_seed, sample_kwargs,
            common) -> Evaluation:
     """Sample Model A or B; with ``"both"`` attach the exact posterior as the closed form."""
-    per_group = [E.Counts.from_labels(yy, yh, yu) for yy, yh, yu, _ in checked]
+    per_group = [Counts.from_labels(yy, yh, yu) for yy, yh, yu, _ in checked]
     arrays = [np.array(v) for v in zip(*per_group, strict=True)]
-    counts = E.Counts(*(a if groups is not None else a[0] for a in arrays))
-    prior = _prior(prior, model)
-    exact = _conjugate_prior(prior, model)
-    if estimator == "both" and exact is None:
+    counts = Counts(*(a if groups is not None else a[0] for a in arrays))
+    prior = beta_priors(prior, variant)
+    exact = conjugate_prior(prior, variant)
+    if method == "both" and exact is None:
         raise ValueError("prior has no exact closed form for model A: theta's (a, b) must be "
                          "(a_q1 + b_q1, a_q0 + b_q0), i.e. all three from one Dirichlet on the "
-                         "2x2 table; use estimator='pymc' (no check) or such a prior.")
-    builder = model_a if model == "a" else model_b
-    pm_model = builder(*counts, prior=prior, groups=groups)
+                         "2x2 table; use method='pymc' (no check) or such a prior.")
+    pm_model = model(*counts, variant=variant, prior=prior, groups=groups)
     draws = _with_finite_mean(sample(pm_model, random_seed, sample_kwargs), counts, random_seed)
     notes = []
     post = draws["posterior"].to_dataset()
@@ -656,24 +506,24 @@ def _bayes(checked, groups, tags, estimator, model, prior, ci_prob, random_seed,
         if min(c[:4]) == 0:
             notes.append(f"{tag or ''}an empty labelled cell: the posterior is defined but the "
                          "prior matters; see sensitivity().")
-    _warn(notes, stacklevel=4)
+    _warn(notes, stacklevel=5)
     data = _stack([{k: int(v) for k, v in c._asdict().items()} for c in per_group], groups)
     closed = None
-    if estimator == "both":
-        exact_post = E.conjugate_posterior(counts, exact, ci_prob)
+    if method == "both":
+        exact_post = conjugate_posterior(counts, exact, ci_prob)
         dims = () if groups is None else ("group",)
         closed = xr.Dataset({k: (dims, v) for k, v in exact_post._asdict().items()},
                             coords=None if groups is None else {"group": groups})
     m, n = int(np.sum(counts.m)), int(np.sum(counts.n))
     return Evaluation.create(
         closed_form=closed, draws=draws, estimand="posterior/theta", model=pm_model, data=data,
-        warnings=notes, description=f"model {model.upper()} posterior of P(Y = 1) from {m} human "
+        warnings=notes, description=f"model {variant.upper()} posterior of P(Y = 1) from {m} human "
                                     f"labels and {n} judge-only items, priors {prior}", **common)
 
 
 # ========================================================================== BvM agreement
 def eif_agreement(ev: Evaluation) -> Table:
-    r"""Posterior of ``theta`` vs the EIF estimate (Bernstein–von Mises, spec §5.4).
+    r"""Posterior of ``theta`` vs the EIF estimate (Bernstein–von Mises).
 
     For each group: ``mean`` tests :math:`|\bar\theta - \hat\theta_{EIF}| \le 0.25\,
     \mathrm{SE}_{EIF} + 4\,\mathrm{MCSE}` and ``sd_ratio`` tests :math:`|\mathrm{sd}/
@@ -684,7 +534,7 @@ def eif_agreement(ev: Evaluation) -> Table:
     Parameters
     ----------
     ev : Evaluation
-        From ``judge(..., estimator="pymc" or "both")``.
+        From ``judge(..., method="pymc" or "both")``.
 
     Returns
     -------
@@ -701,7 +551,7 @@ def eif_agreement(ev: Evaluation) -> Table:
     Examples
     --------
     Exact draws of Model B's posterior (independent Beta laws of the judge rate :math:`p` and the
-    cell means :math:`\mu_1, \mu_0`, uniform priors), standing in for ``estimator="pymc"``:
+    cell means :math:`\mu_1, \mu_0`, uniform priors), standing in for ``method="pymc"``:
 
     >>> import xarray as xr
     >>> from bayeval.methods.judge.fast import Counts
@@ -715,14 +565,14 @@ def eif_agreement(ev: Evaluation) -> Table:
     ...                        draws=xr.DataTree.from_dict({"posterior": theta}),
     ...                        data=xr.Dataset(c._asdict()))
     >>> eif_agreement(ev).round(4)  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
-    posterior vs EIF (spec §5.4: mean within 0.25 SE, ...): agree
+    posterior vs EIF (Bernstein–von Mises: mean within 0.25 SE, ...): agree
                  eif  posterior  statistic  tolerance  expected  passed
     test
     mean      0.2595     0.2619     0.0881     0.3413      True    True
     sd_ratio  1.0000     0.9750     0.0250     0.1000      True    True
     """
     if ev.meta["method"] != "judge" or ev.draws is None:
-        raise ValueError("eif_agreement() needs an evaluation from judge(..., estimator='pymc' "
+        raise ValueError("eif_agreement() needs an evaluation from judge(..., method='pymc' "
                          "or 'both').")
     data = ev.tree["data"].to_dataset()
     draws = ev.draws
@@ -730,8 +580,8 @@ def eif_agreement(ev: Evaluation) -> Table:
     frames = []
     for g in (data["group"].values if grouped else [None]):
         sel = {} if g is None else {"group": g}
-        c = E.Counts(*(int(data[k].sel(sel)) for k in COUNT_NAMES))
-        eif = E.eif_cells(*c.cells())
+        c = Counts(*(int(data[k].sel(sel)) for k in COUNT_NAMES))
+        eif = eif_cells(*c.cells())
         x = draws.sel(sel).transpose(*SAMPLE_DIMS)
         mcse = float(az.mcse(x.values, method="mean"))
         mean, sd = float(x.mean()), float(x.std(ddof=1))
@@ -747,8 +597,9 @@ def eif_agreement(ev: Evaluation) -> Table:
                       .reorder_levels(["group", "test"]))
     frame = pd.concat(frames)
     passed = bool(frame.loc[frame["expected"], "passed"].all())
-    caption = (f"posterior vs EIF (spec §5.4: mean within {AGREEMENT_MEAN} SE, sd ratio within "
-               f"1 ± {AGREEMENT_SD}; expected at m >= {AGREEMENT_MIN_M} without empty cells): "
+    caption = (f"posterior vs EIF (Bernstein–von Mises: mean within {AGREEMENT_MEAN} SE, sd "
+               f"ratio within 1 ± {AGREEMENT_SD}; expected at m >= {AGREEMENT_MIN_M} without "
+               "empty cells): "
                + ("agree" if passed else "DISAGREE"))
     return table(frame, caption, passed=passed)
 
@@ -756,7 +607,7 @@ def eif_agreement(ev: Evaluation) -> Table:
 # ================================================================================ planning
 def labels_needed(half_width: float, *, theta: float, rho2: float, n_total: float | None = None,
                   ci_prob: float = 0.95) -> int:
-    r"""Human labels needed for an EIF interval of a given half-width (spec §7.5).
+    r"""Human labels needed for an EIF interval of a given half-width.
 
     With :math:`\mathrm{Var}(\hat\theta_{EIF}) \approx \theta(1-\theta)[\rho^2/N +
     (1-\rho^2)/m]` and half-width :math:`h = z\sqrt{\mathrm{Var}}`,
@@ -799,7 +650,7 @@ def labels_needed(half_width: float, *, theta: float, rho2: float, n_total: floa
         raise ValueError(f"half_width must be positive, got {half_width!r}.")
     if n_total is not None and not n_total >= 1:
         raise ValueError(f"n_total must be at least 1, got {n_total!r}.")
-    z2v = E.z_value(ci_prob) ** 2 * theta * (1 - theta)
+    z2v = z_value(ci_prob) ** 2 * theta * (1 - theta)
     n_inv = 0.0 if n_total is None else 1.0 / n_total
     room = half_width**2 - z2v * rho2 * n_inv
     m = z2v * (1 - rho2) / room if room > 0 else np.inf
@@ -810,20 +661,20 @@ def labels_needed(half_width: float, *, theta: float, rho2: float, n_total: floa
 
 
 # ========================================================================== ppi_py shim
-def _ppi_inputs(Y, Yhat, Yhat_unlabeled) -> E.Moments:
+def _ppi_inputs(Y, Yhat, Yhat_unlabeled) -> Moments:
     Y, Yhat = as_array(Y, "Y"), as_array(Yhat, "Yhat")
     Yhat_unlabeled = as_array(Yhat_unlabeled, "Yhat_unlabeled")
     check_same_length(Y=Y, Yhat=Yhat)
-    return E.moments(Y, Yhat, Yhat_unlabeled)
+    return moments(Y, Yhat, Yhat_unlabeled)
 
 
-def _ppi_lambda(mo: E.Moments, lam) -> float:
+def _ppi_lambda(mo: Moments, lam) -> float:
     if lam is not None:
         return float(lam)
     if mo.pooled_yhat_var() == 0:
         raise ValueError("Yhat and Yhat_unlabeled are constant: the power-tuning lam is "
                          "undefined; pass lam explicitly.")
-    return float(E.ppi_pp_lambda(mo, clip=True))
+    return float(ppi_pp_lambda(mo, clip=True))
 
 
 def ppi_mean_pointestimate(Y, Yhat, Yhat_unlabeled, lam=None) -> np.ndarray:
@@ -855,7 +706,7 @@ def ppi_mean_pointestimate(Y, Yhat, Yhat_unlabeled, lam=None) -> np.ndarray:
     array([0.91666667])
     """
     mo = _ppi_inputs(Y, Yhat, Yhat_unlabeled)
-    return np.atleast_1d(E.ppi_pp(mo, _ppi_lambda(mo, lam)).estimate).astype(float)
+    return np.atleast_1d(ppi_pp(mo, _ppi_lambda(mo, lam)).estimate).astype(float)
 
 
 def ppi_mean_ci(Y, Yhat, Yhat_unlabeled, alpha: float = 0.1, alternative: str = "two-sided",
@@ -893,7 +744,7 @@ def ppi_mean_ci(Y, Yhat, Yhat_unlabeled, alpha: float = 0.1, alternative: str = 
         raise ValueError(f"alpha must lie strictly between 0 and 1, got {alpha!r}.")
     alternative = as_choice(alternative, "alternative", ("two-sided", "larger", "smaller"))
     mo = _ppi_inputs(Y, Yhat, Yhat_unlabeled)
-    est = E.ppi_pp(mo, _ppi_lambda(mo, lam))
+    est = ppi_pp(mo, _ppi_lambda(mo, lam))
     theta, se = np.atleast_1d(est.estimate).astype(float), np.atleast_1d(est.se).astype(float)
     if alternative == "two-sided":
         z = stats.norm.ppf(1 - alpha / 2)

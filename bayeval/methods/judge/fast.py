@@ -1,6 +1,6 @@
 r"""Frequentist estimators of a rate from a noisy judge plus a few human labels (pure numpy).
 
-Notation (spec ``llm_judge.md`` §1): :math:`m` labelled items with the human label :math:`Y` and the
+Notation: :math:`m` labelled items with the human label :math:`Y` and the
 judge's label :math:`\hat Y`, :math:`n` unlabelled items with :math:`\hat Y` only,
 :math:`N = m + n`. For a binary judge the labelled items form the 2×2 table :math:`n_{ab}` =
 #{Y = a, Ŷ = b}; :math:`T_1` of the :math:`n` unlabelled items are judged positive. Sensitivity
@@ -32,17 +32,15 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from scipy import optimize, special, stats
+from scipy import special, stats
 
 __all__ = [
     "ESTIMATORS",
     "Counts",
     "Estimate",
     "Moments",
-    "Posterior",
     "by_name",
     "classical",
-    "conjugate_posterior",
     "eif_cells",
     "eif_linear",
     "interval",
@@ -61,7 +59,7 @@ __all__ = [
 
 ESTIMATORS = ("naive", "classical", "rogan_gladen", "rogan_gladen_adjusted", "ppi", "ppi_pp",
               "ppi_pp_unclipped", "eif", "mle")
-#: the repo's clamp of the estimate before the logit transform (spec §2.8)
+#: the paper's code clamps the estimate to this before the logit transform
 LOGIT_CLAMP = 1e-6
 
 
@@ -302,7 +300,7 @@ def interval(est: Estimate, z: float, kind: str = "logit") -> tuple[np.ndarray, 
     ``kind="wald"``: :math:`\hat\theta \pm z\,\mathrm{se}` (can leave [0, 1]).
     ``kind="logit"``: :math:`\mathrm{expit}\big(\mathrm{logit}\,\tilde\theta \pm
     z\,\mathrm{se}/(\tilde\theta(1-\tilde\theta))\big)` with :math:`\tilde\theta` the estimate
-    clamped to :math:`[10^{-6}, 1 - 10^{-6}]`, as the paper's code does (spec §2.8): an
+    clamped to :math:`[10^{-6}, 1 - 10^{-6}]`, as the paper's code does: an
     estimate on or outside the boundary gives an interval close to [0, 1].
 
     Parameters
@@ -379,7 +377,7 @@ def classical(mo: Moments) -> Estimate:
 
 
 def ppi_pp(mo: Moments, lam) -> Estimate:
-    r"""PPI++ with a given power-tuning :math:`\lambda` (spec §2.4; ppi_py's formulas).
+    r"""PPI++ with a given power-tuning :math:`\lambda` (ppi_py's formulas).
 
     .. math::
         \hat\theta_\lambda = \bar Y + \lambda(\bar{\hat Y}_U - \bar{\hat Y}_L), \qquad
@@ -472,7 +470,7 @@ def ppi_pp_lambda(mo: Moments, clip: bool = True) -> np.ndarray:
 
 def eif_linear(mo: Moments) -> Estimate:
     r"""EIF with a linear calibration curve :math:`\hat\mu(\hat y) = a + b\hat y` fitted by least
-    squares on the labelled items (spec §2.7, "EIF-linear"):
+    squares on the labelled items ("EIF-linear"):
 
     .. math::
         \hat\theta = \frac1N\sum_{i=1}^N \hat\mu(\hat Y_i) = \bar Y + b\,(\bar{\hat Y}_N
@@ -480,7 +478,7 @@ def eif_linear(mo: Moments) -> Estimate:
         \widehat{\mathrm{se}}^2 = \frac{b^2 s_N^2(\hat Y)}{N}
             + \frac{s^2(Y - \hat\mu(\hat Y))_L}{m},
 
-    the influence-function variance (§2.6b). This is PPI++ with :math:`\lambda = (n/N)\,b`.
+    the influence-function variance. This is PPI++ with :math:`\lambda = (n/N)\,b`.
 
     Parameters
     ----------
@@ -517,7 +515,7 @@ def eif_cells(c, s, u) -> Estimate:
     Notes
     -----
     With :math:`\hat\mu_k = s_k/c_k` and :math:`\bar p_k = (c_k + u_k)/N`, eq. (15) of the paper
-    reduces to (spec §2.6)
+    reduces to
 
     .. math::
         \hat\theta = \sum_k \bar p_k \hat\mu_k, \qquad
@@ -595,7 +593,7 @@ def youden(c: Counts, *, adjust: bool = False, z: float | None = None) -> np.nda
 
 
 def rogan_gladen(c: Counts, *, adjust: bool = False, z: float | None = None) -> Estimate:
-    r"""Rogan–Gladen correction of the naive rate (spec §2.2).
+    r"""Rogan–Gladen correction of the naive rate.
 
     .. math::
         \hat\theta = \frac{\hat p + \hat q_0 - 1}{\hat q_0 + \hat q_1 - 1},\qquad
@@ -646,7 +644,7 @@ def rogan_gladen(c: Counts, *, adjust: bool = False, z: float | None = None) -> 
 
 
 def mle_parameters(c: Counts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    r"""Closed-form joint MLE :math:`(\hat\theta, \hat q_0, \hat q_1)` (spec §2.5).
+    r"""Closed-form joint MLE :math:`(\hat\theta, \hat q_0, \hat q_1)`.
 
     The likelihood factorises in :math:`(p, \mu_0, \mu_1)`, so :math:`\hat p = \bar p_N =
     (T_1 + c_1)/N`, :math:`\hat\mu_1 = n_{11}/c_1`, :math:`\hat\mu_0 = n_{10}/c_0` and
@@ -754,121 +752,6 @@ def mle(c: Counts) -> Estimate:
     se_info = np.sqrt(np.linalg.inv(info)[..., 0, 0])
     se = np.where(interior, se_info, eif_cells(*c.cells()).se)
     return Estimate(theta, se)
-
-
-# ------------------------------------------------------------------ exact posterior, Model B
-class Posterior(NamedTuple):
-    """Exact posterior summaries of the rate and of the finite-sample mean.
-
-    Returned by :func:`conjugate_posterior`.
-
-    Attributes
-    ----------
-    mean, sd, lower, upper : numpy.ndarray
-        Posterior mean, sd and equal-tailed interval of :math:`\\theta`.
-    finite_mean, finite_sd : numpy.ndarray
-        Posterior mean and sd of the finite-sample mean :math:`\\theta_{FP}`.
-
-    Examples
-    --------
-    >>> uniform = {"p": (2, 2), "mu1": (1, 1), "mu0": (1, 1)}
-    >>> post = conjugate_posterior(Counts(36, 14, 29, 121, t1=627, t0=1173), uniform, 0.95)
-    >>> round(float(post.mean), 4), round(float(post.finite_sd), 4)
-    (0.2628, 0.0258)
-    """
-
-    mean: np.ndarray
-    sd: np.ndarray
-    lower: np.ndarray
-    upper: np.ndarray
-    finite_mean: np.ndarray
-    finite_sd: np.ndarray
-
-
-def _beta_moments(a, b):
-    """E[x], E[x^2], E[x(1-x)], E[(1-x)^2] of Beta(a, b)."""
-    s = a + b
-    return a / s, a * (a + 1) / (s * (s + 1)), a * b / (s * (s + 1)), b * (b + 1) / (s * (s + 1))
-
-
-def _theta_cdf(t: float, p_ab, mu1_ab, mu0_ab, nodes) -> float:
-    r""":math:`P(p\mu_1 + (1-p)\mu_0 \le t) = E_{p,\mu_0} F_{\mu_1}((t - (1-p)\mu_0)/p)`, by
-    Gauss–Legendre quadrature over the quantiles of :math:`p` and :math:`\mu_0`."""
-    u, w = nodes
-    p = special.betaincinv(*p_ab, u)[:, None]
-    mu0 = special.betaincinv(*mu0_ab, u)[None, :]
-    x = np.clip((t - (1 - p) * mu0) / p, 0.0, 1.0)
-    return float(w @ special.betainc(*mu1_ab, x) @ w)
-
-
-def _quantile(q: float, p_ab, mu1_ab, mu0_ab, nodes) -> float:
-    return optimize.brentq(lambda t: _theta_cdf(t, p_ab, mu1_ab, mu0_ab, nodes) - q, 0.0, 1.0,
-                           xtol=1e-12)
-
-
-def conjugate_posterior(c: Counts, prior: dict, ci_prob: float,
-                        nodes: int = 128) -> Posterior:
-    r"""Exact posterior of :math:`\theta` and of the finite-sample mean under Model B.
-
-    With Beta priors ``prior = {"p": (a_p, b_p), "mu1": (a_1, b_1), "mu0": (a_0, b_0)}``,
-
-    .. math::
-        p \sim \mathrm{Beta}(a_p + T_1 + c_1, b_p + T_0 + c_0),\;
-        \mu_1 \sim \mathrm{Beta}(a_1 + n_{11}, b_1 + n_{01}),\;
-        \mu_0 \sim \mathrm{Beta}(a_0 + n_{10}, b_0 + n_{00}),
-
-    independent, and :math:`\theta = p\mu_1 + (1-p)\mu_0`. Mean and sd are exact from Beta
-    moments; the equal-tailed interval of level ``ci_prob`` inverts the CDF computed by
-    Gauss–Legendre quadrature with ``nodes`` × ``nodes`` points (error about 1e-6 in probability).
-    The finite-sample mean :math:`\theta_{FP} = (m_1 + S_1 + S_0)/N`, with the hidden positives
-    :math:`S_1 \mid \mu_1 \sim \mathrm{Bin}(T_1, \mu_1)`, :math:`S_0 \mid \mu_0 \sim
-    \mathrm{Bin}(T_0, \mu_0)`, has exact mean and sd (beta-binomial laws). Works element-wise
-    on arrays of counts.
-
-    Parameters
-    ----------
-    c : Counts
-        Counts, or arrays of them.
-    prior : dict
-        Beta ``(a, b)`` of ``p``, ``mu1`` and ``mu0``.
-    ci_prob : float
-        Level of the equal-tailed interval.
-    nodes : int
-        Gauss–Legendre nodes per dimension.
-
-    Returns
-    -------
-    Posterior
-
-    Examples
-    --------
-    >>> uniform = {"p": (2, 2), "mu1": (1, 1), "mu0": (1, 1)}
-    >>> post = conjugate_posterior(Counts(36, 14, 29, 121, t1=627, t0=1173), uniform, 0.95)
-    >>> [round(float(v), 4) for v in post]
-    [0.2628, 0.0276, 0.21, 0.3181, 0.2623, 0.0258]
-    """
-    c = Counts(*(np.asarray(v, dtype=float) for v in c))
-    c1, c0 = c.n11 + c.n01, c.n10 + c.n00
-    p_ab = (prior["p"][0] + c.t1 + c1, prior["p"][1] + c.t0 + c0)
-    mu1_ab = (prior["mu1"][0] + c.n11, prior["mu1"][1] + c.n01)
-    mu0_ab = (prior["mu0"][0] + c.n10, prior["mu0"][1] + c.n00)
-    (p1, p2, pq, q2), (m1, m12, m1v, _), (m0, m02, m0v, _) = (
-        _beta_moments(*ab) for ab in (p_ab, mu1_ab, mu0_ab))
-    mean = p1 * m1 + (1 - p1) * m0
-    sd = np.sqrt(p2 * m12 + 2 * pq * m1 * m0 + q2 * m02 - mean**2)
-    x, w = np.polynomial.legendre.leggauss(nodes)
-    grid = ((x + 1) / 2, w / 2)
-    tail = (1 - ci_prob) / 2
-    bounds = np.empty((2, *mean.shape))
-    for idx in np.ndindex(mean.shape):
-        args = [tuple(np.asarray(v)[idx] for v in ab) for ab in (p_ab, mu1_ab, mu0_ab)]
-        bounds[(0, *idx)] = _quantile(tail, *args, grid)
-        bounds[(1, *idx)] = _quantile(1 - tail, *args, grid)
-    n_total = c.m + c.n
-    finite_mean = (c.n11 + c.n10 + c.t1 * m1 + c.t0 * m0) / n_total
-    finite_var = (c.t1 * m1v + c.t1**2 * (m12 - m1**2) + c.t0 * m0v
-                  + c.t0**2 * (m02 - m0**2)) / n_total**2
-    return Posterior(mean, sd, bounds[0], bounds[1], finite_mean, np.sqrt(finite_var))
 
 
 def by_name(mo: Moments, counts: Counts | None, cells, z: float) -> dict:

@@ -1,5 +1,56 @@
-"""Missing value uncertainty (MVU): would collecting the missing features change the prediction?"""
+"""Missing value uncertainty (MVU): would collecting the missing features change the prediction?
 
+:func:`mvu` is the entry function, :func:`model` its PyMC models (``variant="a"``, ``"b"``,
+``"c"``); the imputers, Dirichlet fits and DMV are in :mod:`bayeval.methods.mvu.estimators`, the
+exact hard confidence in :mod:`bayeval.methods.mvu.fast`, MVCE and post-hoc scaling in
+:mod:`bayeval.methods.mvu.calibration`.
+"""
+
+import functools
+
+from bayeval.deprecation import renamed_names
 from bayeval.methods.mvu.api import mvu
+from bayeval.methods.mvu.calibration import consistency, ece, fit_scale, mvce, reliability
+from bayeval.methods.mvu.estimators import (
+    DMV,
+    GaussianImputer,
+    LinearClassifier,
+    alpha_max_variance,
+    alpha_scale_probability,
+    dirichlet_mle,
+    dirichlet_moments,
+    mcar_mask,
+    sensor_groups,
+)
+from bayeval.methods.mvu.fast import hard_confidence, soft_confidence, vote_probs
+from bayeval.methods.mvu.models import dmv_design, model
+from bayeval.methods.mvu.result import MVUEvaluation
 
-__all__ = ["mvu"]
+__all__ = [
+    "DMV",
+    "GaussianImputer",
+    "LinearClassifier",
+    "MVUEvaluation",
+    "alpha_max_variance",
+    "alpha_scale_probability",
+    "consistency",
+    "dirichlet_mle",
+    "dirichlet_moments",
+    "dmv_design",
+    "ece",
+    "fit_scale",
+    "hard_confidence",
+    "mcar_mask",
+    "model",
+    "mvce",
+    "mvu",
+    "reliability",
+    "sensor_groups",
+    "soft_confidence",
+    "vote_probs",
+]
+
+__getattr__ = renamed_names(__name__, {
+    f"model_{v}": (f"model(..., variant={v!r})", lambda v=v: functools.partial(model, variant=v))
+    for v in ("a", "b", "c")
+})

@@ -172,7 +172,7 @@ def fit_scale(alpha, y_full, *, grid=LAMBDA_GRID, weights=None,
     -------
     (lambda*, table)
         ``table`` is indexed by ``scale`` with column ``mvce``. A minimum at an end of the grid is
-        reported with a warning: the optimum may lie outside it (spec pitfall P18).
+        reported with a warning: the optimum may lie outside it.
 
     Examples
     --------

@@ -1,6 +1,6 @@
 r"""MVU estimators: imputation heuristics, the conditional-Gaussian imputer, Dirichlet fits, DMV.
 
-Masks follow the spec: ``mask[n, i] = True`` means feature *i* of row *n* is missing.
+Masks: ``mask[n, i] = True`` means feature *i* of row *n* is missing.
 
 * **Heuristics** (paper §5.1): impute :math:`\hat x`, :math:`\hat\phi = \pi(\hat x)`, then a point
   mass (zero variance), :math:`\alpha = \hat\phi\,(1/s - 1)` (:math:`\mathrm{Var}\,\Phi_j =
@@ -30,6 +30,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy import optimize, special
 
+from bayeval.deprecation import renamed_arguments
 from bayeval.sampling import progress
 from bayeval.validation import as_seed
 
@@ -47,7 +48,7 @@ __all__ = [
     "sensor_groups",
 ]
 
-#: floor of MVU draws and DMV targets before the Dirichlet likelihood (spec pitfall P2)
+#: floor of MVU draws and DMV targets before the Dirichlet likelihood (log 0 = -inf otherwise)
 CLIP = 1e-6
 CHUNK = 1 << 22
 
@@ -69,7 +70,7 @@ class LinearClassifier:
 
     Examples
     --------
-    >>> clf = LinearClassifier([[1.0, 1.0]], [-1.0])  # the spec's synthetic pi(x)
+    >>> clf = LinearClassifier([[1.0, 1.0]], [-1.0])  # the paper's synthetic pi(x)
     >>> clf.predict_proba([[0.5, 0.5]])
     array([[0.5, 0.5]])
     """
@@ -316,7 +317,7 @@ class GaussianImputer:
     --------
     >>> imp = GaussianImputer([0.0, 0.0], [[0.3, 0.383406], [0.383406, 1.0]])
     >>> x_hat, cov = imp.conditional([[np.nan, 1.0]], [[True, False]])
-    >>> round(float(x_hat[0, 0]), 6), round(float(cov[0, 0, 0]), 6)  # spec §3.1.1
+    >>> round(float(x_hat[0, 0]), 6), round(float(cov[0, 0, 0]), 6)  # paper's Gaussian
     (0.383406, 0.153)
     """
 
@@ -417,8 +418,9 @@ class GaussianImputer:
         x, m = np.asarray(X, dtype=float), np.asarray(mask, dtype=bool)
         return conditional_logits(x, m, *self._rows(len(x)), coef, intercept)
 
-    def sample(self, X, mask, n_draws: int, random_seed=None) -> np.ndarray:
-        """``n_draws`` conditional imputations of every row, shape (n, S, d).
+    @renamed_arguments(n_draws="draws")
+    def sample(self, X, mask, draws: int, random_seed=None) -> np.ndarray:
+        """``draws`` conditional imputations of every row, shape (n, S, d).
 
         Observed entries are kept; see :func:`conditional_draws`.
 
@@ -426,7 +428,7 @@ class GaussianImputer:
         ----------
         X, mask
             As in :meth:`conditional`.
-        n_draws : int
+        draws : int
             Imputations per row S.
         random_seed : int or numpy.random.Generator, optional
 
@@ -442,7 +444,7 @@ class GaussianImputer:
         (0.39, 0.15, np.float64(1.0))
         """
         x, m = np.asarray(X, dtype=float), np.asarray(mask, dtype=bool)
-        return conditional_draws(x, m, *self._rows(len(x)), n_draws, random_seed)
+        return conditional_draws(x, m, *self._rows(len(x)), draws, random_seed)
 
 
 def _system(x, m, mean, precision):
@@ -487,7 +489,8 @@ def conditional_logits(x, m, mean, precision, coef, intercept):
     return np.concatenate(means), np.concatenate(covs)
 
 
-def conditional_draws(x, m, mean, precision, n_draws: int, random_seed=None):
+@renamed_arguments(n_draws="draws")
+def conditional_draws(x, m, mean, precision, draws: int, random_seed=None):
     r"""Imputations :math:`x = \hat x + D_m L^{-\top}\varepsilon`, :math:`A = L L^\top`,
     :math:`\varepsilon \sim N(0, I)`, shape (..., S, d). :math:`A` is block diagonal (missing
     block :math:`\Lambda_{MM}`, identity elsewhere), so is :math:`L`, and the missing entries get
@@ -495,9 +498,9 @@ def conditional_draws(x, m, mean, precision, n_draws: int, random_seed=None):
     rng = as_seed(random_seed)
     d = x.shape[-1]
     out = []
-    for b in progress(_blocks(x, max(4 * d * d, n_draws * d)), len(x), "MVU: imputation"):
+    for b in progress(_blocks(x, max(4 * d * d, draws * d)), len(x), "MVU: imputation"):
         a, x_hat = _system(x[b], m[b], mean[b], precision[b])
-        eps = rng.standard_normal((*a.shape[:-1], n_draws))
+        eps = rng.standard_normal((*a.shape[:-1], draws))
         y = np.linalg.solve(np.swapaxes(np.linalg.cholesky(a), -1, -2), eps)
         out.append(x_hat[..., None, :] + np.swapaxes(y, -1, -2) * m[b][..., None, :])
     return np.concatenate(out)
@@ -618,7 +621,7 @@ class DMV:
 
     with targets :math:`t = \pi(x)` (floored at 1e-6) on ``n_masks`` MCAR-masked copies of every
     complete training row; copies with nothing missing are dropped (the likelihood is unbounded
-    there, spec pitfall P3).
+    there: a point-mass target).
 
     Parameters
     ----------

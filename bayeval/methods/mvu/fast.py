@@ -25,8 +25,9 @@ collected. Exact vote probabilities:
   logarithmic endpoint singularities, which tanh-sinh quadrature integrates to about 1e-12 with
   33 nodes; the inverse is taken on the tail nearer to the node and in log space where it
   underflows (:math:`P^{-1}(a, t) \approx (t\,\Gamma(a+1))^{1/a}`), so tiny :math:`\alpha` work.
-  Without weights :math:`\arg\max_j P(V = j) = \arg\max_j \alpha_j` (Lemma 1 of the spec: the Gamma
-  shape family is likelihood-ratio ordered), so one integral per instance gives
+  Without weights :math:`\arg\max_j P(V = j) = \arg\max_j \alpha_j` (the Gamma shape family
+  is likelihood-ratio ordered: :math:`\alpha_j > \alpha_k` implies :math:`P(V = j) \ge
+  P(V = k)`), so one integral per instance gives
   :math:`c_\mathrm{hard}`;
 * **Gaussian logits** (a linear classifier under Gaussian imputation, :math:`z \sim N(a, B)`):
   binary :math:`P(V = 1) = \Phi_N((a - \log(w_0/w_1)) / \sqrt{B})`; multiclass the Gaussian orthant
@@ -37,7 +38,7 @@ collected. Exact vote probabilities:
 From draws :math:`\phi^{(s)}` the vote probabilities are the frequencies of
 :math:`\arg\max_j w_j \phi^{(s)}_j` (ties to the first class). Dirichlet votes are drawn in log
 space, :math:`\log G_j = \log \mathrm{Gamma}(\alpha_j + 1) + \log U / \alpha_j`, which never
-underflows (the naive float32 sampler does, see the spec's pitfall P1).
+underflows (the naive float32 sampler does for shapes below about 0.05).
 
 The *law* functions summarise :math:`\Phi_{\hat y}`, the classifier's probability of the decided
 class once the missing features are revealed, by its mean, sd and an interval.
@@ -48,12 +49,14 @@ from __future__ import annotations
 import numpy as np
 from scipy import special, stats
 
+from bayeval.deprecation import renamed_arguments
 from bayeval.validation import as_seed
 
 __all__ = [
     "beta_law",
     "beta_mixture_law",
     "draws_law",
+    "gaussian_hard_confidence",
     "gaussian_vote_probs",
     "hard_confidence",
     "logitnormal_law",
@@ -174,7 +177,7 @@ def vote_probs(alpha, *, weights=None) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np
-    >>> vote_probs([[2.0, 5.0, 3.0]]).round(3)  # spec §1.5, lambda = 10, mu = (0.2, 0.5, 0.3)
+    >>> vote_probs([[2.0, 5.0, 3.0]]).round(3)  # lambda = 10, mu = (0.2, 0.5, 0.3)
     array([[0.077, 0.718, 0.204]])
     >>> float(vote_probs([3.0, 3.0])[1])  # symmetric Beta
     0.5
@@ -190,13 +193,14 @@ def vote_probs(alpha, *, weights=None) -> np.ndarray:
     return out.reshape(a.shape)
 
 
-def hard_confidence(alpha, *, weights=None, method: str = "exact", n_draws: int = 1000,
+@renamed_arguments(n_draws="draws")
+def hard_confidence(alpha, *, weights=None, method: str = "exact", draws: int = 1000,
                     random_seed=None) -> tuple[np.ndarray, np.ndarray]:
     r""":math:`(y_\mathrm{hard}, c_\mathrm{hard})` of Dirichlet MVUs, exact or from vote draws.
 
     ``method="exact"``: :func:`vote_probs`; without weights only the integral of
-    :math:`j^* = \arg\max_j \alpha_j` is computed (Lemma 1). ``method="mc"``: ``n_draws`` log-space
-    Dirichlet vote draws per instance (the paper's 1000-draw estimate, for parity).
+    :math:`j^* = \arg\max_j \alpha_j`, the vote class, is computed. ``method="mc"``: ``draws``
+    log-space Dirichlet vote draws per instance (the paper's 1000-draw estimate, for parity).
 
     Parameters
     ----------
@@ -205,7 +209,7 @@ def hard_confidence(alpha, *, weights=None, method: str = "exact", n_draws: int 
     weights : array of K positive floats, optional
         Class weights of the cost-sensitive decision.
     method : {"exact", "mc"}
-    n_draws : int
+    draws : int
         Vote draws of ``method="mc"``.
     random_seed : int or numpy.random.Generator, optional
 
@@ -229,7 +233,7 @@ def hard_confidence(alpha, *, weights=None, method: str = "exact", n_draws: int 
     a = check_alpha(alpha)
     k = a.shape[-1]
     if method == "mc":
-        probs = sample_votes(a, n_draws=n_draws, weights=weights, random_seed=random_seed)
+        probs = sample_votes(a, draws=draws, weights=weights, random_seed=random_seed)
     elif method != "exact":
         raise ValueError(f"method must be 'exact' or 'mc', got {method!r}.")
     elif weights is None and k > 2:
@@ -290,8 +294,9 @@ def votes_from_draws(phi, *, weights=None) -> np.ndarray:
     return (votes[..., None] == np.arange(k)).mean(axis=-2)
 
 
-def sample_votes(alpha, *, n_draws: int = 1000, weights=None, random_seed=None) -> np.ndarray:
-    r"""Vote frequencies of ``n_draws`` Dirichlet draws per instance, sampled in log space.
+@renamed_arguments(n_draws="draws")
+def sample_votes(alpha, *, draws: int = 1000, weights=None, random_seed=None) -> np.ndarray:
+    r"""Vote frequencies of ``draws`` Dirichlet draws per instance, sampled in log space.
 
     :math:`\log G_j = \log \mathrm{Gamma}(\alpha_j + 1) + \log(U)/\alpha_j`,
     :math:`V = \arg\max_j (\log G_j + \log w_j)`; exact for any :math:`\alpha > 0`.
@@ -300,7 +305,7 @@ def sample_votes(alpha, *, n_draws: int = 1000, weights=None, random_seed=None) 
     ----------
     alpha : array of shape (..., K)
         Dirichlet parameters, finite and positive.
-    n_draws : int
+    draws : int
         Draws per instance.
     weights : array of K positive floats, optional
     random_seed : int or numpy.random.Generator, optional
@@ -315,7 +320,7 @@ def sample_votes(alpha, *, n_draws: int = 1000, weights=None, random_seed=None) 
     As :math:`\alpha \to 0` the votes tend to :math:`\alpha / \alpha_0` = (1/6, 1/3, 1/2), where
     the naive float sampler underflows:
 
-    >>> sample_votes([[1e-3, 2e-3, 3e-3]], n_draws=20000, random_seed=0).round(2)
+    >>> sample_votes([[1e-3, 2e-3, 3e-3]], draws=20000, random_seed=0).round(2)
     array([[0.16, 0.33, 0.5 ]])
     """
     a = check_alpha(alpha)
@@ -323,11 +328,11 @@ def sample_votes(alpha, *, n_draws: int = 1000, weights=None, random_seed=None) 
     flat = a.reshape(-1, k)
     log_w = _log_weights(weights, k)
     rng = as_seed(random_seed)
-    step = max(1, CHUNK // (n_draws * k))
+    step = max(1, CHUNK // (draws * k))
     out = np.empty_like(flat)
     for start in range(0, len(flat), step):
         block = flat[start:start + step, None, :]
-        shape = (len(block), n_draws, k)
+        shape = (len(block), draws, k)
         log_g = (np.log(rng.standard_gamma(block + 1, size=shape))
                  + np.log1p(-rng.random(shape)) / block + log_w)
         out[start:start + step] = (np.argmax(log_g, -1)[..., None] == np.arange(k)).mean(1)
@@ -384,6 +389,33 @@ def gaussian_vote_probs(mean, cov, *, weights=None, n_points: int = 2048,
         u = stats.qmc.Sobol(max(k - 2, 1), scramble=True, rng=rng).random(n_points)
         out[~low] = _orthants(shifted[~low], cov[~low], u)
     return out
+
+
+def gaussian_hard_confidence(mean, cov, *, weights=None, random_seed=None
+                             ) -> tuple[np.ndarray, np.ndarray]:
+    r""":math:`(y_\mathrm{hard}, c_\mathrm{hard})` of Gaussian logits :math:`z \sim N(a, B)`.
+
+    :math:`y_\mathrm{hard} = \arg\max_j P(V = j)` and :math:`c_\mathrm{hard} = \max_j P(V = j)`
+    with the vote probabilities of :func:`gaussian_vote_probs`; binary:
+    :math:`c_\mathrm{hard} = \max(p, 1 - p)`, :math:`p = \Phi_N((a - \log(w_0/w_1))/\sqrt B)`.
+
+    Parameters
+    ----------
+    mean, cov, weights, random_seed
+        As :func:`gaussian_vote_probs`.
+
+    Returns
+    -------
+    y_hard, c_hard : numpy.ndarray, shape (n,)
+
+    Examples
+    --------
+    >>> y, c = gaussian_hard_confidence([0.5, -1.0], [1.0, 4.0])  # Phi_N(0.5), 1 - Phi_N(-0.5)
+    >>> y.tolist(), c.round(4).tolist()
+    ([1, 0], [0.6915, 0.6915])
+    """
+    votes = gaussian_vote_probs(mean, cov, weights=weights, random_seed=random_seed)
+    return np.argmax(votes, -1), np.max(votes, -1)
 
 
 def _envelope(a: np.ndarray, lam: np.ndarray, vec: np.ndarray, rank: int, n_points: int,

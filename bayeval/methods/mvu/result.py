@@ -1,9 +1,9 @@
 r"""Per-instance results of an MVU (point mass, Dirichlet, Gaussian logits, draws, posterior
-mixtures), the fast-path estimators that produce them, and :class:`MVUEvaluation`.
+mixtures) and :class:`MVUEvaluation`, the Evaluation that holds them.
 
 Every result is a dict of arrays over instances with
 
-* ``y_hard``, ``c_hard``: the hard decision and its confidence (:mod:`.mvu_confidence`);
+* ``y_hard``, ``c_hard``: the hard decision and its confidence (:mod:`bayeval.methods.mvu.fast`);
 * ``y_soft``, ``c_soft``: :math:`\arg\max_j w_j\mathrm{E}\Phi_j` and
   :math:`\mathrm{E}\Phi_{y_\mathrm{soft}}`;
 * ``mean``, ``sd``, ``lower``, ``upper``: the law of :math:`\Phi_{\hat y}`,
@@ -23,22 +23,25 @@ import numpy as np
 from scipy import special
 
 from bayeval.evaluation import Evaluation
-from bayeval.methods.mvu import fast as conf
-from bayeval.methods.mvu.estimators import (
-    DMV,
-    GaussianImputer,
-    alpha_max_variance,
-    alpha_scale_probability,
-    dirichlet_mle,
-    dirichlet_moments,
-    linear_parts,
-    pushforward,
+from bayeval.methods.mvu.fast import (
+    beta_law,
+    beta_mixture_law,
+    draws_law,
+    gaussian_hard_confidence,
+    gaussian_vote_probs,
+    hard_confidence,
+    logitnormal_law,
+    logitnormal_mixture_law,
+    sample_dirichlet,
+    soft_confidence,
+    vote_probs,
+    votes_from_draws,
 )
 from bayeval.table import Table, table
 from bayeval.validation import as_seed
 
-# the result builders (point_mass, dirichlet, gaussian_logits, draws, *_posterior,
-# predictive_draws, merge, fast_path) are the engine of bayeval.methods.mvu.api, not public API
+# the result builders (point_mass, dirichlet, gaussian_logits, empirical, *_posterior,
+# predictive_draws, merge) are the engine of bayeval.methods.mvu.api, not public API
 __all__ = ["DECISION", "MVUEvaluation"]
 
 #: per-instance columns that every summary of :func:`bayeval.methods.mvu.api.mvu` carries
@@ -65,61 +68,61 @@ def point_mass(phi: np.ndarray, weights=None) -> dict:
             "c_hard_lower": zero + 1.0, "c_hard_upper": zero + 1.0, "interval_mass": zero + 1.0}
 
 
-def dirichlet(alpha: np.ndarray, *, weights=None, how: str = "exact", n_draws: int = 1000,
+def dirichlet(alpha: np.ndarray, *, weights=None, how: str = "exact", draws: int = 1000,
               random_seed=None, ci_prob: float = 0.95, ci_kind: str = "eti") -> dict:
     r"""Dirichlet MVUs: exact (or ``how="mc"``: vote draws) hard confidence, Beta marginal
     :math:`\Phi_{\hat y} \sim \mathrm{Beta}(\alpha_{\hat y}, \alpha_0 - \alpha_{\hat y})`."""
-    y, c = conf.hard_confidence(alpha, weights=weights, method=how, n_draws=n_draws,
+    y, c = hard_confidence(alpha, weights=weights, method=how, draws=draws,
                                 random_seed=random_seed)
     mu = alpha / alpha.sum(-1, keepdims=True)
-    y_soft, c_soft = conf.soft_confidence(mu, weights=weights)
+    y_soft, c_soft = soft_confidence(mu, weights=weights)
     a_y = _take(alpha, y)
-    mean, sd, lo, hi = conf.beta_law(a_y, alpha.sum(-1) - a_y, ci_prob, ci_kind)
+    mean, sd, lo, hi = beta_law(a_y, alpha.sum(-1) - a_y, ci_prob, ci_kind)
     out = {"y_hard": y, "c_hard": c, "y_soft": y_soft, "c_soft": c_soft, "mean": mean, "sd": sd,
            "lower": lo, "upper": hi, "alpha": alpha}
     if how == "mc":
-        out["c_hard_se"] = np.sqrt(c * (1 - c) / n_draws)
+        out["c_hard_se"] = np.sqrt(c * (1 - c) / draws)
     return out
 
 
-def gaussian_logits(mean: np.ndarray, cov: np.ndarray, *, weights=None, n_draws: int = 1000,
+def gaussian_logits(mean: np.ndarray, cov: np.ndarray, *, weights=None, draws: int = 1000,
                     random_seed=None, ci_prob: float = 0.95, ci_kind: str = "eti") -> dict:
     r"""Gaussian logits (a linear classifier under Gaussian imputation).
 
     Binary (``mean`` (n, 1)): exact normal-CDF votes and the exact logit-normal law. Multiclass:
-    exact orthant votes (:func:`.mvu_confidence.gaussian_vote_probs`); the soft confidence and the
-    law of :math:`\Phi_{\hat y}` from ``n_draws`` softmax draws of the logits (no classifier calls).
+    exact orthant votes (:func:`bayeval.methods.mvu.fast.gaussian_hard_confidence`); the soft
+    confidence and the law of :math:`\Phi_{\hat y}` from ``draws`` softmax draws of the logits
+    (no classifier calls).
     """
     if mean.shape[-1] == 1:
         m, s = mean[:, 0], np.sqrt(cov[:, 0, 0])
-        votes = conf.gaussian_vote_probs(m, s**2, weights=weights)
-        y = np.argmax(votes, -1)
-        e1, sd, lo, hi = conf.logitnormal_law(m, s, ci_prob, ci_kind)  # of Phi_1; Phi_0 = 1 - Phi_1
-        y_soft, c_soft = conf.soft_confidence(np.stack([1 - e1, e1], -1), weights=weights)
+        y, c = gaussian_hard_confidence(m, s**2, weights=weights)
+        e1, sd, lo, hi = logitnormal_law(m, s, ci_prob, ci_kind)  # of Phi_1; Phi_0 = 1 - Phi_1
+        y_soft, c_soft = soft_confidence(np.stack([1 - e1, e1], -1), weights=weights)
         one = y == 1
-        return {"y_hard": y, "c_hard": np.max(votes, -1), "y_soft": y_soft, "c_soft": c_soft,
+        return {"y_hard": y, "c_hard": c, "y_soft": y_soft, "c_soft": c_soft,
                 "mean": np.where(one, e1, 1 - e1), "sd": sd, "lower": np.where(one, lo, 1 - hi),
                 "upper": np.where(one, hi, 1 - lo)}
     rng = as_seed(random_seed)
-    votes = conf.gaussian_vote_probs(mean, cov, weights=weights, random_seed=rng)
+    y, c = gaussian_hard_confidence(mean, cov, weights=weights, random_seed=rng)
     k = mean.shape[-1]
     jitter = 1e-12 * np.trace(cov, axis1=-2, axis2=-1)[:, None, None] + 1e-300
     chol = np.linalg.cholesky(cov + jitter * np.eye(k))
-    z = mean[:, None, :] + rng.standard_normal((len(mean), n_draws, k)) @ np.swapaxes(chol, 1, 2)
+    z = mean[:, None, :] + rng.standard_normal((len(mean), draws, k)) @ np.swapaxes(chol, 1, 2)
     phi = special.softmax(z, axis=-1)
-    y = np.argmax(votes, -1)
-    y_soft, c_soft = conf.soft_confidence(phi.mean(1), weights=weights)
-    law = conf.draws_law(np.take_along_axis(phi, y[:, None, None], -1)[..., 0], ci_prob, ci_kind)
-    return {"y_hard": y, "c_hard": np.max(votes, -1), "y_soft": y_soft, "c_soft": c_soft,
+    y_soft, c_soft = soft_confidence(phi.mean(1), weights=weights)
+    law = draws_law(np.take_along_axis(phi, y[:, None, None], -1)[..., 0], ci_prob, ci_kind)
+    return {"y_hard": y, "c_hard": c, "y_soft": y_soft, "c_soft": c_soft,
             **dict(zip(("mean", "sd", "lower", "upper"), law, strict=True))}
 
 
-def draws(phi: np.ndarray, *, weights=None, ci_prob: float = 0.95, ci_kind: str = "eti") -> dict:
+def empirical(phi: np.ndarray, *, weights=None, ci_prob: float = 0.95,
+              ci_kind: str = "eti") -> dict:
     r"""MVU draws (n, S, K): vote frequencies, their standard error, the empirical law."""
-    votes = conf.votes_from_draws(phi, weights=weights)
+    votes = votes_from_draws(phi, weights=weights)
     y, c = np.argmax(votes, -1), np.max(votes, -1)
-    y_soft, c_soft = conf.soft_confidence(phi.mean(1), weights=weights)
-    law = conf.draws_law(np.take_along_axis(phi, y[:, None, None], -1)[..., 0], ci_prob, ci_kind)
+    y_soft, c_soft = soft_confidence(phi.mean(1), weights=weights)
+    law = draws_law(np.take_along_axis(phi, y[:, None, None], -1)[..., 0], ci_prob, ci_kind)
     return {"y_hard": y, "c_hard": c, "y_soft": y_soft, "c_soft": c_soft,
             **dict(zip(("mean", "sd", "lower", "upper"), law, strict=True)),
             "c_hard_se": np.sqrt(c * (1 - c) / phi.shape[1])}
@@ -131,8 +134,8 @@ def _posterior(per_draw: np.ndarray, soft_mean: np.ndarray, weights, ci_prob: fl
     maximise) and the interval of :math:`P_{\hat y}^{(s)}`."""
     votes = per_draw.mean(0)
     y = np.argmax(votes, -1)
-    _, _, lo, hi = conf.draws_law(_take(per_draw, y), ci_prob, ci_kind, axis=0)
-    y_soft, c_soft = conf.soft_confidence(soft_mean, weights=weights)
+    _, _, lo, hi = draws_law(_take(per_draw, y), ci_prob, ci_kind, axis=0)
+    y_soft, c_soft = soft_confidence(soft_mean, weights=weights)
     return {"y_hard": y, "c_hard": np.max(votes, -1), "c_hard_lower": lo, "c_hard_upper": hi,
             "y_soft": y_soft, "c_soft": c_soft, "interval_mass": np.full(len(y), ci_prob)}
 
@@ -144,11 +147,11 @@ def dirichlet_posterior(alpha: np.ndarray, *, weights=None, random_seed=None,
     :math:`\Phi \sim \mathrm{Dir}(\alpha^{(s)})` per draw."""
     shape = alpha.shape
     a = alpha.reshape(-1, *shape[2:])
-    out = _posterior(conf.vote_probs(a, weights=weights),
+    out = _posterior(vote_probs(a, weights=weights),
                      (a / a.sum(-1, keepdims=True)).mean(0), weights, ci_prob, ci_kind)
     a_y = _take(a, out["y_hard"])
-    law = conf.beta_mixture_law(a_y.T, (a.sum(-1) - a_y).T, ci_prob)
-    phi = conf.sample_dirichlet(a, random_seed)
+    law = beta_mixture_law(a_y.T, (a.sum(-1) - a_y).T, ci_prob)
+    phi = sample_dirichlet(a, random_seed)
     out.update(zip(("mean", "sd", "lower", "upper"), law, strict=True))
     out["alpha"] = a.mean(0)
     out["phi_hat"] = _take(phi, out["y_hard"]).reshape(shape[:3])
@@ -162,12 +165,12 @@ def logit_posterior(m: np.ndarray, v: np.ndarray, *, weights=None, random_seed=N
     :math:`\sigma(z^{(s)})`, :math:`z^{(s)} \sim N(m_s, v_s)`, per draw."""
     shape = m.shape
     m, s = m.reshape(-1, shape[2]), np.sqrt(np.maximum(v.reshape(-1, shape[2]), 1e-300))
-    per_draw = conf.gaussian_vote_probs(m.ravel(), s.ravel() ** 2, weights=weights).reshape(
+    per_draw = gaussian_vote_probs(m.ravel(), s.ravel() ** 2, weights=weights).reshape(
         (*m.shape, 2))
-    e1 = conf.logitnormal_law(m, s)[0].mean(0)
+    e1 = logitnormal_law(m, s)[0].mean(0)
     out = _posterior(per_draw, np.stack([1 - e1, e1], -1), weights, ci_prob, "eti")
     signed = np.where(out["y_hard"] == 1, m, -m)
-    law = conf.logitnormal_mixture_law(signed.T, s.T, ci_prob)
+    law = logitnormal_mixture_law(signed.T, s.T, ci_prob)
     z = signed + s * as_seed(random_seed).standard_normal(m.shape)
     out.update(zip(("mean", "sd", "lower", "upper"), law, strict=True))
     out["phi_hat"] = special.expit(z).reshape(shape)
@@ -178,7 +181,7 @@ def predictive_draws(phi: np.ndarray, *, weights=None, ci_prob: float = 0.95,
                      ci_kind: str = "eti") -> dict:
     r"""Posterior-predictive MVU draws only, ``phi`` (chain, draw, n, K): vote frequencies and
     the empirical law (no per-draw vote probabilities: no interval of :math:`c_\mathrm{hard}`)."""
-    out = draws(np.moveaxis(phi.reshape(-1, *phi.shape[2:]), 0, 1), weights=weights,
+    out = empirical(np.moveaxis(phi.reshape(-1, *phi.shape[2:]), 0, 1), weights=weights,
                 ci_prob=ci_prob, ci_kind=ci_kind)
     out["phi_hat"] = _take(phi, out["y_hard"])
     return out
@@ -195,70 +198,6 @@ def merge(n: int, rows: np.ndarray, part: dict, complete: np.ndarray, dirac: dic
         full[rows], full[complete] = value, dirac[key]
         out[key] = full
     return out
-
-
-# ------------------------------------------------------------------------ fast-path estimators
-def _heuristic_alpha(phi, heuristic: str, param):
-    if heuristic == "max_var":
-        s = 0.5 if param is None else param
-        if not 0 < s < 1:
-            raise ValueError(f"heuristic_param (s of 'max_var') must lie in (0, 1), got {s}.")
-        return alpha_max_variance(phi, s)
-    c = 10.0 if param is None else param
-    if not c > 0:
-        raise ValueError(f"heuristic_param (c of 'scale_prob') must be positive, got {c}.")
-    return alpha_scale_probability(phi, c)
-
-
-def _fit_draws(phi, fit: str, opts) -> dict:
-    """Dirichlet fit (moments or maximum likelihood) of MVU draws; rows without spread are
-    point masses."""
-    mu, kappa = dirichlet_moments(phi)
-    spread = np.isfinite(kappa)
-    dirac = point_mass(mu[~spread], opts["weights"])
-    if not spread.any():
-        return dirac
-    alpha = mu[spread] * kappa[spread, None] if fit == "moments" else dirichlet_mle(phi[spread])
-    fitted = dirichlet(opts["scale"] * alpha, **_dirichlet_opts(opts))
-    return merge(len(phi), np.flatnonzero(spread), fitted, np.flatnonzero(~spread), dirac)
-
-
-def _dirichlet_opts(opts) -> dict:
-    return {"random_seed": opts["rng"], **{k: opts[k] for k in ("weights", "how", "n_draws",
-                                                                  "ci_prob", "ci_kind")}}
-
-
-def fast_path(predict, x, m, train, imputer, method, opts) -> tuple[dict, list[str]]:
-    """Fast-path results for the rows with something missing, and warnings."""
-    rng, weights = opts["rng"], opts["weights"]
-    notes = []
-    if imputer in ("mean", "zero", "conditional_mean"):
-        fill = (np.zeros(x.shape[1]) if imputer == "zero" else train.mean(0))
-        filled = (GaussianImputer.fit(train).conditional(x, m)[0] if imputer == "conditional_mean"
-                  else np.where(m, fill, x))
-        phi = predict(filled)
-        if opts["heuristic"] == "zero_var":
-            return point_mass(phi, weights), notes
-        alpha = opts["scale"] * _heuristic_alpha(phi, opts["heuristic"], opts["heuristic_param"])
-        return dirichlet(alpha, **_dirichlet_opts(opts)), notes
-    if imputer == "dmv":
-        dmv = opts["dmv"] or DMV(groups=opts["groups"], random_seed=rng).fit(train, predict)
-        return dirichlet(opts["scale"] * dmv.alpha(x, m), **_dirichlet_opts(opts)), notes
-    gaussian = isinstance(imputer, GaussianImputer)
-    linear = linear_parts(opts["classifier"], opts["probe"]) if gaussian else None
-    if gaussian and linear is not None and method == "exact" and opts["dirichlet"] is None:
-        a, b = imputer.logits(x, m, *linear)
-        return gaussian_logits(a, b, weights=weights, n_draws=opts["n_draws"], random_seed=rng,
-                               ci_prob=opts["ci_prob"], ci_kind=opts["ci_kind"]), notes
-    phi = pushforward(predict, imputer.sample(x, m, opts["n_draws"], rng))
-    if method == "mc":
-        return draws(phi, weights=weights, ci_prob=opts["ci_prob"],
-                     ci_kind=opts["ci_kind"]), notes
-    if gaussian and opts["dirichlet"] is None:
-        notes.append("method='exact' under Gaussian imputation needs a linear classifier; the "
-                     f"{opts['n_draws']} MVU draws per row were summarised by a maximum-"
-                     "likelihood Dirichlet, whose c_hard is exact")
-    return _fit_draws(phi, opts["dirichlet"] or "mle", opts), notes
 
 
 # -------------------------------------------------------------------------------- Evaluation

@@ -1,6 +1,7 @@
 r"""PEMI: a classifier's metrics on a test set where some labels are missing (MCAR, MAR, MNAR).
 
-Spec ``specs/missing_labels.md`` (Dervovic & Cashmore, AISTATS 2025). The estimand is the metric
+Dervovic & Cashmore, "Model Evaluation in the Dark: Robust Classifier Metrics with Missing
+Labels" (AISTATS 2025). The estimand is the metric
 :math:`\widehat Q_n` that the full test set would give if every label were known. Each missing
 label is imputed as :math:`Y_i\sim\mathcal B(p_i)` with
 :math:`p_i=P(Y_i=1\mid x_i,M_i=1)`, so :math:`\widehat Q_n` becomes a random variable whose law is
@@ -12,14 +13,15 @@ Methods (``method=``):
   (:mod:`bayeval.confusion`; ROC-AUC's in :math:`O(n\log n)`), microseconds to milliseconds;
 * ``"exact"``: the exact PMFs of the confusion-matrix metrics (PEMI with :math:`B\to\infty`);
 * ``"impute"``, PEMI (Algorithm 1): :math:`B` completions of the labels, vectorised;
-* ``"pymc"``: the generative models (:mod:`bayeval.methods.pemi.models`): M1 puts a posterior on
-  the calibration map, M3 adds the MNAR shift :math:`\delta`; ``"quadrature"`` is the same models
-  with the map's posterior on a grid instead of NUTS; ``"both"`` runs NUTS and attaches the
-  normal mixture of PEMI-Gauss over the posterior draws of the map, for :meth:`Evaluation.check`.
+* ``"pymc"``: the generative models (:func:`bayeval.methods.pemi.models.model`): M1 puts a
+  posterior on the calibration map, M3 adds the MNAR shift :math:`\delta`; ``"quadrature"`` is
+  the same models with the map's posterior on a grid instead of NUTS; ``"both"`` runs NUTS and
+  attaches the normal mixture of PEMI-Gauss over the posterior draws of the map, for
+  :meth:`Evaluation.check`.
 
-Where :math:`p` comes from: given by the user; a calibrator fitted on the labelled rows (or on
-``reference`` data) and applied to the raw scores; or the presets ``"half"`` and
-``"prevalence"``. MNAR: ``mnar=delta`` shifts the log-odds of every missing label by
+Where :math:`p` comes from: given by the user; a calibration map fitted on the labelled rows (or
+on ``reference`` data) and applied to the raw scores (``calibration=``); or the presets
+``"half"`` and ``"prevalence"``. MNAR: ``mnar=delta`` shifts the log-odds of every missing label by
 :math:`\delta`; ``mnar=(mean, sd)`` puts a normal prior on it (model M3).
 """
 
@@ -32,8 +34,9 @@ import numpy as np
 import xarray as xr
 from scipy import special, stats
 
+from bayeval.calibration import CALIBRATORS
+from bayeval.deprecation import renamed_arguments
 from bayeval.evaluation import CI_KINDS, SAMPLE_DIMS, Evaluation
-from bayeval.methods.pemi import protocol as P
 from bayeval.methods.pemi.fast import (
     Options,
     Rows,
@@ -49,11 +52,11 @@ from bayeval.methods.pemi.models import (
     PRIOR_LOG_B,
     map_posterior,
     mixture_closed_form,
-    model_m1,
-    model_m3,
+    model,
     platt_map,
     predictive,
 )
+from bayeval.methods.pemi.protocol import complete_case, definitional_bounds
 from bayeval.metrics import METRICS
 from bayeval.sampling import sample
 from bayeval.table import Table, table
@@ -67,8 +70,7 @@ from bayeval.validation import (
     check_same_length,
 )
 
-# as_mnar parses the mnar argument (shared with bayeval.scale_reductions); not public API
-__all__ = ["delta_sensitivity", "model_m1", "model_m3", "pemi"]
+__all__ = ["delta_sensitivity", "pemi"]
 
 METHODS = ("gauss", "exact", "impute", "quadrature", "pymc", "both")
 MODELS = ("quadrature", "pymc", "both")
@@ -88,7 +90,27 @@ ASSUMPTIONS = (
 
 # ---------------------------------------------------------------------------- input handling
 def as_mnar(mnar: Any) -> tuple[float, float]:
-    """(mean, sd) of delta: None is (0, 0), a number is fixed, a pair is a normal prior."""
+    """The ``mnar`` argument as (mean, sd) of delta.
+
+    Parameters
+    ----------
+    mnar : None, float or (mean, sd)
+        None is MAR, (0, 0); a number is a fixed shift, (delta, 0); a pair is a normal prior.
+
+    Returns
+    -------
+    mean, sd : float
+
+    Raises
+    ------
+    ValueError
+        Anything else, or a negative sd.
+
+    Examples
+    --------
+    >>> as_mnar(None), as_mnar(0.7), as_mnar((0.3, 0.5))
+    ((0.0, 0.0), (0.7, 0.0), (0.3, 0.5))
+    """
     if mnar is None:
         return 0.0, 0.0
     try:
@@ -115,7 +137,31 @@ def _as_prior(prior: Any, name: str) -> tuple[float, float]:
     return mean, sd
 
 
-def _as_metrics(metrics: Any, method: str) -> tuple[str, ...]:
+def as_metrics(metrics: Any, method: str) -> tuple[str, ...]:
+    """The ``metrics`` argument of :func:`pemi` with ``method``, as a tuple of names.
+
+    Parameters
+    ----------
+    metrics : str, sequence of str or None
+        Metric names; None: precision, recall, accuracy, F1 and ROC-AUC (not ROC-AUC with
+        ``"exact"`` and ``"both"``).
+    method : str
+        :func:`pemi`'s ``method``.
+
+    Returns
+    -------
+    tuple of str
+
+    Raises
+    ------
+    ValueError
+        An unknown name; ROC-AUC with ``"exact"``.
+
+    Examples
+    --------
+    >>> as_metrics(None, "exact"), as_metrics("f1", "gauss")
+    (('precision', 'recall', 'accuracy', 'f1'), ('f1',))
+    """
     if metrics is None:  # the check of "both" is exact for confusion-matrix metrics only
         return PAPER_METRICS[:4] if method in ("exact", "both") else PAPER_METRICS
     names = tuple(as_choice(m, "metrics", ALL_METRICS) for m in np.atleast_1d(metrics).tolist())
@@ -136,7 +182,28 @@ def _rows(scores, labels, y_pred, threshold) -> Rows:
     return Rows(s, yp, y)
 
 
-def _reference(reference) -> tuple[np.ndarray, np.ndarray] | None:
+def as_reference(reference) -> tuple[np.ndarray, np.ndarray] | None:
+    """The ``reference`` argument: (scores, labels) of labelled calibration data, checked.
+
+    Parameters
+    ----------
+    reference : (scores, labels) or None
+        Scores in [0, 1] and 0/1 labels of the same length.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray) or None
+
+    Raises
+    ------
+    ValueError
+        Not a pair, bad scores or labels, different lengths.
+
+    Examples
+    --------
+    >>> as_reference(([0.2, 0.9], [0, 1]))[1].tolist()
+    [0, 1]
+    """
     if reference is None:
         return None
     if not (isinstance(reference, (tuple, list)) and len(reference) == 2):
@@ -147,8 +214,34 @@ def _reference(reference) -> tuple[np.ndarray, np.ndarray] | None:
     return s, y
 
 
-def _calibration_data(rows: Rows, reference, needs_both: bool) -> tuple[np.ndarray, np.ndarray]:
-    """The rows a calibrator (or M1) learns from, with clear errors when there are none."""
+def calibration_data(rows: Rows, reference, needs_both: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The rows a calibration map (or M1) learns from, with clear errors when there are none.
+
+    Parameters
+    ----------
+    rows : bayeval.methods.pemi.fast.Rows
+        The test rows (their labelled rows are used without ``reference``).
+    reference : (scores, labels) or None
+        Checked by :func:`as_reference`.
+    needs_both : bool
+        Whether the labels must hold both classes.
+
+    Returns
+    -------
+    scores, labels : numpy.ndarray
+
+    Raises
+    ------
+    ValueError
+        No labelled row; labels of one class when ``needs_both``.
+
+    Examples
+    --------
+    >>> s = np.array([0.9, 0.8, 0.3])
+    >>> rows = Rows(s, (s >= 0.5).astype(np.int8), np.array([1, np.nan, 0]))
+    >>> [x.tolist() for x in calibration_data(rows, None, needs_both=True)]
+    [[0.9, 0.3], [1, 0]]
+    """
     if reference is not None:
         s, y = reference
     else:
@@ -164,7 +257,40 @@ def _calibration_data(rows: Rows, reference, needs_both: bool) -> tuple[np.ndarr
     return s, y
 
 
-def _p(rows: Rows, p, calibrator, reference, method: str) -> tuple[np.ndarray | None, str, float]:
+def as_calibration(calibration: Any) -> Any:
+    """The ``calibration`` argument: a name of :data:`bayeval.calibration.CALIBRATORS` or a map.
+
+    Parameters
+    ----------
+    calibration : str or object
+        A name, or an object with ``fit(scores, labels)`` and ``predict(scores)``.
+
+    Returns
+    -------
+    str or object
+        ``calibration`` unchanged.
+
+    Raises
+    ------
+    ValueError
+        An unknown name, or an object without ``fit`` and ``predict``.
+
+    Examples
+    --------
+    >>> as_calibration("platt")
+    'platt'
+    """
+    if isinstance(calibration, str):
+        return as_choice(calibration, "calibration", tuple(CALIBRATORS))
+    if not (hasattr(calibration, "fit") and hasattr(calibration, "predict")):
+        raise ValueError("calibration must be a name ('scaling_binning', 'platt', 'isotonic', "
+                         "'beta', 'none') or an object with fit(scores, labels) and "
+                         f"predict(scores); got {type(calibration).__name__}.")
+    return calibration
+
+
+def _p(rows: Rows, p, calibration, reference, method: str
+       ) -> tuple[np.ndarray | None, str, float]:
     """Imputation probabilities of the fast paths (None for the models, which learn the map)."""
     if method in MODELS:
         if p is not None:
@@ -178,18 +304,11 @@ def _p(rows: Rows, p, calibrator, reference, method: str) -> tuple[np.ndarray | 
         arr = as_probabilities(p, "p")
         check_same_length(scores=rows.scores, p=arr)
         return imputation_probabilities(rows, p=arr)
-    if isinstance(calibrator, str):
-        from bayeval.calibration import CALIBRATORS
-
-        as_choice(calibrator, "calibrator", tuple(CALIBRATORS))
-    elif not (hasattr(calibrator, "fit") and hasattr(calibrator, "predict")):
-        raise ValueError("calibrator must be a name ('scaling_binning', 'platt', 'isotonic', "
-                         "'beta', 'none') or an object with fit(scores, labels) and "
-                         f"predict(scores); got {type(calibrator).__name__}.")
+    as_calibration(calibration)
     if p == "half":
         return imputation_probabilities(rows, p=p)
-    _calibration_data(rows, reference, needs_both=p is None)  # raises if nothing to fit on
-    return imputation_probabilities(rows, p=p, calibrator=calibrator, reference=reference)
+    calibration_data(rows, reference, needs_both=p is None)  # raises if nothing to fit on
+    return imputation_probabilities(rows, p=p, calibration=calibration, reference=reference)
 
 
 # --------------------------------------------------------------------------- result pieces
@@ -197,8 +316,8 @@ def _data(rows: Rows, metrics, opts: Options, source: str) -> xr.Dataset:
     """Sizes, and the complete-case estimate and the paper's definitional bounds per metric."""
     args = (rows.scores, rows.labels, rows.y_pred, metrics, opts)
     known = rows.n - rows.m
-    cc = P.complete_case(*args) if known else np.full(len(metrics), np.nan)
-    optimistic, pessimistic = P.definitional_bounds(*args)
+    cc = complete_case(*args) if known else np.full(len(metrics), np.nan)
+    optimistic, pessimistic = definitional_bounds(*args)
     return xr.Dataset(
         {"complete_case": ("metric", cc), "optimistic": ("metric", optimistic),
          "pessimistic": ("metric", pessimistic), "n": rows.n, "n_missing": rows.m,
@@ -276,24 +395,23 @@ def _warn(notes: list[str]) -> None:
 
 
 # ---------------------------------------------------------------------------- the models
-def _models(rows, cal, metrics, method, delta, prior_a, prior_log_b, n_draws, ci_prob, ci_kind,
+def _models(rows, cal, metrics, method, delta, prior_a, prior_log_b, draws, ci_prob, ci_kind,
             opts, random_seed, sample_kwargs):
     """Draws (and the FP3 closed form for 'both') of M1 (fixed delta) or M3 (delta prior)."""
     m3 = delta[1] > 0
     seed = None if random_seed is None else [int(random_seed), 1]
     if method == "quadrature":
         rng = np.random.default_rng(seed)
-        a, b = map_posterior(*cal, size=n_draws, prior_a=prior_a, prior_log_b=prior_log_b,
+        a, b = map_posterior(*cal, size=draws, prior_a=prior_a, prior_log_b=prior_log_b,
                              random_seed=rng)
-        d = rng.normal(*delta, size=n_draws) if m3 else np.full(n_draws, delta[0])
+        d = rng.normal(*delta, size=draws) if m3 else np.full(draws, delta[0])
         post = {"a": a, "b": b, "delta": d}
         tree = xr.DataTree.from_dict({"posterior": xr.Dataset(
             {k: (SAMPLE_DIMS, v[None, :]) for k, v in post.items()})})
         pm_model = None
     else:
-        builder = model_m3 if m3 else model_m1
-        kwargs = {"delta": delta} if m3 else {}
-        pm_model = builder(*cal, prior_a=prior_a, prior_log_b=prior_log_b, **kwargs)
+        kwargs = {"variant": "m3", "delta": delta} if m3 else {"variant": "m1"}
+        pm_model = model(*cal, prior_a=prior_a, prior_log_b=prior_log_b, **kwargs)
         tree = sample(pm_model, random_seed, sample_kwargs)
         posterior = tree["posterior"].to_dataset()
         post = {k: posterior[k].values for k in ("a", "b")}
@@ -323,10 +441,11 @@ def _impute(rows: Rows, p: np.ndarray, metrics, delta, n: int, random_seed, opts
 
 
 # ---------------------------------------------------------------------------- entry point
+@renamed_arguments(calibrator="calibration", n_imputations="draws")
 def pemi(scores, labels, *, y_pred=None, threshold: float = 0.5, p=None,
-         calibrator: Any = "scaling_binning", reference=None, mnar=None, metrics=None,
+         calibration: Any = "scaling_binning", reference=None, mnar=None, metrics=None,
          method: str = "gauss", ci_prob: float = 0.95, ci_kind: str = "eti",
-         n_imputations: int = 10_000, ties: str = "half", zero_division: float = 0.0,
+         draws: int = 10_000, ties: str = "half", zero_division: float = 0.0,
          beta: float = 1.0, second_order: bool = True, prior_a=PRIOR_A,
          prior_log_b=PRIOR_LOG_B, random_seed: int | None = None,
          sample_kwargs: dict[str, Any] | None = None) -> Evaluation:
@@ -344,11 +463,13 @@ def pemi(scores, labels, *, y_pred=None, threshold: float = 0.5, p=None,
     p : array-like, "half" or "prevalence", optional
         :math:`P(Y_i=1)` of the missing labels, one value per row (ignored on labelled rows),
         used as given; or a preset: :math:`\tfrac12`, or the rate of positives of the
-        calibration labels. Default: from ``calibrator``.
-    calibrator : {"scaling_binning", "platt", "isotonic"} or object with ``fit``/``predict``
-        Fitted on ``reference``, else on the labelled test rows (valid when labels are missing
-        at random given the score), and applied to the raw scores. Default: the paper's
-        scaling-binning calibrator with 10 bins.
+        calibration labels. Default: from ``calibration``.
+    calibration : {"scaling_binning", "platt", "isotonic", "beta", "none"} or object
+        The calibration map: a name, or an object with ``fit(scores, labels)`` and
+        ``predict(scores)``. Fitted on ``reference``, else on the labelled test rows (valid when
+        labels are missing at random given the score), and applied to the raw scores. Default:
+        the paper's scaling-binning calibrator with 10 bins. (``calibrator=`` is a deprecated
+        alias.)
     reference : (scores, labels), optional
         Labelled calibration data (e.g. a held-out split of the training data).
     mnar : float or (mean, sd), optional
@@ -366,8 +487,9 @@ def pemi(scores, labels, *, y_pred=None, threshold: float = 0.5, p=None,
     ci_prob, ci_kind : float, {"eti", "hdi"}
         Interval level and kind (``"hdi"``: the shortest interval of an exact PMF; normal laws
         and mixtures are equal-tailed).
-    n_imputations : int
-        :math:`B` of ``"impute"``; draws of the map for ``"quadrature"``.
+    draws : int
+        :math:`B` of ``"impute"``; draws of the map for ``"quadrature"``. (``n_imputations=``
+        is a deprecated alias.)
     ties : {"half", "one"}
         A tied positive-negative pair counts 1/2 in ROC-AUC (scikit-learn) or 1 (the paper).
     zero_division : {0.0, 1.0, np.nan}
@@ -418,38 +540,38 @@ def pemi(scores, labels, *, y_pred=None, threshold: float = 0.5, p=None,
     method = as_choice(method, "method", METHODS)
     ci_prob = as_ci_prob(ci_prob)
     ci_kind = as_choice(ci_kind, "ci_kind", CI_KINDS)
-    metrics = _as_metrics(metrics, method)
+    metrics = as_metrics(metrics, method)
     delta = as_mnar(mnar)
     if random_seed is not None and not (isinstance(random_seed, (int, np.integer))
                                         and random_seed >= 0):
         raise ValueError(f"random_seed must be None or a non-negative int, got {random_seed!r}.")
     prior_a, prior_log_b = _as_prior(prior_a, "prior_a"), _as_prior(prior_log_b, "prior_log_b")
-    if int(n_imputations) != n_imputations or n_imputations < 1:
-        raise ValueError(f"n_imputations must be a positive integer, got {n_imputations!r}.")
+    if int(draws) != draws or draws < 1:
+        raise ValueError(f"draws must be a positive integer, got {draws!r}.")
     opts = Options(as_choice(ties, "ties", ("half", "one")), zero_division, beta, second_order)
     rows = _rows(scores, labels, y_pred, threshold)
-    reference = _reference(reference)
+    reference = as_reference(reference)
     common = dict(method="pemi", variant=method, ci_prob=ci_prob, ci_kind=ci_kind,
                   random_seed=random_seed, assumptions=ASSUMPTIONS)
     if rows.m == 0:
         return _nothing_missing(rows, metrics, opts, ci_prob, common)
-    p, source, ece = _p(rows, p, calibrator, reference, method)
+    p, source, ece = _p(rows, p, calibration, reference, method)
     data = _data(rows, metrics, opts, source).assign(calibration_ece=ece)
     described = (f"{', '.join(metrics)} on {rows.n} rows, {rows.m} labels missing; p: {source}"
                  + (f"; MNAR shift delta ~ N({delta[0]:g}, {delta[1]:g}^2)" if delta[1] else
                     f"; MNAR shift delta = {delta[0]:g}" if delta[0] else ""))
     if method in MODELS:
-        cal = _calibration_data(rows, reference, needs_both=True)
+        cal = calibration_data(rows, reference, needs_both=True)
         tree, closed, pm_model, p = _models(rows, cal, metrics, method, delta, prior_a,
-                                            prior_log_b, int(n_imputations), ci_prob,
+                                            prior_log_b, int(draws), ci_prob,
                                             ci_kind, opts, random_seed, sample_kwargs)
         ev = Evaluation.create(closed_form=closed, draws=tree,
                                estimand="posterior_predictive/value",
                                iid_draws=method == "quadrature", model=pm_model, data=data,
                                description=described, **common)
     elif method == "impute":
-        values = _impute(rows, p, metrics, delta, int(n_imputations), random_seed, opts)
-        ev = Evaluation.create(draws=_predictive_tree(values, metrics, (1, int(n_imputations))),
+        values = _impute(rows, p, metrics, delta, int(draws), random_seed, opts)
+        ev = Evaluation.create(draws=_predictive_tree(values, metrics, (1, int(draws))),
                                estimand="posterior_predictive/value", iid_draws=True, data=data,
                                description=described, **common)
     else:

@@ -2,19 +2,21 @@ r"""PEMI's fast paths: imputation probabilities, PEMI draws, PEMI-Gauss and the 
 
 Rows :math:`i\in\mathcal K` have known labels; the labels of the missing rows
 :math:`i\in\overline{\mathcal K}` are independent :math:`Y_i\sim\mathcal B(p_i)`
-(``specs/missing_labels.md`` §1, Eq. 2). Every metric computed on the completed test set is then a
-random variable :math:`\widehat Q_n^{(S)}`, the object of inference.
+(Dervovic & Cashmore, AISTATS 2025, Eq. 2). Every metric computed on the completed test set is
+then a random variable :math:`\widehat Q_n^{(S)}`, the object of inference.
 
-* :func:`imputation_probabilities`: :math:`p_i` from the user, from a calibrator fitted on labelled
-  rows (scaling-binning, Platt, isotonic; :mod:`bayeval.calibration`) or from a preset
-  (``"half"``: :math:`\tfrac12`; ``"prevalence"``: the labelled rows' rate of positives);
+* :func:`imputation_probabilities`: :math:`p_i` from the user, from a calibration map fitted on
+  labelled rows (:func:`fit_calibration`: scaling-binning, Platt, isotonic;
+  :mod:`bayeval.calibration`) or from a preset (``"half"``: :math:`\tfrac12`; ``"prevalence"``:
+  the labelled rows' rate of positives);
 * :func:`shift`: the MNAR shift :math:`\operatorname{logit}p_i^{\mathrm{mis}}=
-  \operatorname{logit}p_i+\delta` (spec §5.2, M3);
+  \operatorname{logit}p_i+\delta` (model M3 of :mod:`bayeval.methods.pemi.models`);
 * :func:`simulate`: PEMI (Algorithm 1), :math:`B` completions drawn in chunks of whole matrices;
 * :func:`gauss`: PEMI-Gauss (Algorithm 2) from the exact moments of :mod:`bayeval.confusion`,
   including the exact :math:`O(n\log n)` ROC-AUC moments; a normal mixture over :math:`\delta` when
-  :math:`\delta` has a prior;
-* :func:`exact`: the exact PMFs of confusion-matrix metrics (PEMI as :math:`B\to\infty`).
+  :math:`\delta` has a prior (:func:`normal_laws`, shared with the partitioned path);
+* :func:`exact`: the exact PMFs of confusion-matrix metrics (PEMI as :math:`B\to\infty`);
+* :func:`closed_form`: the ``closed_form`` Dataset of an Evaluation from those laws.
 """
 
 from __future__ import annotations
@@ -27,31 +29,41 @@ import numpy as np
 import xarray as xr
 from scipy import optimize, special, stats
 
-from bayeval import metrics as M
+from bayeval.calibration import ece, make_calibrator
 from bayeval.confusion import MetricDistribution, auc_moments, metric_distribution, metric_moments
+from bayeval.deprecation import renamed_arguments
 from bayeval.intervals import normal_interval
+from bayeval.metrics import from_counts, roc_auc, undefined
 
-# closed_form, law, merge_laws, moments and undefined_probability are the engine's internals
-# (used by pemi, pemi_models and scale_reductions), not part of the public API
 __all__ = [
     "DEFAULT",
+    "FittedCalibration",
     "Options",
     "Rows",
+    "closed_form",
     "delta_nodes",
     "exact",
+    "fit_calibration",
     "gauss",
     "imputation_probabilities",
+    "law",
+    "logit_scores",
+    "merge_laws",
     "mixture",
+    "moments",
+    "normal_laws",
     "p_undefined",
+    "roc_auc_moments",
     "shift",
     "simulate",
+    "undefined_probability",
 ]
 
 #: label cells (draws x rows) per chunk of :func:`simulate`
 CELLS = 1 << 22
 #: Gauss-Hermite nodes of the normal mixture over a delta prior
 N_NODES = 24
-_EPS = 1e-12  # scores are clipped to [eps, 1 - eps] inside logits only (spec P8)
+_EPS = 1e-12  # scores are clipped to [eps, 1 - eps] inside logits only
 
 
 class Options(NamedTuple):
@@ -166,7 +178,13 @@ class Rows:
 
 # --------------------------------------------------------------------- imputation probabilities
 def logit_scores(scores: np.ndarray) -> np.ndarray:
-    r""":math:`\operatorname{logit}\operatorname{clip}(s,10^{-12},1-10^{-12})`."""
+    r""":math:`\operatorname{logit}\operatorname{clip}(s,10^{-12},1-10^{-12})`.
+
+    Examples
+    --------
+    >>> logit_scores(np.array([0.5, 1.0])).round(2)
+    array([ 0.  , 27.63])
+    """
     return special.logit(np.clip(scores, _EPS, 1.0 - _EPS))
 
 
@@ -193,7 +211,59 @@ def shift(p: Any, delta: Any) -> np.ndarray:
     return special.expit(special.logit(np.asarray(p, dtype=float)) + delta)
 
 
-def imputation_probabilities(rows: Rows, *, p: Any = None, calibrator: Any = "scaling_binning",
+class FittedCalibration(NamedTuple):
+    r"""A calibration map fitted on labelled rows, applied as PEMI applies it: clipped to [0, 1].
+
+    Attributes
+    ----------
+    calibrator : object
+        The fitted map, with ``predict(scores)``.
+
+    Examples
+    --------
+    >>> class Stretch:  # a map that leaves [0, 1]
+    ...     def predict(self, scores):
+    ...         return 2 * np.asarray(scores) - 0.5
+    >>> FittedCalibration(Stretch()).predict(np.array([0.1, 0.5, 0.9])).tolist()
+    [0.0, 0.5, 1.0]
+    """
+
+    calibrator: Any
+
+    def predict(self, scores: Any) -> np.ndarray:
+        r""":math:`\operatorname{clip}(c(s), 0, 1)` at every score :math:`s`."""
+        return np.clip(np.asarray(self.calibrator.predict(scores), dtype=float), 0.0, 1.0)
+
+
+def fit_calibration(calibration: Any, scores: np.ndarray, labels: np.ndarray
+                    ) -> FittedCalibration:
+    r"""The calibration map :math:`c` fitted on labelled rows (``scores``, 0/1 ``labels``).
+
+    Parameters
+    ----------
+    calibration : str or object
+        A name of :data:`bayeval.calibration.CALIBRATORS`, or an object with ``fit(scores,
+        labels)`` (returning the fitted map) and ``predict(scores)``; checked by
+        :func:`bayeval.methods.pemi.api.as_calibration`.
+    scores, labels : numpy.ndarray
+        The calibration rows.
+
+    Returns
+    -------
+    FittedCalibration
+
+    Examples
+    --------
+    >>> fitted = fit_calibration("platt", np.array([0.2, 0.4, 0.6, 0.8]), np.array([0, 1, 0, 1]))
+    >>> fitted.predict(np.array([0.5])).round(3)
+    array([0.5])
+    """
+    map_ = make_calibrator(calibration) if isinstance(calibration, str) else calibration
+    return FittedCalibration(map_.fit(scores, labels))
+
+
+@renamed_arguments(calibrator="calibration")
+def imputation_probabilities(rows: Rows, *, p: Any = None, calibration: Any = "scaling_binning",
                              reference: tuple[np.ndarray, np.ndarray] | None = None
                              ) -> tuple[np.ndarray, str, float]:
     r""":math:`p_i` for every row, where it came from, and the calibration error of the map.
@@ -204,11 +274,10 @@ def imputation_probabilities(rows: Rows, *, p: Any = None, calibrator: Any = "sc
     p : array of float, "half" or "prevalence", optional
         Given probabilities (used as they are), or a preset: :math:`\tfrac12`, or the rate of
         positives of the calibration labels (the paper's MaxEnt choices).
-    calibrator : str or object
+    calibration : str or object
         A name of :data:`bayeval.calibration.CALIBRATORS` or an object with ``fit(scores,
         labels)`` and ``predict(scores)``; fitted on ``reference`` (scores, labels), else on the
-        labelled test rows, and applied to the raw scores.
-
+        labelled test rows, and applied to the raw scores (:func:`fit_calibration`).
     reference : (scores, labels), optional
         Labelled calibration data.
 
@@ -223,14 +292,12 @@ def imputation_probabilities(rows: Rows, *, p: Any = None, calibrator: Any = "sc
     --------
     >>> s = np.array([0.9, 0.8, 0.3, 0.6, 0.2, 0.7])
     >>> rows = Rows(s, (s >= 0.5).astype(np.int8), np.array([1, np.nan, 0, 1, np.nan, 0]))
-    >>> p, source, ece = imputation_probabilities(rows, calibrator="platt")
+    >>> p, source, error = imputation_probabilities(rows, calibration="platt")
     >>> p[rows.order].round(3), source
     (array([0.763, 0.041]), 'platt calibrator fitted on 4 rows of the labelled test rows')
     >>> imputation_probabilities(rows, p="prevalence")[1]
     'p = prevalence of the calibration labels (0.5)'
     """
-    from bayeval import calibration
-
     if isinstance(p, np.ndarray):
         return p, "given p", np.nan
     if p == "half":
@@ -240,21 +307,21 @@ def imputation_probabilities(rows: Rows, *, p: Any = None, calibrator: Any = "sc
     if p == "prevalence":
         rate = float(cal_labels.mean())
         return (np.full(rows.n, rate), f"p = prevalence of the calibration labels ({rate:.4g})",
-                calibration.ece(np.full(cal_labels.size, rate), cal_labels))
-    fitted = (calibration.make_calibrator(calibrator) if isinstance(calibrator, str)
-              else calibrator).fit(cal_scores, cal_labels)
-    name = calibrator if isinstance(calibrator, str) else type(calibrator).__name__
+                ece(np.full(cal_labels.size, rate), cal_labels))
+    fitted = fit_calibration(calibration, cal_scores, cal_labels)
+    name = calibration if isinstance(calibration, str) else type(calibration).__name__
     where = "reference data" if reference else "the labelled test rows"
-    fitted_cal = np.clip(np.asarray(fitted.predict(cal_scores), dtype=float), 0.0, 1.0)
-    return (np.clip(np.asarray(fitted.predict(rows.scores), dtype=float), 0.0, 1.0),
+    fitted_cal = fitted.predict(cal_scores)
+    return (fitted.predict(rows.scores),
             f"{name} calibrator fitted on {len(cal_labels)} rows of {where}",
-            calibration.ece(fitted_cal, cal_labels))
+            ece(fitted_cal, cal_labels))
 
 
 # ------------------------------------------------------------------------------- PEMI draws
+@renamed_arguments(n_draws="draws")
 def simulate(rows: Rows, metrics: tuple[str, ...], p_missing: Callable[[int, int], np.ndarray],
-             n_draws: int, rng: np.random.Generator, opts: Options = DEFAULT) -> np.ndarray:
-    r"""PEMI (Algorithm 1): metric values of ``n_draws`` completions, shape (n_draws, metrics).
+             draws: int, rng: np.random.Generator, opts: Options = DEFAULT) -> np.ndarray:
+    r"""PEMI (Algorithm 1): metric values of ``draws`` completions, shape (draws, metrics).
 
     ``p_missing(start, stop)`` gives the :math:`p` of the missing rows (columns in
     ``rows.order``) for draws ``start:stop``: shape (m,) when shared, (stop - start, m) when each
@@ -270,31 +337,31 @@ def simulate(rows: Rows, metrics: tuple[str, ...], p_missing: Callable[[int, int
         Metric names (``"roc_auc"`` included).
     p_missing : callable
         ``(start, stop) -> p`` of the missing rows, as above.
-    n_draws : int
+    draws : int
         Number of completions :math:`B`.
     rng : numpy.random.Generator
     opts : Options
 
     Returns
     -------
-    numpy.ndarray, shape (n_draws, len(metrics))
+    numpy.ndarray, shape (draws, len(metrics))
 
     Examples
     --------
     >>> s = np.array([0.9, 0.8, 0.3, 0.6, 0.2, 0.7])
     >>> rows = Rows(s, (s >= 0.5).astype(np.int8), np.array([1, np.nan, 0, 1, np.nan, 0]))
     >>> p = np.array([0.5, 0.8, 0.5, 0.5, 0.1, 0.5])  # used on rows 1 and 4 only
-    >>> draws = simulate(rows, ("precision",), lambda start, stop: p[rows.order], 10_000,
-    ...                  np.random.default_rng(0))
-    >>> draws.shape, round(float(draws.mean()), 2)  # exact mean (2 + 0.8) / 4
+    >>> values = simulate(rows, ("precision",), lambda start, stop: p[rows.order], 10_000,
+    ...                   np.random.default_rng(0))
+    >>> values.shape, round(float(values.mean()), 2)  # exact mean (2 + 0.8) / 4
     ((10000, 1), 0.7)
     """
     auc = "roc_auc" in metrics
     chunk = max(1, CELLS // max(rows.n if auc else rows.m, 1))
     template = np.nan_to_num(rows.labels).astype(np.int8)
-    out = np.empty((n_draws, len(metrics)))
-    for start in range(0, n_draws, chunk):
-        stop = min(start + chunk, n_draws)
+    out = np.empty((draws, len(metrics)))
+    for start in range(0, draws, chunk):
+        stop = min(start + chunk, draws)
         y_mis = rng.random((stop - start, rows.m)) < p_missing(start, stop)
         u = np.count_nonzero(y_mis[:, : rows.m1], axis=1)
         v = np.count_nonzero(y_mis[:, rows.m1 :], axis=1)
@@ -303,11 +370,11 @@ def simulate(rows: Rows, metrics: tuple[str, ...], p_missing: Callable[[int, int
             if metric == "roc_auc":
                 y = np.repeat(template[None, :], stop - start, axis=0)
                 y[:, rows.order] = y_mis
-                out[start:stop, j] = M.roc_auc(y, rows.scores, ties=opts.ties,
-                                               zero_division=opts.zero_division)
+                out[start:stop, j] = roc_auc(y, rows.scores, ties=opts.ties,
+                                             zero_division=opts.zero_division)
             else:
-                out[start:stop, j] = M.from_counts(metric, tp, fp, fn, tn, beta=opts.beta,
-                                                   zero_division=opts.zero_division)
+                out[start:stop, j] = from_counts(metric, tp, fp, fn, tn, beta=opts.beta,
+                                                 zero_division=opts.zero_division)
     return out
 
 
@@ -353,30 +420,103 @@ def p_undefined(rows: Rows, p: np.ndarray, metric: str, beta: float = 1.0) -> fl
 
 def undefined_probability(known_counts, m1: int, m0: int, pi0: float, pi1: float, metric: str,
                           beta: float = 1.0) -> float:
-    r""":math:`\pi_0u_0+\pi_1u_1+(1-\pi_0-\pi_1)u_{\mathrm{mix}}` of :func:`p_undefined`, from
-    the known counts (TP, FP, FN, TN), the missing rows predicted positive (``m1``) and negative
-    (``m0``), and the probabilities that every missing label is 0 (``pi0``) or 1 (``pi1``)."""
+    r"""The :math:`\pi_0u_0+\pi_1u_1+(1-\pi_0-\pi_1)u_{\mathrm{mix}}` of :func:`p_undefined`,
+    from counts.
+
+    Parameters
+    ----------
+    known_counts : (TP, FP, FN, TN)
+        Confusion counts of the labelled rows.
+    m1, m0 : int
+        Missing rows predicted positive and negative.
+    pi0, pi1 : float
+        Probabilities that every missing label is 0, or 1.
+    metric : str
+    beta : float
+        :math:`\beta` of ``fbeta``.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    :func:`p_undefined`'s example: recall is undefined when both missing labels are 0.
+
+    >>> round(undefined_probability((0, 1, 0, 0), 1, 1, 0.4, 0.1, "recall"), 12)
+    0.4
+    """
     tp, fp, fn, tn = known_counts
 
-    def undefined(u: int, v: int) -> bool:
-        return bool(M.undefined(metric, tp + u, fp + m1 - u, fn + v, tn + m0 - v, beta=beta))
+    def is_undefined(u: int, v: int) -> bool:
+        return bool(undefined(metric, tp + u, fp + m1 - u, fn + v, tn + m0 - v, beta=beta))
 
     if m1 + m0 == 0:
-        return float(undefined(0, 0))
+        return float(is_undefined(0, 0))
     mixed = (1, 0) if m1 else (0, 1)
     cases = [(pi0, (0, 0)), (pi1, (m1, m0)), (max(1.0 - pi0 - pi1, 0.0), mixed)]
-    return float(sum(w * undefined(*uv) for w, uv in (cases[:2] if m1 + m0 == 1 else cases)))
+    return float(sum(w * is_undefined(*uv) for w, uv in (cases[:2] if m1 + m0 == 1 else cases)))
+
+
+def roc_auc_moments(p_undef: float, exact_moments: Callable[[], tuple[float, float]],
+                    zero_division: float) -> tuple[float, float]:
+    r"""ROC-AUC's PEMI-Gauss (mean, variance): ``exact_moments()``, unless every completion has
+    a single class (``p_undef`` is 1), where ROC-AUC is ``zero_division`` with variance 0 (NaN
+    for NaN).
+
+    Parameters
+    ----------
+    p_undef : float
+        Probability that ROC-AUC is undefined (:func:`p_undefined`).
+    exact_moments : callable
+        ``() -> (mean, variance)`` of ROC-AUC on the completed rows, evaluated only when needed.
+    zero_division : float
+        ROC-AUC's value with a single class.
+
+    Returns
+    -------
+    mean, var : float
+
+    Examples
+    --------
+    >>> roc_auc_moments(1.0, lambda: (0.8, 0.01), 0.0), roc_auc_moments(0.2, lambda: (0.8, 0.01),
+    ...                                                                  0.0)
+    ((0.0, 0.0), (0.8, 0.01))
+    """
+    if p_undef == 1.0:  # a single class in every completion
+        return zero_division, np.nan if np.isnan(zero_division) else 0.0
+    return exact_moments()
 
 
 def moments(rows: Rows, p: np.ndarray, metric: str, opts: Options) -> tuple[float, float]:
-    """PEMI-Gauss mean and variance of one metric at one p, from :mod:`bayeval.confusion`."""
+    r"""PEMI-Gauss mean and variance of one metric at one p, from :mod:`bayeval.confusion`.
+
+    Parameters
+    ----------
+    rows : Rows
+    p : numpy.ndarray, shape (n,)
+        Imputation probabilities (read on the missing rows).
+    metric : str
+    opts : Options
+
+    Returns
+    -------
+    mean, var : float
+
+    Examples
+    --------
+    >>> s = np.array([0.9, 0.8, 0.3, 0.6, 0.2, 0.7])
+    >>> rows = Rows(s, (s >= 0.5).astype(np.int8), np.array([1, np.nan, 0, 1, np.nan, 0]))
+    >>> p = np.array([0.5, 0.8, 0.5, 0.5, 0.1, 0.5])
+    >>> [round(v, 4) for v in moments(rows, p, "precision", DEFAULT)]  # (2 + U) / 4
+    [0.7, 0.01]
+    """
     full = rows.completed(p)
     if metric == "roc_auc":
-        if p_undefined(rows, p, metric) == 1.0:  # a single class in every completion
-            zd = opts.zero_division
-            return zd, np.nan if np.isnan(zd) else 0.0
-        return auc_moments(rows.scores, full, rows.labels, ties=opts.ties,
-                           second_order=opts.second_order)
+        return roc_auc_moments(
+            p_undefined(rows, p, metric),
+            lambda: auc_moments(rows.scores, full, rows.labels, ties=opts.ties,
+                                second_order=opts.second_order), opts.zero_division)
     return metric_moments(metric, rows.y_pred, full, rows.labels, beta=opts.beta,
                           zero_division=opts.zero_division, second_order=opts.second_order)
 
@@ -458,7 +598,8 @@ def gauss(rows: Rows, p: np.ndarray, metrics: tuple[str, ...], *, delta: tuple[f
     r"""PEMI-Gauss (Algorithm 2): (mean, sd, lower, upper, p_undefined) per metric, and notes.
 
     :math:`\mathcal N(\mu,\sigma^2)` with :math:`\mu,\sigma^2` from :func:`metric_moments` and
-    :func:`auc_moments` (spec §2.6: exact for accuracy and precision, delta method for ratios);
+    :func:`auc_moments` (the paper's §5, Theorems 2-3: exact for accuracy and precision, delta
+    method for ratios);
     with a prior :math:`\delta\sim\mathcal N(\mu_\delta,s^2)` the normal mixture over
     :func:`delta_nodes`. ``p_undefined`` is at the prior mean of :math:`\delta`. For a ratio
     :math:`Z/W` of counts the delta method gives
@@ -502,16 +643,56 @@ def gauss(rows: Rows, p: np.ndarray, metrics: tuple[str, ...], *, delta: tuple[f
     """
     nodes, weights = delta_nodes(delta)
     ps = [shift(p, d) for d in nodes]
+    return normal_laws(metrics, weights, lambda metric, k: moments(rows, ps[k], metric, opts),
+                       lambda metric, k: p_undefined(rows, ps[k], metric, opts.beta), ci_prob)
+
+
+def normal_laws(metrics: tuple[str, ...], weights: np.ndarray,
+                moments_at: Callable[[str, int], tuple[float, float]],
+                undefined_at: Callable[[str, int], float],
+                ci_prob: float) -> tuple[dict[str, tuple], list[str]]:
+    r"""PEMI-Gauss's laws from the moments at the nodes :math:`\delta_k` of :func:`delta_nodes`.
+
+    Each metric's law is the mixture :math:`\sum_kw_k\mathcal N(\mu_k,\sigma_k^2)`
+    (:func:`mixture`); its ``p_undefined`` is the one at the middle node (the prior mean of
+    :math:`\delta`). The in-memory rows (:func:`gauss`) and the sums of partitioned rows give the
+    moments; this assembles them.
+
+    Parameters
+    ----------
+    metrics : tuple of str
+    weights : numpy.ndarray, shape (k,)
+        Weights of the nodes.
+    moments_at : callable
+        ``(metric, k) -> (mean, variance)`` at node ``k``.
+    undefined_at : callable
+        ``(metric, k) -> probability`` that the metric is undefined at node ``k``.
+    ci_prob : float
+        Level of the equal-tailed interval.
+
+    Returns
+    -------
+    dict, list of str
+        ``{metric: (mean, sd, lower, upper, p_undefined)}`` and warnings (a metric undefined
+        with a probability strictly between 0 and 1).
+
+    Examples
+    --------
+    >>> out, notes = normal_laws(("accuracy",), np.ones(1), lambda metric, k: (0.7, 0.01),
+    ...                          lambda metric, k: 0.0, 0.95)
+    >>> [round(v, 4) for v in out["accuracy"]], notes
+    ([0.7, 0.1, 0.504, 0.896, 0.0], [])
+    """
     out, notes = {}, []
     for metric in metrics:
-        mv = np.array([moments(rows, q, metric, opts) for q in ps])
-        undefined = p_undefined(rows, ps[len(ps) // 2], metric, opts.beta)
-        if 0.0 < undefined < 1.0:
-            notes.append(f"{metric} is undefined with probability {undefined:.3g}; PEMI-Gauss "
+        mv = np.array([moments_at(metric, k) for k in range(weights.size)])
+        p_undef = undefined_at(metric, weights.size // 2)
+        if 0.0 < p_undef < 1.0:
+            notes.append(f"{metric} is undefined with probability {p_undef:.3g}; PEMI-Gauss "
                          "ignores that event: use method='exact' or 'impute' if it matters.")
         summary = (np.nan,) * 4 if np.isnan(mv).any() else mixture(mv[:, 0], mv[:, 1], weights,
                                                                    ci_prob)
-        out[metric] = (*summary, undefined)
+        out[metric] = (*summary, p_undef)
     return out, notes
 
 
@@ -522,6 +703,28 @@ def merge_laws(metric: str, laws: list[MetricDistribution], weights: np.ndarray,
 
     With ``zero_division`` NaN each law is conditioned on the metric being defined, so its
     weight becomes :math:`w_k(1-P_k(\text{undefined}))`.
+
+    Parameters
+    ----------
+    metric : str
+    laws : list of bayeval.confusion.MetricDistribution
+        The laws :math:`P_k`.
+    weights : numpy.ndarray
+        Their weights :math:`w_k` (summing to 1).
+    zero_division : float
+        As in :class:`Options`.
+
+    Returns
+    -------
+    bayeval.confusion.MetricDistribution
+
+    Examples
+    --------
+    >>> from bayeval.confusion import metric_distribution
+    >>> laws = [metric_distribution("accuracy", [1, 0], [q, 0.0]) for q in (0.2, 0.6)]
+    >>> merged = merge_laws("accuracy", laws, np.array([0.5, 0.5]), 0.0)
+    >>> merged.values.tolist(), merged.probs.round(12).tolist()
+    ([0.5, 1.0], [0.6, 0.4])
     """
     undefined = np.array([law.p_undefined for law in laws])
     p_undef = float(weights @ undefined)
@@ -538,14 +741,36 @@ def merge_laws(metric: str, laws: list[MetricDistribution], weights: np.ndarray,
 
 
 def law(rows: Rows, p: np.ndarray, metric: str, opts: Options) -> MetricDistribution:
-    """The engine's exact law of a confusion-matrix metric at one p."""
+    """The exact law of a confusion-matrix metric at one p.
+
+    :func:`bayeval.confusion.metric_distribution` of the completed rows.
+
+    Parameters
+    ----------
+    rows : Rows
+    p : numpy.ndarray, shape (n,)
+        Imputation probabilities (read on the missing rows).
+    metric : str
+    opts : Options
+
+    Returns
+    -------
+    bayeval.confusion.MetricDistribution
+
+    Examples
+    --------
+    >>> s = np.array([0.9, 0.8, 0.3])
+    >>> rows = Rows(s, (s >= 0.5).astype(np.int8), np.array([1, np.nan, 0]))
+    >>> law(rows, np.full(3, 0.3), "precision", DEFAULT).probs.round(12).tolist()
+    [0.7, 0.3]
+    """
     return metric_distribution(metric, rows.y_pred, rows.completed(p), rows.labels,
                                zero_division=opts.zero_division, beta=opts.beta)
 
 
 def exact(rows: Rows, p: np.ndarray, metrics: tuple[str, ...], *, delta: tuple[float, float],
           opts: Options) -> dict[str, MetricDistribution]:
-    r"""Exact laws of confusion-matrix metrics (PEMI with :math:`B\to\infty`, spec §2.6).
+    r"""Exact laws of confusion-matrix metrics (PEMI with :math:`B\to\infty`).
 
     Mixed over :func:`delta_nodes` when :math:`\delta` has a prior. With the known counts
     fixed, :math:`U` and :math:`V` (the positives among the missing rows predicted positive and
@@ -591,6 +816,26 @@ def closed_form(metrics: tuple[str, ...], laws: dict[str, MetricDistribution],
     interval; ``ci_prob`` for normal laws), ``p_undefined``; when every metric has an exact law,
     its PMF as ``pmf_value``/``pmf_prob`` over ``support`` (NaN-padded). Exact intervals are of
     ``ci_kind`` and hold at least ``ci_prob``; normal ones are equal-tailed.
+
+    Parameters
+    ----------
+    metrics : tuple of str
+    laws : dict of str to bayeval.confusion.MetricDistribution
+        Exact laws (:func:`exact`), for the metrics not in ``normal``.
+    normal : dict of str to tuple
+        ``(mean, sd, lower, upper, p_undefined)`` of normal laws (:func:`gauss`).
+    ci_prob, ci_kind : float, {"eti", "hdi"}
+
+    Returns
+    -------
+    xarray.Dataset
+
+    Examples
+    --------
+    >>> cf = closed_form(("accuracy",), {}, {"accuracy": (0.7, 0.1, 0.5, 0.9, 0.0)},
+    ...                  ci_prob=0.95, ci_kind="eti")
+    >>> cf["interval_mass"].values.tolist()
+    [0.95]
     """
     rows_out = []
     for metric in metrics:

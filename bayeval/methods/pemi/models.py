@@ -1,15 +1,17 @@
 r"""PEMI's generative models: a posterior for the calibration map (M1) and an MNAR shift (M3).
 
-Spec ``specs/missing_labels.md`` §5.2. The calibration map is Platt's logistic map on the logit
-of the raw score, :math:`p(s)=\sigma(a+b\,\operatorname{logit}s)`, and the labels of the missing
-rows are :math:`Y_i\sim\mathcal B(\sigma(a+b\,\operatorname{logit}s_i+\delta))`.
+They extend PEMI (Dervovic & Cashmore, AISTATS 2025), whose calibration map is fixed and whose
+labels are missing at random given the score. The calibration map is Platt's logistic map on the
+logit of the raw score, :math:`p(s)=\sigma(a+b\,\operatorname{logit}s)`, and the labels of the
+missing rows are :math:`Y_i\sim\mathcal B(\sigma(a+b\,\operatorname{logit}s_i+\delta))`.
+:func:`model` builds either, ``variant="m1"`` or ``"m3"``.
 
-* **M1** (:func:`model_m1`): :math:`a\sim\mathcal N(\mu_a,s_a^2)`,
+* **M1** (``variant="m1"``): :math:`a\sim\mathcal N(\mu_a,s_a^2)`,
   :math:`\log b\sim\mathcal N(\mu_b,s_b^2)` (so the map increases), and the calibration rows
   :math:`(s^c_j,y^c_j)` (the labelled test rows by default) observed as
   :math:`y^c_j\sim\mathcal B(\sigma(a+b\,\operatorname{logit}s^c_j))`, grouped into one binomial
   per distinct score. :math:`\delta=0`.
-* **M3** (:func:`model_m3`): M1 and :math:`\delta\sim\mathcal N(\mu_\delta,s_\delta^2)`, the
+* **M3** (``variant="m3"``): M1 and :math:`\delta\sim\mathcal N(\mu_\delta,s_\delta^2)`, the
   shift of the log-odds of a missing label (pattern mixture). The data say nothing about
   :math:`\delta`: its posterior is its prior, and the result is as credible as that prior (see
   ``delta_sensitivity``). Under label-dependent missingness (:math:`M\perp X\mid Y`) with the map
@@ -25,7 +27,7 @@ law mixes PEMI's law over the map's posterior and is wider than PEMI's with a fi
 
 Fast paths: :func:`map_posterior` draws the map's posterior from a 2-D grid (quadrature, no
 MCMC); :func:`mixture_closed_form` is the law of the metric given the posterior draws of the map
-(spec §5.3, FP3: exact PMFs of the confusion-matrix metrics, a normal mixture for ROC-AUC), which
+(exact PMFs of the confusion-matrix metrics, a normal mixture for ROC-AUC), which
 :meth:`Evaluation.check` compares with the predictive draws; with a fixed map it is PEMI's law.
 """
 
@@ -50,12 +52,14 @@ from bayeval.methods.pemi.fast import (
     p_undefined,
     simulate,
 )
-from bayeval.validation import as_seed
+from bayeval.validation import as_choice, as_seed
 
-__all__ = ["PRIOR_A", "PRIOR_LOG_B", "map_posterior", "mixture_closed_form", "model_m1",
-           "model_m3", "platt_map", "predictive"]
+__all__ = ["PRIOR_A", "PRIOR_LOG_B", "VARIANTS", "map_posterior", "mixture_closed_form", "model",
+           "platt_map", "predictive"]
 
-#: default priors (mean, sd) of the map's intercept and log slope (spec §5.2)
+#: the models of :func:`model`
+VARIANTS = ("m1", "m3")
+#: default priors (mean, sd) of the map's intercept and log slope
 PRIOR_A, PRIOR_LOG_B = (0.0, 1.5), (0.0, 0.5)
 _GRID = 96  # points per axis of the quadrature grid
 _HALF_WIDTH = 6.0  # Laplace standard deviations each side of the mode
@@ -101,35 +105,64 @@ def sufficient(cal_scores: Any, cal_labels: Any) -> tuple[np.ndarray, np.ndarray
     return ux, trials, positives.astype(np.int64)
 
 
-def model_m1(cal_scores, cal_labels, *, prior_a=PRIOR_A, prior_log_b=PRIOR_LOG_B):
-    r"""M1: the posterior of Platt's calibration map from labelled rows.
+def model(cal_scores, cal_labels, *, variant: str = "m1", delta=None, prior_a=PRIOR_A,
+          prior_log_b=PRIOR_LOG_B):
+    r"""PEMI's PyMC model: the posterior of Platt's calibration map (M1), and an MNAR shift (M3).
+
+    M1 learns the map from labelled rows:
 
     .. math:: a\sim\mathcal N(\mu_a,s_a^2),\quad \log b\sim\mathcal N(\mu_b,s_b^2),\quad
               k_u\sim\mathrm{Binomial}\big(n_u,\sigma(a+b\,x_u)\big),
 
     with :math:`n_u` calibration rows and :math:`k_u` positives at each distinct
-    :math:`x_u=\operatorname{logit}s^c`.
+    :math:`x_u=\operatorname{logit}s^c`. M3 adds the MNAR shift
+    :math:`\delta\sim\mathcal N(\mu_\delta,s_\delta^2)` of the log-odds of a missing label,
+    :math:`Y_i\sim\mathcal B(\sigma(a+b\,\operatorname{logit}s_i+\delta))`; no observed variable
+    depends on :math:`\delta` (module docstring), so its posterior is its prior. A fixed shift is
+    M1 with the shift applied in the predictive (:func:`predictive`).
 
     Parameters
     ----------
     cal_scores, cal_labels : array-like
         Raw scores in [0, 1] and 0/1 labels of the calibration rows.
+    variant : {"m1", "m3"}
+        M1, or M3 (with ``delta``).
+    delta : (mean, sd), optional
+        M3's prior of :math:`\delta`, ``sd > 0``; default (0, 1). Not for M1.
     prior_a, prior_log_b : (mean, sd)
         Normal priors of the intercept and of the log slope.
 
     Returns
     -------
     pm.Model
-        Free ``a``, ``log_b``, deterministic ``b`` and observed ``positives`` (dim ``score``).
+        Free ``a``, ``log_b``, deterministic ``b`` and observed ``positives`` (dim ``score``);
+        M3 adds free ``delta``.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``variant``; ``delta`` given to M1; a prior sd of :math:`\delta` that is not
+        positive.
 
     Examples
     --------
-    >>> m = model_m1([0.1, 0.4, 0.8, 0.9], [0, 1, 1, 1])
+    >>> m = model([0.1, 0.4, 0.8, 0.9], [0, 1, 1, 1])
     >>> [v.name for v in m.free_RVs], [v.name for v in m.observed_RVs]
     (['a', 'log_b'], ['positives'])
+    >>> m = model([0.1, 0.4, 0.8, 0.9], [0, 1, 1, 1], variant="m3", delta=(-1.0, 0.5))
+    >>> [v.name for v in m.free_RVs], m.initial_point()["delta"]
+    (['a', 'log_b', 'delta'], array(-1.))
     """
     import pymc as pm
 
+    variant = as_choice(variant, "variant", VARIANTS)
+    if variant == "m1" and delta is not None:
+        raise ValueError("delta is M3's prior: use variant='m3' for a prior on delta (a fixed "
+                         "delta is M1 with the shift applied in the predictive).")
+    delta = (0.0, 1.0) if delta is None else delta
+    if variant == "m3" and not delta[1] > 0:
+        raise ValueError(f"variant 'm3' needs a prior sd of delta > 0, got {delta[1]!r}; a fixed "
+                         "delta is variant 'm1' with the shift applied in the predictive.")
     x, trials, positives = sufficient(cal_scores, cal_labels)
     with pm.Model(coords={"score": np.arange(x.size)}) as m:
         a = pm.Normal("a", mu=prior_a[0], sigma=prior_a[1])
@@ -137,48 +170,8 @@ def model_m1(cal_scores, cal_labels, *, prior_a=PRIOR_A, prior_log_b=PRIOR_LOG_B
         b = pm.Deterministic("b", pm.math.exp(log_b))
         pm.Binomial("positives", n=trials, logit_p=link(a, b, x), observed=positives,
                     dims="score")
-    return m
-
-
-def model_m3(cal_scores, cal_labels, *, delta=(0.0, 1.0), prior_a=PRIOR_A,
-             prior_log_b=PRIOR_LOG_B):
-    r"""M3: M1 and the MNAR shift :math:`\delta\sim\mathcal N(\mu_\delta,s_\delta^2)`.
-
-    The missing labels are :math:`\mathcal B(\sigma(a+b\,\operatorname{logit}s_i+\delta))`;
-    no observed variable depends on :math:`\delta` (module docstring), so its posterior is its
-    prior. :math:`s_\delta` must be positive (a fixed shift is M1 with a constant).
-
-    Parameters
-    ----------
-    cal_scores, cal_labels, prior_a, prior_log_b
-        As in :func:`model_m1`.
-    delta : (mean, sd)
-        The prior of :math:`\delta`.
-
-    Returns
-    -------
-    pm.Model
-        M1's variables and free ``delta``.
-
-    Raises
-    ------
-    ValueError
-        If the prior sd of :math:`\delta` is not positive.
-
-    Examples
-    --------
-    >>> m = model_m3([0.1, 0.4, 0.8, 0.9], [0, 1, 1, 1], delta=(-1.0, 0.5))
-    >>> [v.name for v in m.free_RVs], m.initial_point()["delta"]
-    (['a', 'log_b', 'delta'], array(-1.))
-    """
-    import pymc as pm
-
-    if not delta[1] > 0:
-        raise ValueError(f"model_m3 needs a prior sd of delta > 0, got {delta[1]!r}; a fixed "
-                         "delta is model_m1 with the shift applied in the predictive.")
-    m = model_m1(cal_scores, cal_labels, prior_a=prior_a, prior_log_b=prior_log_b)
-    with m:
-        pm.Normal("delta", mu=delta[0], sigma=delta[1])
+        if variant == "m3":
+            pm.Normal("delta", mu=delta[0], sigma=delta[1])
     return m
 
 
@@ -251,7 +244,7 @@ def map_posterior(cal_scores, cal_labels, *, size: int = 4000, prior_a=PRIOR_A,
     Parameters
     ----------
     cal_scores, cal_labels, prior_a, prior_log_b
-        As in :func:`model_m1`.
+        As in :func:`model`.
     size : int
         Number of draws.
     random_seed : int or numpy.random.Generator, optional
@@ -338,7 +331,7 @@ def predictive(rows: Rows, metrics: tuple[str, ...], a, b, delta, random_seed=No
 
 def mixture_closed_form(rows: Rows, metrics: tuple[str, ...], a, b, delta, *, ci_prob: float,
                         ci_kind: str, opts: Options = DEFAULT) -> xr.Dataset:
-    r"""The predictive law given the draws of the map (spec §5.3, FP3), as a ``closed_form``.
+    r"""The predictive law given the draws of the map, as a ``closed_form``.
 
     Confusion-matrix metrics: the exact mixture :math:`\frac1S\sum_sP(\cdot\mid\theta_s)` of
     the engine's laws at each draw :math:`\theta_s=(a_s,b_s,\delta_s)`. ROC-AUC: the normal

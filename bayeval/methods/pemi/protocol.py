@@ -1,4 +1,5 @@
-r"""Baselines and the evaluation protocol of the missing-labels paper (spec §4.1).
+r"""Baselines and the evaluation protocol of the missing-labels paper (Dervovic & Cashmore,
+AISTATS 2025, §6).
 
 * :func:`metric_values`: plain metrics of completed label vectors (any leading draw dimensions);
   :func:`complete_case` (drop the missing rows) and :func:`definitional_bounds` (every missing
@@ -6,7 +7,7 @@ r"""Baselines and the evaluation protocol of the missing-labels paper (spec §4.
   imputations, which are *not* the metric's extremes over completions for ROC-AUC or F1);
 * :func:`complete_case_bootstrap`: the paper's baseline, the bootstrap distribution of the metric
   on the labelled rows (multinomial resampling weights, vectorised over resamples);
-* :func:`pit_normal`, :func:`pit_draws` (optionally randomised, spec P13),
+* :func:`pit_normal`, :func:`pit_draws` (optionally randomised, for discrete laws),
   :func:`pit_distances` (KS and Wasserstein-1 of the PIT values to :math:`\mathcal U[0,1]`);
 * :func:`replications`: stratified folds, a classifier per fold, a calibration split, each test
   fold's two halves masked in turn (MCAR or label-dependent MNAR through
@@ -22,9 +23,9 @@ import numpy as np
 from scipy import stats
 from sklearn.utils import Bunch
 
-from bayeval import metrics as M
 from bayeval.datasets import mask_labels
 from bayeval.methods.pemi.fast import DEFAULT, Options
+from bayeval.metrics import confusion_counts, from_counts, roc_auc
 from bayeval.validation import as_seed
 
 __all__ = ["complete_case", "complete_case_bootstrap", "definitional_bounds", "metric_values",
@@ -60,11 +61,11 @@ def metric_values(scores: np.ndarray, labels: np.ndarray, y_pred: np.ndarray,
            [0.5   , 0.6667, 0.4444]])
     """
     y = np.asarray(labels, dtype=np.int8)
-    tp, fp, fn, tn = M.confusion_counts(y, y_pred)
-    cols = [M.roc_auc(y.reshape(-1, y.shape[-1]), scores, ties=opts.ties,
-                      zero_division=opts.zero_division).reshape(y.shape[:-1])
+    tp, fp, fn, tn = confusion_counts(y, y_pred)
+    cols = [roc_auc(y.reshape(-1, y.shape[-1]), scores, ties=opts.ties,
+                    zero_division=opts.zero_division).reshape(y.shape[:-1])
             if metric == "roc_auc" else
-            M.from_counts(metric, tp, fp, fn, tn, beta=opts.beta, zero_division=opts.zero_division)
+            from_counts(metric, tp, fp, fn, tn, beta=opts.beta, zero_division=opts.zero_division)
             for metric in metrics]
     return np.stack(np.broadcast_arrays(*cols), axis=-1)
 
@@ -102,7 +103,7 @@ def definitional_bounds(scores, labels, y_pred, metrics,
                         opts: Options = DEFAULT) -> tuple[np.ndarray, np.ndarray]:
     r"""(optimistic, pessimistic): missing labels imputed as :math:`\psi_i`, or as :math:`1-\psi_i`.
 
-    The paper's bounds (spec §2.1), definitional only: for ROC-AUC and F1 they need not be the
+    The paper's bounds (its §3), definitional only: for ROC-AUC and F1 they need not be the
     extremes of the metric over completions.
 
     Parameters
@@ -198,8 +199,8 @@ def complete_case_bootstrap(scores, labels, y_pred, metrics, *, n_boot: int = 10
     tp, fp, fn = w @ (y * yp), w @ ((1 - y) * yp), w @ (y * (1 - yp))
     tn = y.size - tp - fp - fn
     cols = [_weighted_auc(s, y, w, opts) if metric == "roc_auc" else
-            M.from_counts(metric, tp, fp, fn, tn, beta=opts.beta,
-                          zero_division=opts.zero_division) for metric in metrics]
+            from_counts(metric, tp, fp, fn, tn, beta=opts.beta,
+                        zero_division=opts.zero_division) for metric in metrics]
     return np.stack(cols, axis=-1)
 
 
@@ -231,7 +232,7 @@ def pit_draws(truth, draws, random_seed=None) -> np.ndarray:
 
     With ``random_seed`` given, the randomised PIT :math:`U\hat F(t^-)+(1-U)\hat F(t)`,
     :math:`U\sim\mathcal U[0,1]`, which is uniform for a correct discrete predictive law
-    (spec P13).
+    (Czado, Gneiting & Held 2009).
 
     Parameters
     ----------
@@ -327,7 +328,7 @@ def replications(X, y, *, n_folds: int = 10, n_repeats: int = 1, p_m: float = 0.
                  mechanism: str = "mcar", eta: float | None = None, mask_base: str = "subfold",
                  calib_fraction: float = 0.1, classifier: Callable[[], Any] = _logistic,
                  random_seed=None):
-    r"""The paper's protocol (spec §4.1): yields one Bunch per (repeat, fold, half).
+    r"""The paper's protocol (its §6): yields one Bunch per (repeat, fold, half).
 
     Stratified ``n_folds`` folds (``n_repeats`` times with new splits); the training rows are
     split into the classifier's (:math:`1-`\ ``calib_fraction``) and the calibration rows; the

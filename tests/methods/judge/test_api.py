@@ -16,31 +16,31 @@ from scipy import optimize, special, stats
 
 from bayeval.check import compare
 from bayeval.evaluation import Evaluation
-from bayeval.methods.judge import fast as E
+from bayeval.methods.judge import fast
 from bayeval.methods.judge.api import (
     eif_agreement,
     judge,
     labels_needed,
-    model_a,
-    model_b,
     ppi_mean_ci,
     ppi_mean_pointestimate,
 )
+from bayeval.methods.judge.conjugate import conjugate_posterior
+from bayeval.methods.judge.models import model
 
 PYMC = pytest.mark.xdist_group("judge_pymc")  # one worker compiles and reuses the models
 # spec §5.6, first row: m = 200, theta = .3, q0 = .8, q1 = .7; 627 of 1800 unlabelled judged 1
-SPEC_COUNTS = E.Counts(36, 14, 29, 121, t1=627, t0=1173)
+SPEC_COUNTS = fast.Counts(36, 14, 29, 121, t1=627, t0=1173)
 
 
-def simulate(theta, q0, q1, m, n, size, rng) -> E.Counts:
+def simulate(theta, q0, q1, m, n, size, rng) -> fast.Counts:
     """``size`` replicates of the counts of m labelled and n unlabelled items."""
     cells = [theta * q1, theta * (1 - q1), (1 - theta) * (1 - q0), (1 - theta) * q0]
     table = rng.multinomial(m, cells, size=size)
     t1 = rng.binomial(n, theta * q1 + (1 - theta) * (1 - q0), size=size)
-    return E.Counts(*table.T, t1=t1, t0=n - t1)
+    return fast.Counts(*table.T, t1=t1, t0=n - t1)
 
 
-def usable(c: E.Counts) -> np.ndarray:
+def usable(c: fast.Counts) -> np.ndarray:
     """The paper's code keeps replicates with >= 2 labelled items of each class; the EIF and the
     MLE also need both judge labels among them, Rogan–Gladen a nonzero kappa."""
     m1, m0 = c.n11 + c.n10, c.n01 + c.n00
@@ -49,22 +49,22 @@ def usable(c: E.Counts) -> np.ndarray:
     return keep & (c.n11 * c.n00 != c.n10 * c.n01)
 
 
-def subset(c: E.Counts, keep) -> E.Counts:
-    return E.Counts(*(np.asarray(a)[keep] for a in c))
+def subset(c: fast.Counts, keep) -> fast.Counts:
+    return fast.Counts(*(np.asarray(a)[keep] for a in c))
 
 
-def items(c: E.Counts):
+def items(c: fast.Counts):
     """Item-level arrays (y, yhat, yhat_unlabeled) with the given counts."""
     y = np.repeat([1, 1, 0, 0], [c.n11, c.n10, c.n01, c.n00])
     yhat = np.repeat([1, 0, 1, 0], [c.n11, c.n10, c.n01, c.n00])
     return y, yhat, np.repeat([1, 0], [c.t1, c.t0])
 
 
-def expected_counts(theta, q0, q1, m, n) -> E.Counts:
+def expected_counts(theta, q0, q1, m, n) -> fast.Counts:
     """Counts equal to their expectations: estimators then return population values."""
     p = theta * q1 + (1 - theta) * (1 - q0)
-    return E.Counts(m * theta * q1, m * theta * (1 - q1), m * (1 - theta) * (1 - q0),
-                    m * (1 - theta) * q0, n * p, n * (1 - p))
+    return fast.Counts(m * theta * q1, m * theta * (1 - q1), m * (1 - theta) * (1 - q0),
+                       m * (1 - theta) * q0, n * p, n * (1 - p))
 
 
 def random_parameters(size, rng, kappa_positive=True):
@@ -93,7 +93,7 @@ def test_mle_closed_form_is_the_numerical_maximum(seed):
     assert min(c[:4]) > 0
     res = optimize.minimize(negative_loglik, np.zeros(3), args=(c,), method="BFGS",
                             options={"gtol": 1e-10})
-    np.testing.assert_allclose(special.expit(res.x), E.mle_parameters(c), rtol=0, atol=1e-6)
+    np.testing.assert_allclose(special.expit(res.x), fast.mle_parameters(c), rtol=0, atol=1e-6)
 
 
 def numerical_hessian(f, x, h=1e-5):
@@ -113,14 +113,14 @@ def test_mle_observed_information_se_is_the_eif_delta_se(seed):
     rng = np.random.default_rng(10 + seed)
     c = subset(simulate(*rng.uniform(0.2, 0.85, 3), 200, 1800, 1, rng), 0)
     assert min(c[:4]) > 0
-    mle, eif = E.mle(c), E.eif_cells(*c.cells())
+    mle, eif = fast.mle(c), fast.eif_cells(*c.cells())
     assert float(mle.se) == pytest.approx(float(eif.se), rel=1e-12)
-    params = np.array(E.mle_parameters(c), dtype=float)
+    params = np.array(fast.mle_parameters(c), dtype=float)
     nll = lambda x: negative_loglik(special.logit(x), c)  # noqa: E731
     numeric = numerical_hessian(nll, params)
     se_numeric = np.sqrt(np.linalg.inv(numeric)[0, 0])
     assert se_numeric == pytest.approx(float(mle.se), rel=1e-5)
-    np.testing.assert_allclose(E.observed_information(c, *params), numeric, rtol=1e-5)
+    np.testing.assert_allclose(fast.observed_information(c, *params), numeric, rtol=1e-5)
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -130,19 +130,20 @@ def test_eif_mle_and_ppi_pp_at_the_optimal_lambda_are_one_number(seed):
     rng = np.random.default_rng(20 + seed)
     c = subset(simulate(*rng.uniform(0.15, 0.85, 3), 150, 3000, 1, rng), 0)
     y, yhat, yhat_u = items(c)
-    mo = E.moments(y, yhat, yhat_u)
+    mo = fast.moments(y, yhat, yhat_u)
     mu1, mu0 = y[yhat == 1].mean(), y[yhat == 0].mean()
     assert np.polyfit(yhat, y, 1)[0] == pytest.approx(mu1 - mu0, abs=1e-12)
-    eif = E.eif_cells(*c.cells())
+    eif = fast.eif_cells(*c.cells())
     lam_star = c.n / (c.m + c.n) * (mu1 - mu0)
-    assert float(E.ppi_pp(mo, lam_star).estimate) == pytest.approx(float(eif.estimate), abs=1e-12)
-    assert float(E.mle(c).estimate) == pytest.approx(float(eif.estimate), abs=1e-12)
-    assert float(E.eif_linear(mo).estimate) == pytest.approx(float(eif.estimate), abs=1e-12)
+    assert float(fast.ppi_pp(mo, lam_star).estimate) == pytest.approx(float(eif.estimate),
+                                                                     abs=1e-12)
+    assert float(fast.mle(c).estimate) == pytest.approx(float(eif.estimate), abs=1e-12)
+    assert float(fast.eif_linear(mo).estimate) == pytest.approx(float(eif.estimate), abs=1e-12)
     ppi_direct = yhat_u.mean() - (yhat - y).mean()
-    assert float(E.ppi(mo).estimate) == pytest.approx(ppi_direct, abs=1e-12)
-    assert E.ppi_pp(mo, 1.0) == E.ppi(mo)
-    assert float(E.ppi_pp(mo, 0.0).estimate) == pytest.approx(y.mean(), abs=1e-12)
-    assert float(E.ppi_pp(mo, 0.0).se) == pytest.approx(float(E.classical(mo).se), abs=1e-12)
+    assert float(fast.ppi(mo).estimate) == pytest.approx(ppi_direct, abs=1e-12)
+    assert fast.ppi_pp(mo, 1.0) == fast.ppi(mo)
+    assert float(fast.ppi_pp(mo, 0.0).estimate) == pytest.approx(y.mean(), abs=1e-12)
+    assert float(fast.ppi_pp(mo, 0.0).se) == pytest.approx(float(fast.classical(mo).se), abs=1e-12)
 
 
 def test_eif_is_equation_15_and_cell_residuals_sum_to_zero():
@@ -157,8 +158,8 @@ def test_eif_is_equation_15_and_cell_residuals_sum_to_zero():
     residual = y[:m] - mu[score[:m] - 1]
     assert abs(residual.sum()) < 1e-12
     theta_15 = mu[score - 1].mean() + residual.mean()
-    assert float(E.eif_cells(c, s, u).estimate) == pytest.approx(theta_15, abs=1e-12)
-    ev = judge(y[:m], score[:m], score[m:], estimator="eif")
+    assert float(fast.eif_cells(c, s, u).estimate) == pytest.approx(theta_15, abs=1e-12)
+    ev = judge(y[:m], score[:m], score[m:], method="eif")
     assert ev.summary().loc["eif", "mean"] == pytest.approx(theta_15, abs=1e-12)
 
 
@@ -215,17 +216,17 @@ def test_population_variances_agree_and_the_package_reproduces_them():
         assert information_inverse_11(theta, q0, q1, gamma) == pytest.approx(v["eif"], rel=1e-10)
         assert v["p"] * (1 - v["p"]) == pytest.approx(v["C"] + v["B"], rel=1e-12)
         c = expected_counts(theta, q0, q1, m, n)
-        mo = E.Moments.from_counts(c)
-        package = {"eif": E.eif_cells(*c.cells()), "mle": E.mle(c), "ppi": E.ppi(mo),
-                   "ppi_pp": E.ppi_pp(mo, v["lam"]), "rogan_gladen": E.rogan_gladen(c)}
+        mo = fast.Moments.from_counts(c)
+        package = {"eif": fast.eif_cells(*c.cells()), "mle": fast.mle(c), "ppi": fast.ppi(mo),
+                   "ppi_pp": fast.ppi_pp(mo, v["lam"]), "rogan_gladen": fast.rogan_gladen(c)}
         for key, est in package.items():
             assert n_total * float(est.se) ** 2 == pytest.approx(v[key], rel=1e-10), key
         assert float(package["rogan_gladen"].estimate) == pytest.approx(theta, abs=1e-12)
-        np.testing.assert_allclose(E.mle_parameters(c), (theta, q0, q1), rtol=0, atol=1e-12)
+        np.testing.assert_allclose(fast.mle_parameters(c), (theta, q0, q1), rtol=0, atol=1e-12)
         mu1, mu0 = c.n11 / (c.n11 + c.n01), c.n10 / (c.n10 + c.n00)
         assert mu1 - mu0 == pytest.approx(
             theta * (1 - theta) * v["kappa"] / (v["p"] * (1 - v["p"])), abs=1e-12)
-        bias = float(E.naive(mo).estimate) - theta
+        bias = float(fast.naive(mo).estimate) - theta
         assert bias == pytest.approx((1 - q0) - theta * (2 - q0 - q1), abs=1e-12)
 
 
@@ -236,9 +237,9 @@ def test_eif_ppi_rogan_gladen_ordering_needs_kappa_positive():
     theta, q0, q1 = rng.uniform(0.02, 0.98, (3, 20_000))
     gamma = np.exp(rng.uniform(-3, 6, theta.size))
     c = expected_counts(theta, q0, q1, 1.0, gamma)
-    mo = E.Moments.from_counts(c)
-    v_eif, v_ppi = E.eif_cells(*c.cells()).se ** 2, E.ppi(mo).se ** 2
-    v_rg = E.rogan_gladen(c).se ** 2
+    mo = fast.Moments.from_counts(c)
+    v_eif, v_ppi = fast.eif_cells(*c.cells()).se ** 2, fast.ppi(mo).se ** 2
+    v_rg = fast.rogan_gladen(c).se ** 2
     pos = q0 + q1 > 1
     assert (v_eif <= v_ppi * (1 + 1e-12)).all()
     assert (v_ppi[pos] <= v_rg[pos] * (1 + 1e-12)).all()
@@ -252,11 +253,11 @@ def test_ppi_finite_sample_variances_are_exact():
     are unbiased; 40,000 replicates, 4-sigma tolerances (sd of a variance ~ var sqrt(2/R))."""
     rng = np.random.default_rng(8)
     theta, q0, q1, m, n, reps = 0.3, 0.8, 0.7, 100, 900, 40_000
-    mo = E.Moments.from_counts(simulate(theta, q0, q1, m, n, reps, rng))
+    mo = fast.Moments.from_counts(simulate(theta, q0, q1, m, n, reps, rng))
     p = theta * q1 + (1 - theta) * (1 - q0)
     var_9 = p * (1 - p) / n + ((1 - theta) * (1 - q0) + theta * (1 - q1) - (theta - p) ** 2) / m
     for lam in (1.0, 0.6):
-        est = E.ppi_pp(mo, lam).estimate
+        est = fast.ppi_pp(mo, lam).estimate
         var_11 = (theta * (1 - theta) / m + lam**2 * (p * (1 - p) / n + p * (1 - p) / m)
                   - 2 * lam / m * theta * (q1 - p))
         if lam == 1.0:
@@ -272,7 +273,7 @@ def test_model_b_credible_intervals_have_frequentist_coverage():
     reps, draws = 2000, 4000
     theta = rng.uniform(0.2, 0.8, reps)
     q0, q1 = rng.uniform(0.6, 0.9, (2, reps))
-    c = E.Counts(*(np.concatenate(v) for v in zip(*(
+    c = fast.Counts(*(np.concatenate(v) for v in zip(*(
         simulate(t, a, b, 200, 1800, 1, rng) for t, a, b in zip(theta, q0, q1, strict=True)),
         strict=True)))
     size = (draws, reps)
@@ -287,7 +288,7 @@ def test_hausman_z_of_rogan_gladen_against_eif():
     rng = np.random.default_rng(11)
     c = simulate(0.4, 0.75, 0.8, 300, 2700, 2000, rng)
     c = subset(c, usable(c))
-    rg, eif = E.rogan_gladen(c), E.eif_cells(*c.cells())
+    rg, eif = fast.rogan_gladen(c), fast.eif_cells(*c.cells())
     z = (rg.estimate - eif.estimate) / np.sqrt(rg.se**2 - eif.se**2)
     assert abs(z.mean()) < 0.15
     assert 0.85 <= z.std() <= 1.15
@@ -301,17 +302,17 @@ def test_binary_simulation_grid_coverage_and_widths():
     intervals undercover in some cells (down to 0.84) and are not tested. In every cell (all
     have kappa > 0) the median interval width orders RG > PPI > EIF."""
     rng = np.random.default_rng(2026)
-    z = E.z_value(0.9)
+    z = fast.z_value(0.9)
     for m, theta, q0, q1 in itertools.product((20, 100, 200, 400), np.arange(1, 10) / 10,
                                               (0.6, 0.7, 0.8), (0.6, 0.7, 0.8)):
         c = simulate(theta, q0, q1, m, 2000 - m, 4000, rng)
         c = subset(c, usable(c))
-        mo = E.Moments.from_counts(c)
-        est = {"eif": E.eif_cells(*c.cells()), "mle": E.mle(c), "ppi": E.ppi(mo),
-               "rogan_gladen": E.rogan_gladen(c)}
+        mo = fast.Moments.from_counts(c)
+        est = {"eif": fast.eif_cells(*c.cells()), "mle": fast.mle(c), "ppi": fast.ppi(mo),
+               "rogan_gladen": fast.rogan_gladen(c)}
         width = {}
         for name, e in est.items():
-            lo, hi = E.interval(e, z, "logit")
+            lo, hi = fast.interval(e, z, "logit")
             width[name] = np.median(hi - lo)
             if name in ("eif", "mle") and m >= 100:
                 coverage = np.mean((lo <= theta) & (theta <= hi))
@@ -332,17 +333,17 @@ def test_scored_judge_eif_cells_cover_and_beat_ppi():
     c = rng.multinomial(m, share, size=reps)
     s = rng.binomial(c, mu)
     u = rng.multinomial(n, share, size=reps)
-    eif = E.eif_cells(c, s, u)
+    eif = fast.eif_cells(c, s, u)
     y_mean, yh_mean, yhu_mean = s.sum(1) / m, c @ values / m, u @ values / n
-    mo = E.Moments(m=m, n=n, y_mean=y_mean, yhat_mean=yh_mean, yhat_u_mean=yhu_mean,
-                   y_var=y_mean * (1 - y_mean), yhat_var=c @ values**2 / m - yh_mean**2,
-                   yhat_u_var=u @ values**2 / n - yhu_mean**2,
-                   cov=s @ values / m - y_mean * yh_mean)
-    z = E.z_value(0.9)
-    lo, hi = E.interval(eif, z, "logit")
+    mo = fast.Moments(m=m, n=n, y_mean=y_mean, yhat_mean=yh_mean, yhat_u_mean=yhu_mean,
+                      y_var=y_mean * (1 - y_mean), yhat_var=c @ values**2 / m - yh_mean**2,
+                      yhat_u_var=u @ values**2 / n - yhu_mean**2,
+                      cov=s @ values / m - y_mean * yh_mean)
+    z = fast.z_value(0.9)
+    lo, hi = fast.interval(eif, z, "logit")
     assert 0.87 <= np.mean((lo <= theta) & (theta <= hi)) <= 0.93
-    widths = [np.median(e.se) for e in (eif, E.ppi_pp(mo, E.ppi_pp_lambda(mo, clip=False)),
-                                        E.ppi(mo))]
+    widths = [np.median(e.se) for e in (eif, fast.ppi_pp(mo, fast.ppi_pp_lambda(mo, clip=False)),
+                                           fast.ppi(mo))]
     assert widths[0] < widths[1] < widths[2]
 
 
@@ -353,25 +354,25 @@ def test_scored_judge_through_judge():
     y = (rng.random(3000) < 0.4).astype(int)
     score = np.clip(0.5 * y + rng.normal(0.3, 0.2, 3000), 0, 1)
     args = (y[:300], score[:300], score[300:])
-    ev = judge(*args, estimator="all")
+    ev = judge(*args, method="all")
     assert list(ev.summary().index) == ["naive", "classical", "ppi", "ppi_pp",
                                         "ppi_pp_unclipped", "eif"]
     assert "not computed: rogan_gladen, rogan_gladen_adjusted, mle" in ev.meta["description"]
     bins = judge(*args).summary().loc["eif"]
     assert abs(bins["mean"] - 0.4) < 4 * bins["sd"]
     line = judge(*args, mu_model="linear").summary().loc["eif", "mean"]
-    mo = E.moments(*args)
+    mo = fast.moments(*args)
     lam = 2700 / 3000 * mo.cov / mo.yhat_var
-    assert line == pytest.approx(float(E.ppi_pp(mo, lam).estimate), abs=1e-12)
+    assert line == pytest.approx(float(fast.ppi_pp(mo, lam).estimate), abs=1e-12)
     with pytest.raises(ValueError, match="needs binary judge labels"):
-        judge(*args, estimator="mle")
+        judge(*args, method="mle")
 
 
 # ===================================================================== the generative models
 @pytest.fixture(scope="module")
 def both_a():
     y, yhat, yhat_u = items(SPEC_COUNTS)
-    return judge(y, yhat, yhat_u, estimator="both", random_seed=1)
+    return judge(y, yhat, yhat_u, method="both", random_seed=1)
 
 
 @PYMC
@@ -399,8 +400,8 @@ def test_model_a_agrees_with_eif(both_a):
 @PYMC
 def test_a_wrong_closed_form_fails_the_check(both_a):
     """The check has power: the exact posterior of a table with 6 more true positives fails."""
-    wrong = E.conjugate_posterior(SPEC_COUNTS._replace(n11=SPEC_COUNTS.n11 + 6),
-                                  {"p": (2, 2), "mu1": (1, 1), "mu0": (1, 1)}, 0.95)
+    wrong = conjugate_posterior(SPEC_COUNTS._replace(n11=SPEC_COUNTS.n11 + 6),
+                                {"p": (2, 2), "mu1": (1, 1), "mu0": (1, 1)}, 0.95)
     tree = both_a.tree.copy()
     tree["closed_form"] = tree["closed_form"].to_dataset().assign(
         mean=wrong.mean, sd=wrong.sd, lower=wrong.lower, upper=wrong.upper)
@@ -411,15 +412,15 @@ def test_a_wrong_closed_form_fails_the_check(both_a):
 
 @PYMC
 def test_model_b_nuts_matches_its_exact_posterior_per_group():
-    groups = {"system_a": SPEC_COUNTS, "system_b": E.Counts(45, 9, 16, 30, t1=940, t0=960)}
+    groups = {"system_a": SPEC_COUNTS, "system_b": fast.Counts(45, 9, 16, 30, t1=940, t0=960)}
     arrays = {g: items(c) for g, c in groups.items()}
-    ev = judge(*({g: a[k] for g, a in arrays.items()} for k in range(3)), estimator="both",
+    ev = judge(*({g: a[k] for g, a in arrays.items()} for k in range(3)), method="both",
                model="b", random_seed=2)
     check = ev.check()
     assert check.attrs["passed"], check
     assert list(ev.summary().index) == ["system_a", "system_b"]
-    single = E.conjugate_posterior(groups["system_b"], {"p": (2, 2), "mu1": (1, 1),
-                                                        "mu0": (1, 1)}, 0.95)
+    single = conjugate_posterior(groups["system_b"], {"p": (2, 2), "mu1": (1, 1),
+                                                      "mu0": (1, 1)}, 0.95)
     assert float(ev.closed_form["mean"].sel(group="system_b")) == pytest.approx(
         float(single.mean), abs=1e-14)
 
@@ -431,7 +432,7 @@ def test_prior_sensitivity_flags_an_informative_prior(both_a):
     assert both_a.sensitivity().loc["theta", "prior"] < 0.05
     d = pd.DataFrame(np.column_stack(items(SPEC_COUNTS)[:2]), columns=["y", "yhat"])
     small = d.sample(40, random_state=3)
-    ev = judge(small.y, small.yhat, items(SPEC_COUNTS)[2], estimator="pymc",
+    ev = judge(small.y, small.yhat, items(SPEC_COUNTS)[2], method="pymc",
                prior={"q1": (60, 3)}, random_seed=4)
     assert ev.sensitivity().loc["theta", "prior"] >= 0.05
 
@@ -441,7 +442,7 @@ def test_exact_posterior_interval_and_finite_mean():
     finite-sample mean's moments match simulated hidden labels."""
     rng = np.random.default_rng(14)
     prior = {"p": (2, 2), "mu1": (1, 1), "mu0": (1, 1)}
-    post = E.conjugate_posterior(SPEC_COUNTS, prior, 0.9)
+    post = conjugate_posterior(SPEC_COUNTS, prior, 0.9)
     c, size = SPEC_COUNTS, 1_000_000
     p = rng.beta(2 + c.t1 + c.n11 + c.n01, 2 + c.t0 + c.n10 + c.n00, size)
     mu1, mu0 = rng.beta(1 + c.n11, 1 + c.n01, size), rng.beta(1 + c.n10, 1 + c.n00, size)
@@ -462,10 +463,10 @@ def test_catalogue_references_are_the_exact_posterior(name):
     import json
     from pathlib import Path
 
-    spec = json.loads((Path(__file__).resolve().parents[1] / "models" / name /
+    spec = json.loads((Path(__file__).resolve().parents[3] / "models" / name /
                        "reference.json").read_text())
-    exact = E.conjugate_posterior(E.Counts(**spec["kwargs"]),
-                                  {"p": (2, 2), "mu1": (1, 1), "mu0": (1, 1)}, 0.95)
+    counts = fast.Counts(*(spec["kwargs"][k] for k in fast.Counts._fields))
+    exact = conjugate_posterior(counts, {"p": (2, 2), "mu1": (1, 1), "mu0": (1, 1)}, 0.95)
     ref = spec["reference"]["theta"]
     assert abs(ref["mean"] - float(exact.mean)) <= 4 * ref["mcse_mean"]
     assert abs(ref["sd"] - float(exact.sd)) <= 4 * ref["mcse_sd"]
@@ -473,11 +474,11 @@ def test_catalogue_references_are_the_exact_posterior(name):
 
 def test_models_sum_the_labels_out():
     """The unlabelled items are one binomial count: no variable grows with n."""
-    big = model_a(36, 14, 29, 121, t1=10**7, t0=2 * 10**7)
+    big = model(36, 14, 29, 121, t1=10**7, t0=2 * 10**7, variant="a")
     assert all(np.size(v.eval()) == 1 for v in big.data_vars)
     assert np.isfinite(big.compile_logp()(big.initial_point()))
-    grouped = model_b([36, 45], [14, 9], [29, 16], [121, 30], [627, 940], [1173, 960],
-                      groups=["a", "b"])
+    grouped = model([36, 45], [14, 9], [29, 16], [121, 30], [627, 940], [1173, 960], variant="b",
+                    groups=["a", "b"])
     assert grouped.named_vars_to_dims["theta"] == ("group",)
     assert sorted(v.name for v in grouped.deterministics) == ["theta"]
 
@@ -487,8 +488,8 @@ def test_model_a_and_b_priors_are_the_same_dirichlet():
     the prior predictive of theta: Beta(2, 2) in both)."""
     import pymc as pm
 
-    a = pm.draw(model_a(*SPEC_COUNTS)["theta"], draws=20_000, random_seed=1)
-    b = pm.draw(model_b(*SPEC_COUNTS)["theta"], draws=20_000, random_seed=2)
+    a = pm.draw(model(*SPEC_COUNTS, variant="a")["theta"], draws=20_000, random_seed=1)
+    b = pm.draw(model(*SPEC_COUNTS, variant="b")["theta"], draws=20_000, random_seed=2)
     for draws in (a, b):
         assert stats.kstest(draws, stats.beta(2, 2).cdf).pvalue > 1e-3
 
@@ -532,7 +533,7 @@ def test_ppi_shim_one_sided_and_its_link_to_judge():
     two_lo, _ = ppi_mean_ci(y, yhat, yhat_u, alpha=0.1)
     assert lo[0] == pytest.approx(two_lo[0], abs=1e-14) and np.isinf(hi[0])
     with pytest.warns(UserWarning, match="does not help PPI"):
-        s = judge(y, yhat, yhat_u, estimator="all", ci="wald", ci_prob=0.9).summary()
+        s = judge(y, yhat, yhat_u, method="all", ci_kind="wald", ci_prob=0.9).summary()
     both = ppi_mean_ci(y, yhat, yhat_u, alpha=0.1)
     assert [s.loc["ppi_pp", "lower"], s.loc["ppi_pp", "upper"]] == pytest.approx(
         [both[0][0], both[1][0]], abs=1e-12)
@@ -551,14 +552,14 @@ def test_groups_are_independent_fits():
                            .astype(int) for name, q0, q1 in
                            (("cheap", 0.65, 0.7), ("strong", 0.85, 0.9))})
     with pytest.warns(UserWarning, match=r"\[cheap\] the judge does not help PPI"):
-        ev = judge(y[:250], judges.iloc[:250], judges.iloc[250:], estimator="all")
+        ev = judge(y[:250], judges.iloc[:250], judges.iloc[250:], method="all")
     s = ev.summary()
     assert s.index.names == ["estimator", "group"]
     for name in judges:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # the cheap judge's, as above
             one = judge(y[:250], judges[name][:250], judges[name][250:],
-                        estimator="all").summary()
+                        method="all").summary()
         pd.testing.assert_frame_equal(s.xs(name, level="group"), one, check_names=False,
                                       rtol=0, atol=1e-15)
     data = ev.tree["data"].to_dataset()
@@ -574,12 +575,12 @@ def test_labels_needed_delivers_the_half_width():
     p = theta * q1 + (1 - theta) * (1 - q0)
     rho2 = theta * (1 - theta) * (q0 + q1 - 1) ** 2 / (p * (1 - p))
     m = labels_needed(h, theta=theta, rho2=rho2, n_total=n_total)
-    z = E.z_value(0.95)
+    z = fast.z_value(0.95)
     assert z**2 * theta * (1 - theta) * (rho2 / n_total + (1 - rho2) / m) <= h**2
     assert 200 < m < labels_needed(h, theta=theta, rho2=0.0)
     rng = np.random.default_rng(17)
     c = subset(c := simulate(theta, q0, q1, m, n_total - m, 4000, rng), usable(c))
-    sd = E.eif_cells(*c.cells()).estimate.std(ddof=1)
+    sd = fast.eif_cells(*c.cells()).estimate.std(ddof=1)
     assert z * sd == pytest.approx(h, rel=4 / np.sqrt(2 * 4000) + 0.03)
     with pytest.raises(ValueError, match="out of reach"):
         labels_needed(0.001, theta=0.3, rho2=0.5, n_total=10_000)
@@ -589,48 +590,48 @@ def test_labels_needed_delivers_the_half_width():
 
 # ====================================================================== warnings, bad input
 def test_warnings_name_what_is_wrong():
-    y, yhat, yhat_u = items(E.Counts(30, 0, 20, 40, t1=500, t0=700))  # empty (Y=1, judge=0)
+    y, yhat, yhat_u = items(fast.Counts(30, 0, 20, 40, t1=500, t0=700))  # empty (Y=1, judge=0)
     with pytest.warns(UserWarning, match=r"empty labelled cell\(s\) \(Y=1, judge=0\)"):
-        ev = judge(y, yhat, yhat_u, estimator="all")
+        ev = judge(y, yhat, yhat_u, method="all")
     assert any("empty labelled cell" in w for w in ev.warnings)
-    weak = items(E.Counts(30, 25, 25, 30, t1=500, t0=500))  # kappa ~ 0.09
+    weak = items(fast.Counts(30, 25, 25, 30, t1=500, t0=500))  # kappa ~ 0.09
     with pytest.warns(UserWarning, match="weak judge"):
         judge(*weak)
-    outside = items(E.Counts(10, 2, 30, 60, t1=100, t0=900))  # RG raw < 0
+    outside = items(fast.Counts(10, 2, 30, 60, t1=100, t0=900))  # RG raw < 0
     with pytest.warns(UserWarning, match="rogan_gladen = -0.4667 lies outside"):
-        judge(*outside, estimator="rogan_gladen")
+        judge(*outside, method="rogan_gladen")
 
 
 def test_a_judge_no_better_than_chance():
     """kappa <= 0: Rogan–Gladen is left out of "all" (it divides by kappa) and refused alone;
     the EIF still answers (close to the human labels' mean)."""
-    y, yhat, yhat_u = items(E.Counts(20, 30, 35, 25, t1=600, t0=400))
+    y, yhat, yhat_u = items(fast.Counts(20, 30, 35, 25, t1=600, t0=400))
     with pytest.warns(UserWarning) as caught:
-        ev = judge(y, yhat, yhat_u, estimator="all")
+        ev = judge(y, yhat, yhat_u, method="all")
     said = " ".join(str(w.message) for w in caught)
     assert "no better than chance" in said and "rogan_gladen_adjusted left out" in said
     assert "rogan_gladen" not in ev.summary().index
     assert "mle" in ev.summary().index
     assert ev.summary().loc["eif", "mean"] == pytest.approx(50 / 110, abs=0.02)
     with pytest.raises(ValueError, match=r"kappa = q0 \+ q1 - 1, which is -0\.1"):
-        judge(y, yhat, yhat_u, estimator="rogan_gladen")
+        judge(y, yhat, yhat_u, method="rogan_gladen")
 
 
 def test_a_group_with_a_chance_judge_leaves_rogan_gladen_out_there_only():
     """Several groups: Rogan–Gladen is NaN for the group whose kappa <= 0 (its warning says
     so) and estimated for the others."""
-    bad_counts = E.Counts(20, 30, 35, 25, t1=600, t0=400)
-    good_counts = E.Counts(45, 5, 8, 52, t1=600, t0=400)
+    bad_counts = fast.Counts(20, 30, 35, 25, t1=600, t0=400)
+    good_counts = fast.Counts(45, 5, 8, 52, t1=600, t0=400)
     (y_bad, bad, bad_u), (y_good, good, good_u) = items(bad_counts), items(good_counts)
     with pytest.warns(UserWarning) as caught:
         ev = judge({"bad": y_bad, "good": y_good}, {"bad": bad, "good": good},
-                   {"bad": bad_u, "good": good_u}, estimator="all")
+                   {"bad": bad_u, "good": good_u}, method="all")
     said = [str(w.message) for w in caught]
     assert any(m.startswith("[bad] rogan_gladen, rogan_gladen_adjusted left out") for m in said)
     assert not any(m.startswith("[good]") for m in said)
     rg = ev.closed_form["mean"].sel(estimator="rogan_gladen")
     assert np.isnan(float(rg.sel(group="bad"))) and np.isfinite(float(rg.sel(group="good")))
-    alone = judge(y_good, good, good_u, estimator="rogan_gladen").closed_form["mean"]
+    alone = judge(y_good, good, good_u, method="rogan_gladen").closed_form["mean"]
     assert float(rg.sel(group="good")) == pytest.approx(alone.item(), abs=1e-12)
     assert "NaN where not" in ev.meta["description"]
 
@@ -645,7 +646,7 @@ def test_no_silent_nan_on_small_random_data():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             try:
-                cf = judge(*items(c), estimator="all").closed_form
+                cf = judge(*items(c), method="all").closed_form
             except ValueError:
                 refused += 1
                 continue
@@ -659,15 +660,15 @@ def test_no_silent_nan_on_small_random_data():
     (([0, 1, 1, 1, 1], [0, 1, 0, 1, 1], [0, 1]), {}, "1 negative label"),
     (([0, 0, 1, 1], [1, 1, 1, 1], [1, 1, 1]), {}, "single value"),
     (([0, 0, 1, 1], [1, 1, 1, 1], [1, 0, 1]), {}, "every labelled item"),
-    (([0, 0, 1, 1], [0, 1, 0, 1], [0, 1]), {"estimator": "best"}, "estimator must be one of"),
-    (([0, 0, 1, 1], [0, 1, 0, 1], [0, 1]), {"ci": "exact"}, "ci must be one of"),
+    (([0, 0, 1, 1], [0, 1, 0, 1], [0, 1]), {"method": "best"}, "method must be one of"),
+    (([0, 0, 1, 1], [0, 1, 0, 1], [0, 1]), {"ci_kind": "exact"}, "ci_kind must be one of"),
     (([0, 0, 1, 1], [0, 1, 0, 1], []), {}, "yhat_unlabeled is empty"),
-    (([0, 0, 1, 1], [0, 0.5, 0, 1], [0, 1]), {"estimator": "pymc"}, "needs binary judge"),
-    (([0, 0, 1, 1], [0, 1, 0, 1], [0, 1]), {"estimator": "pymc", "prior": {"eta": (1, 1)}},
+    (([0, 0, 1, 1], [0, 0.5, 0, 1], [0, 1]), {"method": "pymc"}, "needs binary judge"),
+    (([0, 0, 1, 1], [0, 1, 0, 1], [0, 1]), {"method": "pymc", "prior": {"eta": (1, 1)}},
      "prior has unknown key"),
-    (([0, 0, 1, 1], [0, 1, 0, 1], [0, 1]), {"estimator": "pymc", "prior": {"q1": (0, 1)}},
+    (([0, 0, 1, 1], [0, 1, 0, 1], [0, 1]), {"method": "pymc", "prior": {"q1": (0, 1)}},
      "prior\\['q1'\\] must be two positive"),
-    (([0, 0, 1, 1], [0, 1, 0, 1], [0, 1]), {"estimator": "both", "prior": {"q1": (5, 1)}},
+    (([0, 0, 1, 1], [0, 1, 0, 1], [0, 1]), {"method": "both", "prior": {"q1": (5, 1)}},
      "no exact closed form"),
     (({"a": [0, 0, 1, 1]}, {"b": [0, 1, 0, 1]}, [0, 1]), {}, "yhat has groups \\['b'\\]"),
     (({"a": [0, 0, 1, 1, 1]}, [0, 1, 0, 1], [0, 1]), {}, "y\\['a'\\] has 5, yhat\\['a'\\] has 4"),
@@ -675,3 +676,23 @@ def test_no_silent_nan_on_small_random_data():
 def test_bad_input_is_refused_with_a_clear_message(args, kwargs, message):
     with pytest.raises(ValueError, match=message):
         judge(*args, **kwargs)
+
+
+def test_old_argument_and_builder_names_still_work_with_a_warning():
+    """estimator= and ci= are method= and ci_kind=; model_a, model_b are model(variant=)."""
+    import bayeval.methods.judge as judge_package
+
+    y, yhat, yhat_u = items(SPEC_COUNTS)
+    new = judge(y, yhat, yhat_u, method="ppi_pp", ci_kind="wald")
+    with pytest.warns(FutureWarning, match=r"judge\(estimator=\) is now judge\(method=\)"):
+        old = judge(y, yhat, yhat_u, estimator="ppi_pp", ci_kind="wald")
+    assert old.tree.equals(new.tree) and old.meta["variant"] == "ppi_pp"
+    with pytest.warns(FutureWarning, match=r"judge\(ci=\) is now judge\(ci_kind=\)"):
+        old = judge(y, yhat, yhat_u, method="ppi_pp", ci="wald")
+    assert old.tree.equals(new.tree)
+    with pytest.raises(TypeError, match="both estimator= and its new name method="):
+        judge(y, yhat, yhat_u, method="eif", estimator="eif")
+    for variant, free in (("a", ["rates"]), ("b", ["p", "mu1", "mu0"])):
+        with pytest.warns(FutureWarning, match=f"model_{variant} is now .*variant='{variant}'"):
+            builder = getattr(judge_package, f"model_{variant}")
+        assert [v.name for v in builder(*SPEC_COUNTS).free_RVs] == free

@@ -8,15 +8,14 @@ from sklearn.datasets import load_iris
 from sklearn.linear_model import LogisticRegression
 
 from bayeval.evaluation import load
-from bayeval.methods.mvu.api import MVUEvaluation, mvu
+from bayeval.methods.mvu import MVUEvaluation, mvu
 from bayeval.methods.mvu.calibration import mvce
-from bayeval.methods.mvu.fast import hard_confidence
 from bayeval.methods.mvu.estimators import (
     GaussianImputer,
     LinearClassifier,
     alpha_max_variance,
-    dirichlet_mle,
 )
+from bayeval.methods.mvu.fast import hard_confidence
 
 CLF = LinearClassifier([[1.0, 1.0]], [-1.0])  # the spec's pi(x) = sigmoid(x1 + x2 - 1)
 
@@ -45,7 +44,7 @@ def synthetic_mvces(x, y_full, j):
     out = {"ground truth": soft_mvce(mvu(CLF, xm, imputer=GaussianImputer([0, 0], cov())),
                                      y_full),
            "generator S=100": soft_mvce(mvu(CLF, xm, imputer=GaussianImputer([0, 0], cov()),
-                                            dirichlet="moments", n_draws=100, random_seed=j),
+                                            dirichlet="moments", draws=100, random_seed=j),
                                         y_full)}
     for name, c in (("corr 0.6", cov(0.6)), ("corr 0.8", cov(0.8)),
                     ("cov x0.25", cov(factor=0.25)), ("cov x4", cov(factor=4.0))):
@@ -104,7 +103,7 @@ def test_exact_binary_answer_is_a_normal_cdf_and_monte_carlo_agrees():
     evt = mvu(CLF, x, imputer=imp, threshold=t)
     p1 = special.ndtr((m - special.logit(t)) / s)
     np.testing.assert_allclose(evt.closed_form["c_hard"], np.maximum(p1, 1 - p1), atol=1e-12)
-    mc = mvu(CLF, x, imputer=imp, method="mc", n_draws=40_000, random_seed=1).closed_form
+    mc = mvu(CLF, x, imputer=imp, method="mc", draws=40_000, random_seed=1).closed_form
     exact = ev.closed_form["c_hard"].values
     assert np.all(np.abs(mc["c_hard"].values - exact)
                   <= 4 * np.sqrt(exact * (1 - exact) / 40_000) + 1e-12)
@@ -119,7 +118,7 @@ def test_exact_multiclass_answer_is_an_orthant_probability():
     x[:, 2] = np.nan
     x[::2, 3] = np.nan
     exact = mvu(clf, x, train=iris.data, random_seed=0).closed_form["c_hard"].values
-    mc = mvu(clf, x, train=iris.data, method="mc", n_draws=40_000,
+    mc = mvu(clf, x, train=iris.data, method="mc", draws=40_000,
              random_seed=1).closed_form["c_hard"].values
     assert np.all(np.abs(mc - exact) <= 4 * np.sqrt(exact * (1 - exact) / 40_000) + 1e-3)
 
@@ -130,7 +129,7 @@ def test_a_nonlinear_classifier_gets_a_dirichlet_summary_with_a_warning():
     predict = lambda z: clf.predict_proba(z)  # noqa: E731  (a function: its linearity is unknown)
     x = iris.data[::30].copy()
     x[:, 0] = np.nan
-    ev = mvu(predict, x, train=iris.data, n_draws=300, random_seed=2)
+    ev = mvu(predict, x, train=iris.data, draws=300, random_seed=2)
     assert "maximum-likelihood Dirichlet" in ev.warnings[0]
     assert np.isfinite(ev.closed_form["alpha"]).all()
 
@@ -166,21 +165,6 @@ def test_model_c_laplace_passes_its_check(small):
     assert ev.check().attrs["passed"]
     exact = mvu(CLF, x, imputer=GaussianImputer([0, 0], cov())).closed_form["c_hard"].values
     assert np.abs(ev.closed_form["c_hard"].values - exact).max() < 0.05
-
-
-def test_model_b_posterior_is_centred_on_the_mle():  # T8
-    from bayeval.methods.mvu.api import model_b
-    from bayeval.sampling import sample
-
-    rng = np.random.default_rng(5)
-    z = 0.5 + 0.8 * rng.standard_normal(400)
-    phi = np.stack([special.expit(-z), special.expit(z)], axis=1)
-    post = sample(model_b(phi), 5, {"draws": 1000, "tune": 1000})["posterior"]["alpha"]
-    mle = dirichlet_mle(phi[None])[0]
-    mean, sd = post.mean(("chain", "draw")).values[0], post.std(("chain", "draw")).values[0]
-    assert np.all(np.abs(mean - mle) <= 3 * sd)
-    c_fit = hard_confidence(mean[None])[1][0]
-    assert abs(c_fit - (phi[:, 1] > 0.5).mean()) <= 0.03
 
 
 def test_nothing_missing_means_final_decisions_at_no_cost():
@@ -262,7 +246,7 @@ def test_explicit_mask_and_sensor_groups():
     (dict(imputer="mean", heuristic_param=1.5), "heuristic_param"),
     (dict(imputer="mean", method="pymc"), "has no generative model"),
     (dict(method="pymc", ci_kind="hdi"), "ci_kind='hdi' needs"),
-    (dict(n_draws=1), "n_draws must be an integer >= 2"),
+    (dict(draws=1), "draws must be an integer >= 2"),
 ])
 def test_bad_input(kwargs, message):
     args = dict(predict_proba=CLF, X=np.array([[np.nan, 1.0], [0.5, 0.2]]),
@@ -278,13 +262,12 @@ def test_classifier_fitted_on_other_features():
         mvu(clf, np.array([[np.nan, 1.0]]), imputer="zero")
 
 
-def test_model_b_reference_is_centred_on_the_mle():
-    import json
-    from pathlib import Path
-
-    spec = json.loads((Path(__file__).resolve().parents[1] / "models" / "mvu_model_b"
-                       / "reference.json").read_text())
-    mle = dirichlet_mle(np.asarray(spec["kwargs"]["phi"])[None])[0]
-    for j in range(2):
-        ref = spec["reference"][f"alpha[0, {j}]"]
-        assert abs(ref["mean"] - mle[j]) <= 3 * ref["sd"]
+def test_old_n_draws_keyword_warns_and_gives_the_same_answer():
+    x = np.array([[np.nan, 0.9], [0.4, np.nan]])
+    imp = GaussianImputer([0, 0], cov())
+    new = mvu(CLF, x, imputer=imp, method="mc", draws=500, random_seed=1)
+    with pytest.warns(FutureWarning, match=r"mvu\(n_draws=\) is now mvu\(draws=\)"):
+        old = mvu(CLF, x, imputer=imp, method="mc", n_draws=500, random_seed=1)
+    assert old.closed_form.identical(new.closed_form)
+    with pytest.raises(TypeError, match="both n_draws= and its new name draws="):
+        mvu(CLF, x, imputer=imp, n_draws=500, draws=500)

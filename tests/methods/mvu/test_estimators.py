@@ -7,8 +7,21 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from bayeval.methods.mvu import calibration as K
-from bayeval.methods.mvu import estimators as E
+from bayeval.methods.mvu.calibration import consistency, fit_scale, mvce, reliability
+from bayeval.methods.mvu.estimators import (
+    CLIP,
+    DMV,
+    GaussianImputer,
+    LinearClassifier,
+    alpha_max_variance,
+    alpha_scale_probability,
+    as_classifier,
+    dirichlet_mle,
+    dirichlet_moments,
+    linear_parts,
+    mcar_mask,
+    sensor_groups,
+)
 from bayeval.methods.mvu.fast import hard_confidence
 
 SIGMA = np.array([[0.3, 0.383406], [0.383406, 1.0]])  # the spec's synthetic Gaussian
@@ -18,7 +31,7 @@ SIGMA = np.array([[0.3, 0.383406], [0.383406, 1.0]])  # the spec's synthetic Gau
 def gaussian():
     rng = np.random.default_rng(0)
     a = rng.normal(size=(5, 5))
-    return E.GaussianImputer(rng.normal(size=5), a @ a.T + np.eye(5)), rng
+    return GaussianImputer(rng.normal(size=5), a @ a.T + np.eye(5)), rng
 
 
 def textbook(mean, cov, x, miss):
@@ -73,8 +86,8 @@ def test_logit_law_is_w_times_the_conditional(gaussian):
 def test_dirichlet_mle_is_the_likelihood_maximum():
     rng = np.random.default_rng(1)
     phi = rng.dirichlet([0.5, 3.0, 20.0], size=(2, 3000))
-    alpha = E.dirichlet_mle(phi)
-    mean_log = np.log(np.clip(phi, E.CLIP, 1)).mean(1)
+    alpha = dirichlet_mle(phi)
+    mean_log = np.log(np.clip(phi, CLIP, 1)).mean(1)
     for i in range(2):
         def nll(log_a, mean_log=mean_log[i]):
             a = np.exp(log_a)
@@ -89,7 +102,7 @@ def test_dirichlet_mle_is_the_likelihood_maximum():
 def test_moments_pool_the_concentration_and_flag_point_masses():
     phi = np.array([[[0.2, 0.5, 0.3], [0.3, 0.4, 0.3], [0.1, 0.6, 0.3]],
                     [[0.2, 0.8, 0.0]] * 3])
-    mu, kappa = E.dirichlet_moments(phi)
+    mu, kappa = dirichlet_moments(phi)
     per_class = mu[0, :2] * (1 - mu[0, :2]) / phi[0, :, :2].var(0, ddof=1) - 1
     assert kappa[0] == pytest.approx(np.median(per_class))  # class 3 has no spread: skipped
     assert kappa[1] == np.inf
@@ -97,9 +110,9 @@ def test_moments_pool_the_concentration_and_flag_point_masses():
 
 def test_heuristic_identities():  # T9
     phi = np.array([[0.1, 0.6, 0.3], [0.7, 0.2, 0.1]])
-    np.testing.assert_allclose(0.1 * E.alpha_scale_probability(phi, 10.0),
-                               E.alpha_max_variance(phi, 0.5), rtol=1e-15)
-    alpha = E.alpha_max_variance(phi, 0.2)
+    np.testing.assert_allclose(0.1 * alpha_scale_probability(phi, 10.0),
+                               alpha_max_variance(phi, 0.5), rtol=1e-15)
+    alpha = alpha_max_variance(phi, 0.2)
     var = alpha * (alpha.sum(1, keepdims=True) - alpha) / (
         alpha.sum(1, keepdims=True) ** 2 * (alpha.sum(1, keepdims=True) + 1))
     np.testing.assert_allclose(var, 0.2 * phi * (1 - phi), atol=1e-15)
@@ -109,24 +122,24 @@ def test_linear_parts_of_a_pipeline_and_their_absence():
     rng = np.random.default_rng(2)
     x, y = rng.normal(size=(200, 4)) * [1, 5, 0.1, 2] + 3, rng.integers(0, 3, 200)
     pipe = make_pipeline(StandardScaler(), LogisticRegression()).fit(x, y)
-    w, b = E.linear_parts(pipe, x[:20])
-    np.testing.assert_allclose(E.LinearClassifier(w, b).predict_proba(x), pipe.predict_proba(x),
+    w, b = linear_parts(pipe, x[:20])
+    np.testing.assert_allclose(LinearClassifier(w, b).predict_proba(x), pipe.predict_proba(x),
                                atol=1e-12)
-    assert E.linear_parts(lambda z: np.full((len(z), 2), 0.5), x[:5]) is None
+    assert linear_parts(lambda z: np.full((len(z), 2), 0.5), x[:5]) is None
 
 
 def test_classifier_checks():
     with pytest.raises(ValueError, match="predict_proba"):
-        E.as_classifier(object())
-    predict = E.as_classifier(lambda z: np.full(len(z), 0.25))  # binary: P(class 1)
+        as_classifier(object())
+    predict = as_classifier(lambda z: np.full(len(z), 0.25))  # binary: P(class 1)
     np.testing.assert_array_equal(predict(np.zeros((2, 3))), [[0.75, 0.25]] * 2)
     with pytest.raises(ValueError, match="rows summing to 1"):
-        E.as_classifier(lambda z: np.ones((len(z), 2)))(np.zeros((2, 3)))
+        as_classifier(lambda z: np.ones((len(z), 2)))(np.zeros((2, 3)))
 
 
 def test_sensor_masks_drop_whole_sensors():
-    groups = E.sensor_groups((8, 8), (4, 4))
-    masks = E.mcar_mask(2000, groups, 0.3, random_seed=3)
+    groups = sensor_groups((8, 8), (4, 4))
+    masks = mcar_mask(2000, groups, 0.3, random_seed=3)
     per_sensor = masks[:, np.unique(groups, return_index=True)[1]]
     np.testing.assert_array_equal(masks, per_sensor[:, groups])
     assert abs(per_sensor.mean() - 0.3) <= 4 * np.sqrt(0.3 * 0.7 / per_sensor.size)
@@ -137,11 +150,11 @@ def test_dmv_learns_the_synthetic_mvu():
     (mean error about 0.005 / 0.015 over seeds; the spec's Bayesian DMV with interaction features
     0.003 / 0.008) and far closer than the 0.5-max-variance heuristic's."""
     rng = np.random.default_rng(4)
-    clf = E.LinearClassifier([[1.0, 1.0]], [-1.0])
-    dmv = E.DMV(hidden=0, n_masks=8, random_seed=0).fit(
+    clf = LinearClassifier([[1.0, 1.0]], [-1.0])
+    dmv = DMV(hidden=0, n_masks=8, random_seed=0).fit(
         rng.multivariate_normal([0, 0], SIGMA, 3000), clf)
     x = rng.multivariate_normal([0, 0], SIGMA, 4000)
-    imputer = E.GaussianImputer([0, 0], SIGMA)
+    imputer = GaussianImputer([0, 0], SIGMA)
     for j, cond_sd in ((0, np.sqrt(0.153)), (1, np.sqrt(0.51))):
         x_obs = x[:, 1 - j]
         cond_mean = (0.383406 if j == 0 else 0.383406 / 0.3) * x_obs
@@ -150,29 +163,29 @@ def test_dmv_learns_the_synthetic_mvu():
         xm[:, j] = np.nan
         error = np.abs(hard_confidence(dmv.alpha(xm))[1] - exact).mean()
         phi = clf.predict_proba(imputer.conditional(xm, np.isnan(xm))[0])
-        baseline = np.abs(hard_confidence(E.alpha_max_variance(phi))[1] - exact).mean()
+        baseline = np.abs(hard_confidence(alpha_max_variance(phi))[1] - exact).mean()
         assert error < 0.02 and error < baseline / 5, (error, baseline)
 
 
 # ------------------------------------------------------------------------------ calibration
 def test_mvce_binning_rule_and_zero_variance_identity():
     c = np.array([1.0, 0.95, 0.999, 0.5, 0.55, 0.649])
-    table = K.reliability(c, [1, 1, 0, 0, 1, 1], [1, 1, 1, 0, 0, 1])
+    table = reliability(c, [1, 1, 0, 0, 1, 1], [1, 1, 1, 0, 0, 1])
     assert table.index.tolist() == [5, 6, 9]  # floor(c * 10), c = 1 in the last bin
     assert table.loc[9, "count"] == 3
     y_part, y_full = np.array([0, 1, 1, 2, 2]), np.array([0, 1, 2, 2, 0])
-    assert K.mvce(np.ones(5), y_part, y_full) == pytest.approx(1 - K.consistency(y_part, y_full),
+    assert mvce(np.ones(5), y_part, y_full) == pytest.approx(1 - consistency(y_part, y_full),
                                                                abs=1e-15)
     expected = (3 * abs(2 / 3 - c[[0, 1, 2]].mean()) + 2 * abs(0.5 - c[[3, 4]].mean())
                 + abs(1 - 0.649)) / 6
-    assert K.mvce(c, [1, 1, 0, 0, 1, 1], [1, 1, 1, 0, 0, 1]) == pytest.approx(expected, abs=1e-15)
+    assert mvce(c, [1, 1, 0, 0, 1, 1], [1, 1, 1, 0, 0, 1]) == pytest.approx(expected, abs=1e-15)
 
 
 def test_scale_calibration_finds_the_true_concentration():
     rng = np.random.default_rng(5)
     mu = rng.dirichlet([2.0, 2.0, 2.0], size=3000)
     truth = np.array([rng.dirichlet(4 * m) for m in mu])
-    lam, table = K.fit_scale(mu, truth.argmax(1), grid=(1.0, 2.0, 4.0, 8.0, 16.0))
+    lam, table = fit_scale(mu, truth.argmax(1), grid=(1.0, 2.0, 4.0, 8.0, 16.0))
     assert lam == 4.0
     assert table["mvce"].idxmin() == 4.0
 
@@ -181,4 +194,4 @@ def test_scale_at_the_grid_edge_warns():
     rng = np.random.default_rng(6)
     mu = rng.dirichlet([2.0, 2.0], size=500)
     with pytest.warns(UserWarning, match="end of the grid"):
-        K.fit_scale(mu, mu.argmax(1), grid=(0.5, 1.0))  # the truth is a point mass
+        fit_scale(mu, mu.argmax(1), grid=(0.5, 1.0))  # the truth is a point mass

@@ -6,7 +6,19 @@ import numpy as np
 import pytest
 from scipy import integrate, special, stats
 
-from bayeval.methods.mvu import fast as C
+from bayeval.methods.mvu.fast import (
+    _vote_prob_of,
+    beta_law,
+    beta_mixture_law,
+    gaussian_hard_confidence,
+    gaussian_vote_probs,
+    hard_confidence,
+    logitnormal_mixture_law,
+    sample_votes,
+    soft_confidence,
+    vote_probs,
+    votes_from_draws,
+)
 
 
 def quad_vote_prob(alpha, j):
@@ -31,16 +43,16 @@ def se(p, n):
 
 def test_beta_closed_form_against_log_space_monte_carlo():  # T1
     alpha = np.array([[0.3, 0.7], [2.0, 5.0], [40.0, 38.0], [0.01, 0.02]])
-    exact = C.vote_probs(alpha)[:, 1]
+    exact = vote_probs(alpha)[:, 1]
     np.testing.assert_allclose(exact, special.betainc(alpha[:, 0], alpha[:, 1], 0.5), atol=0)
-    draws = C.sample_votes(alpha, n_draws=100_000, random_seed=1)[:, 1]
+    draws = sample_votes(alpha, draws=100_000, random_seed=1)[:, 1]
     assert np.all(np.abs(draws - exact) <= 4 * se(exact, 100_000) + 1e-9)
 
 
 def test_integral_equals_betainc_for_two_classes():  # T2
     rng = np.random.default_rng(2)
     alpha = np.exp(rng.uniform(np.log(0.05), np.log(2000), (200, 2)))
-    via_integral = C._vote_prob_of(alpha, np.ones(200, dtype=int), np.zeros(2))
+    via_integral = _vote_prob_of(alpha, np.ones(200, dtype=int), np.zeros(2))
     np.testing.assert_allclose(via_integral, special.betainc(alpha[:, 0], alpha[:, 1], 0.5),
                                atol=1e-10)
 
@@ -49,14 +61,14 @@ def test_integral_equals_betainc_for_two_classes():  # T2
 def test_tanh_sinh_against_adaptive_quadrature(k):  # T3
     rng = np.random.default_rng(k)
     alpha = np.exp(rng.uniform(np.log(0.05), np.log(2000), (8, k)))
-    ours = C.vote_probs(alpha)
+    ours = vote_probs(alpha)
     ref = np.array([[quad_vote_prob(a, j) for j in range(k)] for a in alpha])
     np.testing.assert_allclose(ours, ref, atol=1e-8)
 
 
 def test_sums_symmetry_and_scaling_limits():  # T4
     mu = np.array([0.2, 0.5, 0.3])
-    probs = C.vote_probs(np.array([mu * 1e-3, mu, mu * 10, mu * 1e3, np.full(3, 0.7)]))
+    probs = vote_probs(np.array([mu * 1e-3, mu, mu * 10, mu * 1e3, np.full(3, 0.7)]))
     np.testing.assert_allclose(probs.sum(-1), 1.0, atol=1e-10)
     np.testing.assert_allclose(probs[0], mu, atol=1e-3)  # lambda -> 0: P(vote = j) -> mu_j
     assert probs[3, 1] > 0.99
@@ -67,38 +79,38 @@ def test_sums_symmetry_and_scaling_limits():  # T4
 def test_argmax_alpha_is_the_vote_and_the_shortcut_is_exact():  # T5, Lemma 1
     rng = np.random.default_rng(5)
     alpha = np.exp(rng.uniform(np.log(0.05), np.log(300), (1000, 6)))
-    probs = C.vote_probs(alpha)
+    probs = vote_probs(alpha)
     assert np.array_equal(probs.argmax(-1), alpha.argmax(-1))
-    y, c = C.hard_confidence(alpha)
+    y, c = hard_confidence(alpha)
     assert np.array_equal(y, alpha.argmax(-1))
     np.testing.assert_allclose(c, probs.max(-1), atol=1e-13)
-    soft = C.soft_confidence(alpha / alpha.sum(-1, keepdims=True))[1]
+    soft = soft_confidence(alpha / alpha.sum(-1, keepdims=True))[1]
     assert np.all(c >= soft - 1e-12)  # a Dirichlet's hard confidence is at least its soft one
 
 
 def test_log_space_sampler_has_no_underflow_at_tiny_alpha():  # T12
     alpha = np.array([[2e-4, 5e-4, 3e-4]])
-    exact = C.vote_probs(alpha)[0]
-    votes = C.sample_votes(alpha, n_draws=200_000, random_seed=3)[0]
+    exact = vote_probs(alpha)[0]
+    votes = sample_votes(alpha, draws=200_000, random_seed=3)[0]
     assert np.all(np.abs(votes - exact) <= 4 * se(exact, 200_000))
 
 
 def test_cost_weights_shift_the_binary_threshold_and_the_dirichlet_votes():
     alpha = np.array([[3.0, 2.0], [1.0, 4.0]])
     t = 0.3  # class 1 when phi_1 > t: weights (t, 1 - t)
-    p1 = C.vote_probs(alpha, weights=[t, 1 - t])[:, 1]
+    p1 = vote_probs(alpha, weights=[t, 1 - t])[:, 1]
     np.testing.assert_allclose(p1, 1 - stats.beta(alpha[:, 1], alpha[:, 0]).cdf(t), atol=1e-12)
     a3, w = np.array([[2.0, 3.0, 1.5]]), np.array([1.0, 0.5, 2.0])
-    exact = C.vote_probs(a3, weights=w)[0]
-    votes = C.sample_votes(a3, n_draws=200_000, weights=w, random_seed=4)[0]
+    exact = vote_probs(a3, weights=w)[0]
+    votes = sample_votes(a3, draws=200_000, weights=w, random_seed=4)[0]
     assert np.all(np.abs(votes - exact) <= 4 * se(exact, 200_000))
     phi = stats.dirichlet(a3[0]).rvs(200_000, random_state=5)
-    np.testing.assert_allclose(C.votes_from_draws(phi, weights=w), votes, atol=0.01)
+    np.testing.assert_allclose(votes_from_draws(phi, weights=w), votes, atol=0.01)
 
 
 def test_binary_gaussian_logits_are_a_normal_cdf():
     m, v = np.array([0.3, -1.0, 2.0]), np.array([0.5, 2.0, 0.0])
-    p1 = C.gaussian_vote_probs(m, v)[:, 1]
+    p1 = gaussian_vote_probs(m, v)[:, 1]
     np.testing.assert_allclose(p1[:2], stats.norm.cdf(m[:2] / np.sqrt(v[:2])), atol=1e-15)
     assert p1[2] == 1.0  # no variance: a sure vote
 
@@ -109,7 +121,7 @@ def test_multiclass_gaussian_logits_are_orthant_probabilities():
     a = rng.normal(size=(5, k))
     f = rng.normal(size=(5, k, k))
     cov = f @ np.swapaxes(f, 1, 2)
-    ours = C.gaussian_vote_probs(a, cov, n_points=8192, random_seed=0)
+    ours = gaussian_vote_probs(a, cov, n_points=8192, random_seed=0)
     for i in range(5):
         for j in range(k):
             d = np.zeros((k - 1, k))
@@ -125,16 +137,16 @@ def test_gaussian_votes_against_monte_carlo_on_the_logits(rank):  # T7, singular
     n, k, s = 4, 4, 100_000
     a = rng.normal(size=(n, k))
     f = rng.normal(size=(n, k, rank))
-    ours = C.gaussian_vote_probs(a, f @ np.swapaxes(f, 1, 2), random_seed=1)
+    ours = gaussian_vote_probs(a, f @ np.swapaxes(f, 1, 2), random_seed=1)
     z = a[:, None, :] + np.einsum("nkr,nsr->nsk", f, rng.standard_normal((n, s, rank)))
-    mc = C.votes_from_draws(z)
+    mc = votes_from_draws(z)
     assert np.all(np.abs(ours - mc) <= 4 * se(ours, s) + 1e-4)
     np.testing.assert_allclose(ours.sum(-1), 1.0, atol=2e-3)
 
 
 def test_one_missing_feature_is_exact_for_multiclass():
     a, f = np.array([[0.0, 1.0, 0.5]]), np.array([[1.0, -1.0, 0.0]])
-    ours = C.gaussian_vote_probs(a, f[:, :, None] * f[:, None, :])[0]
+    ours = gaussian_vote_probs(a, f[:, :, None] * f[:, None, :])[0]
     # z = a + f t: class 0 wins for t > 0.5 (over 1) and t > 0.5 (over 2); class 1 for t < 0.5
     np.testing.assert_allclose(ours, [1 - stats.norm.cdf(0.5), stats.norm.cdf(0.5), 0.0],
                                atol=1e-15)
@@ -142,16 +154,16 @@ def test_one_missing_feature_is_exact_for_multiclass():
 
 def test_laws_of_the_decided_class_probability():
     rng = np.random.default_rng(7)
-    law = C.beta_law(np.array([2.0, 0.5]), np.array([3.0, 0.5]), 0.9)
+    law = beta_law(np.array([2.0, 0.5]), np.array([3.0, 0.5]), 0.9)
     ref = stats.beta([2.0, 0.5], [3.0, 0.5])
     np.testing.assert_allclose(law[0], ref.mean(), atol=1e-15)
     np.testing.assert_allclose(law[1], ref.std(), atol=1e-15)
     np.testing.assert_allclose(ref.cdf(law[3]) - ref.cdf(law[2]), 0.9, atol=1e-10)
-    hdi = C.beta_law(np.array([2.0]), np.array([3.0]), 0.9, "hdi")
+    hdi = beta_law(np.array([2.0]), np.array([3.0]), 0.9, "hdi")
     assert ref.pdf(hdi[2])[0] == pytest.approx(ref.pdf(hdi[3])[0], rel=1e-6)
     m, s = np.array([[0.4, -1.0]]), np.array([[0.7, 2.5]])
     x = special.expit(m[..., None] + s[..., None] * rng.standard_normal((1, 2, 200_000)))
-    mean, sd, lo, hi = C.logitnormal_mixture_law(m, s, 0.9)
+    mean, sd, lo, hi = logitnormal_mixture_law(m, s, 0.9)
     flat = x.reshape(-1)
     assert abs(mean[0] - flat.mean()) <= 4 * sd[0] / np.sqrt(flat.size)
     for q, value in ((0.05, lo[0]), (0.95, hi[0])):
@@ -161,7 +173,7 @@ def test_laws_of_the_decided_class_probability():
 
 def test_mixture_quantiles_solve_the_mixture_cdf():
     a, b = np.array([[2.0, 30.0, 0.4]]), np.array([[5.0, 3.0, 0.9]])
-    _, _, lo, hi = C.beta_mixture_law(a, b, 0.8)
+    _, _, lo, hi = beta_mixture_law(a, b, 0.8)
     cdf = lambda q: special.betainc(a, b, q).mean()  # noqa: E731
     assert cdf(lo[0]) == pytest.approx(0.1, abs=1e-10)
     assert cdf(hi[0]) == pytest.approx(0.9, abs=1e-10)
@@ -170,4 +182,24 @@ def test_mixture_quantiles_solve_the_mixture_cdf():
 @pytest.mark.parametrize("alpha", [[[1.0, 0.0]], [[1.0, -2.0, 3.0]], [[np.nan, 1.0]], [1.0]])
 def test_alpha_must_be_positive(alpha):
     with pytest.raises(ValueError, match="alpha"):
-        C.hard_confidence(alpha)
+        hard_confidence(alpha)
+
+
+def test_old_n_draws_keyword_warns_and_gives_the_same_votes():
+    alpha = [[2.0, 5.0, 3.0]]
+    new = hard_confidence(alpha, method="mc", draws=300, random_seed=2)
+    with pytest.warns(FutureWarning, match="n_draws"):
+        old = hard_confidence(alpha, method="mc", n_draws=300, random_seed=2)
+    np.testing.assert_array_equal(old, new)
+    with pytest.warns(FutureWarning, match="n_draws"):
+        old = sample_votes(alpha, n_draws=300, random_seed=2)
+    np.testing.assert_array_equal(old, sample_votes(alpha, draws=300, random_seed=2))
+
+
+def test_gaussian_hard_confidence_is_the_largest_vote_probability():
+    rng = np.random.default_rng(9)
+    mean, var = rng.normal(size=50), rng.uniform(0.1, 4.0, 50)
+    y, c = gaussian_hard_confidence(mean, var, weights=[0.3, 0.7])
+    probs = gaussian_vote_probs(mean, var, weights=[0.3, 0.7])
+    np.testing.assert_array_equal(y, probs.argmax(1))
+    np.testing.assert_array_equal(c, probs.max(1))

@@ -1,11 +1,9 @@
-"""PEMI: enumeration oracles of every fast path, the models, and bad input.
+"""PEMI: enumeration oracles of every fast path, the calibration map, old names, and bad input.
 
 The oracle enumerates all 2^8 completions of the missing labels of a 12-row test set (tied
 scores, known rows of both classes) with their probabilities; every statement about a law is
 then exact, and Monte-Carlo statements get 4-sigma tolerances (bayeval.check.compare).
 """
-
-import warnings
 
 import numpy as np
 import pytest
@@ -14,9 +12,7 @@ from scipy import special
 from bayeval import calibration
 from bayeval.check import compare
 from bayeval.datasets import breast_cancer, calibrated_scores, mask_labels
-from bayeval.methods.pemi.api import delta_sensitivity, model_m1, model_m3, pemi
-from bayeval.methods.pemi.fast import Rows
-from bayeval.methods.pemi.models import map_posterior, platt_map, predictive
+from bayeval.methods.pemi.api import delta_sensitivity, pemi
 from bayeval.methods.pemi.protocol import metric_values
 from bayeval.metrics import confusion_counts
 
@@ -68,7 +64,7 @@ def ratio_parts(metric, y):
 @pytest.mark.parametrize("metric", [*CM, "roc_auc"])
 def test_pemi_draws_follow_the_enumerated_law(metric):
     values, probs = enumerated(metric)
-    ev = pemi(SCORES, LABELS, p=P, metrics=metric, method="impute", n_imputations=40_000,
+    ev = pemi(SCORES, LABELS, p=P, metrics=metric, method="impute", draws=40_000,
               random_seed=7)
     cdf = np.cumsum(probs)
     lo, hi = values[np.argmax(cdf >= 0.05)], values[np.argmax(cdf >= 0.95)]
@@ -133,7 +129,7 @@ def test_impute_with_a_delta_prior_follows_the_exact_mixture():
                  method="exact").closed_form.sel(metric="recall")
     keep = np.isfinite(exact["pmf_prob"].values)
     draws = pemi(SCORES, LABELS, p=P, mnar=(0.4, 0.9), metrics="recall", method="impute",
-                 n_imputations=40_000, random_seed=3).draws.sel(metric="recall").values
+                 draws=40_000, random_seed=3).draws.sel(metric="recall").values
     rows = compare(draws, mean=float(exact["mean"]), sd=float(exact["sd"]),
                    interval=(float(exact["lower"]), float(exact["upper"])),
                    interval_mass=float(exact["interval_mass"]),
@@ -154,7 +150,7 @@ def test_probability_of_an_undefined_metric_is_exact_in_every_path():
     for cf in (gauss, exact):
         assert float(cf["p_undefined"].sel(metric="recall")) == pytest.approx(truth, abs=1e-15)
     draws = pemi(SCORES, labels, p=p, metrics="recall", method="impute", zero_division=np.nan,
-                 n_imputations=20_000, random_seed=1).draws.values
+                 draws=20_000, random_seed=1).draws.values
     frac = np.isnan(draws).mean()
     assert abs(frac - truth) <= 4 * np.sqrt(truth * (1 - truth) / draws.size)
 
@@ -175,7 +171,7 @@ def test_calibrators_and_presets_are_fitted_on_the_labelled_rows():
     for name in ("platt", "isotonic", "scaling_binning"):
         fitted = calibration.make_calibrator(name).fit(d.scores[known], labels[known])
         given = pemi(d.scores, labels, p=fitted.predict(d.scores)).closed_form
-        assert pemi(d.scores, labels, calibrator=name).closed_form.identical(given)
+        assert pemi(d.scores, labels, calibration=name).closed_form.identical(given)
     rate = np.full(400, labels[known].mean())
     assert pemi(d.scores, labels, p="prevalence").closed_form.identical(
         pemi(d.scores, labels, p=rate).closed_form)
@@ -183,7 +179,7 @@ def test_calibrators_and_presets_are_fitted_on_the_labelled_rows():
         pemi(d.scores, labels, p=np.full(400, 0.5)).closed_form)
     ref = (d.scores[:100], d.labels[:100])
     fitted = calibration.make_calibrator("platt").fit(*ref)
-    assert pemi(d.scores, labels, calibrator="platt", reference=ref).closed_form.identical(
+    assert pemi(d.scores, labels, calibration="platt", reference=ref).closed_form.identical(
         pemi(d.scores, labels, p=fitted.predict(d.scores)).closed_form)
 
 
@@ -211,80 +207,6 @@ def test_nothing_missing_gives_the_plain_metric_with_zero_width():
     assert (cf["sd"] == 0).all() and (cf["lower"] == cf["upper"]).all()
 
 
-# ----------------------------------------------------------------------------- models
-def test_model_builders_have_the_documented_variables():
-    m1 = model_m1([0.1, 0.4, 0.4, 0.9], [0, 1, 0, 1])
-    assert [v.name for v in m1.free_RVs] == ["a", "log_b"]
-    assert [v.name for v in m1.deterministics] == ["b"]
-    assert m1.coords["score"] == (0, 1, 2)  # grouped by distinct score
-    m3 = model_m3([0.1, 0.4, 0.9], [0, 1, 1], delta=(1.0, 0.5))
-    assert [v.name for v in m3.free_RVs] == ["a", "log_b", "delta"]
-    with pytest.raises(ValueError, match="prior sd of delta > 0"):
-        model_m3([0.1, 0.9], [0, 1], delta=(1.0, 0.0))
-
-
-def test_m1_with_a_fixed_map_is_pemi():
-    d = calibrated_scores(1500, random_seed=11)
-    labels = mask_labels(d.labels, p_m=0.3, random_seed=12).labels
-    rows = Rows(d.scores, d.y_pred, labels)
-    metrics = ("precision", "recall", "accuracy", "f1")
-    n = 20_000
-    draws = predictive(rows, metrics, np.full(n, 0.2), np.full(n, 1.3), 0.0, random_seed=13)
-    exact = pemi(d.scores, labels, p=platt_map(d.scores, 0.2, 1.3), metrics=metrics,
-                 method="exact").closed_form
-    gauss = pemi(d.scores, labels, p=platt_map(d.scores, 0.2, 1.3), metrics=metrics).closed_form
-    for j, metric in enumerate(metrics):
-        ex, ga = exact.sel(metric=metric), gauss.sel(metric=metric)
-        keep = np.isfinite(ex["pmf_prob"].values)
-        rows_ = compare(draws[None, :, j], mean=float(ga["mean"]), sd=float(ga["sd"]),
-                        interval=(float(ex["lower"]), float(ex["upper"])),
-                        interval_mass=float(ex["interval_mass"]),
-                        pmf=(ex["pmf_value"].values[keep], ex["pmf_prob"].values[keep]),
-                        iid=True)
-        assert rows_["passed"].all(), (metric, rows_)
-
-
-def test_m1_widens_pemi_by_the_calibration_maps_uncertainty():
-    d = breast_cancer(random_seed=0)
-    labels = mask_labels(d.labels, p_m=0.3, random_seed=1).labels
-    ev = pemi(d.scores, labels, method="quadrature", random_seed=2)
-    a, b = (float(ev.tree["posterior"][v].mean()) for v in ("a", "b"))
-    fixed = pemi(d.scores, labels, p=platt_map(d.scores, a, b)).closed_form
-    draws = ev.draws.values[0]
-    n = draws.shape[0]
-    for j, metric in enumerate(fixed["metric"].values):
-        ratio = draws[:, j].var(ddof=1) / float(fixed["sd"].sel(metric=metric)) ** 2
-        assert ratio - 1 > 4 * np.sqrt(2 / n), (metric, ratio)  # beyond the MC error of s^2
-
-
-def test_m3_nuts_agrees_with_its_fast_paths():
-    """One NUTS run of M3: check() against the exact mixture law, diagnostics, delta's
-    posterior is its prior, and the map's posterior is the quadrature one."""
-    d = breast_cancer(random_seed=0)
-    labels = mask_labels(d.labels, p_m=0.3, mechanism="mnar", eta=0.6, random_seed=1).labels
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        ev = pemi(d.scores, labels, method="both", mnar=(1.0, 0.5), random_seed=3)
-    assert ev.check().attrs["passed"], ev.check()
-    assert ev.diagnostics().attrs["ok"]
-    post = ev.tree["posterior"].to_dataset()
-    n = post["delta"].size
-    assert abs(float(post["delta"].mean()) - 1.0) <= 4 * 0.5 / np.sqrt(n / 2)
-    known = ~np.isnan(labels)
-    qa, qb = map_posterior(d.scores[known], labels[known], size=40_000, random_seed=4)
-    import arviz as az
-
-    for name, q in (("a", qa), ("b", qb)):
-        da = post[name]
-        tol_mean = 4 * np.hypot(float(az.mcse(da)), q.std() / np.sqrt(q.size))
-        tol_sd = 4 * np.hypot(float(az.mcse(da, method="sd")), q.std() / np.sqrt(2 * q.size))
-        assert abs(float(da.mean()) - q.mean()) <= tol_mean, name
-        assert abs(float(da.std()) - q.std()) <= tol_sd + 0.002 * q.std(), name  # grid cells
-    sens = ev.sensitivity()
-    assert sens.loc["delta", "diagnosis"] == "strong prior / weak likelihood"
-    assert "delta_sensitivity" in ev.tree.children
-
-
 # -------------------------------------------------------------------------- bad input
 @pytest.mark.parametrize(("kwargs", "message"), [
     (dict(labels=[0, 1, 2, NAN]), r"labels must be 0, 1 or NaN"),
@@ -295,10 +217,11 @@ def test_m3_nuts_agrees_with_its_fast_paths():
     (dict(labels=[0, 1, NAN, NAN], metrics="roc_auc", method="exact"), "ROC-AUC has none"),
     (dict(labels=[0, 1, NAN, NAN], p=[0.5] * 4, method="pymc"), "p must be None"),
     (dict(labels=[0, 1, NAN, NAN], mnar=(0.0, -1.0)), "mnar must be None"),
-    (dict(labels=[0, 1, NAN, NAN], calibrator="magic"), "calibrator must be one of"),
+    (dict(labels=[0, 1, NAN, NAN], calibration="magic"), "calibration must be one of"),
+    (dict(labels=[0, 1, NAN, NAN], calibration=object()), "calibration must be a name"),
     (dict(labels=[0, 1, NAN, NAN], p=[0.5] * 3), "length mismatch: scores has 4, p has 3"),
     (dict(labels=[0, 1, NAN, NAN], p=[0.5, 0.5, 1.5, 0.5]), r"p must lie in \[0, 1\]"),
-    (dict(labels=[0, 1, NAN, NAN], method="impute", n_imputations=0), "n_imputations"),
+    (dict(labels=[0, 1, NAN, NAN], method="impute", draws=0), "draws must be a positive"),
     (dict(labels=[0, 1, NAN, NAN], metrics="auc"), "metrics must be one of"),
     (dict(labels=[0, 1, NAN, NAN], reference=([0.2], [0, 1])), "length mismatch"),
     (dict(labels=[0, 1, NAN, NAN], mnar="large"), "mnar must be None"),
@@ -317,22 +240,18 @@ def test_all_labels_missing_works_with_given_p():
     assert float(cf["mean"].item()) == pytest.approx((0.8 + 0.7 + 0.6 + 0.9) / 4, abs=1e-15)
 
 
-@pytest.mark.parametrize("name", ["pemi_m1", "pemi_m3"])
-def test_catalogued_references_are_the_quadrature_posterior(name):
-    import json
-    from pathlib import Path
-
-    spec = json.loads((Path(__file__).resolve().parents[1] / "models" / name /
-                       "reference.json").read_text())
-    kw = spec["kwargs"]
-    a, b = map_posterior(kw["cal_scores"], kw["cal_labels"], size=400_000, random_seed=0)
-    for label, q in (("a", a), ("b", b)):
-        ref, se = spec["reference"][label], q.std() / np.sqrt(q.size)
-        assert abs(ref["mean"] - q.mean()) <= 4 * np.hypot(ref["mcse_mean"], se)
-        # + 0.2 %: the quadrature's uniform draw inside a grid cell inflates the sd by ~0.08 %
-        assert abs(ref["sd"] - q.std()) <= 4 * np.hypot(ref["mcse_sd"], se / np.sqrt(2)) + (
-            0.002 * q.std())
-    if name == "pemi_m3":  # delta's posterior is its prior
-        ref = spec["reference"]["delta"]
-        assert abs(ref["mean"] - kw["delta"][0]) <= 4 * ref["mcse_mean"]
-        assert abs(ref["sd"] - kw["delta"][1]) <= 4 * ref["mcse_sd"]
+# -------------------------------------------------------------------------- old names
+def test_old_argument_names_warn_and_give_the_same_result():
+    d = calibrated_scores(300, random_seed=6)
+    labels = mask_labels(d.labels, p_m=0.3, random_seed=7).labels
+    new = pemi(d.scores, labels, calibration="platt", method="impute", draws=500, random_seed=8)
+    with pytest.warns(FutureWarning, match=r"pemi\(calibrator=\) is now pemi\(calibration=\)"):
+        old = pemi(d.scores, labels, calibrator="platt", method="impute", draws=500,
+                   random_seed=8)
+    assert old.draws.identical(new.draws)
+    with pytest.warns(FutureWarning, match=r"pemi\(n_imputations=\) is now pemi\(draws=\)"):
+        old = pemi(d.scores, labels, calibration="platt", method="impute", n_imputations=500,
+                   random_seed=8)
+    assert old.draws.identical(new.draws)
+    with pytest.raises(TypeError, match="both calibrator= and its new name calibration="):
+        pemi(d.scores, labels, calibrator="platt", calibration="platt")

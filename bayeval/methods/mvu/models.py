@@ -1,0 +1,374 @@
+r"""The PyMC models of MVU, and their posteriors pushed to hard confidences.
+
+* **Model A** (``variant="a"``): the imputer's posterior. :math:`\mu \sim N(0, \sigma_\mu^2 I)`,
+  :math:`\Sigma = LL^\top`, :math:`L \sim \mathrm{LKJCholeskyCov}(\eta,
+  \mathrm{HalfNormal}(\sigma_{sd}))` on the standardised training rows :math:`z_n \sim N(\mu,
+  \Sigma)`; the missing entries of a test row follow :math:`x_M^* \mid \mu, \Sigma, x_O` and
+  :math:`\phi^* = \pi(x_O, x_M^*)`. Parameter uncertainty of the imputer widens the MVU (the
+  fast path is the plug-in).
+* **Model B** (``variant="b"``): a Bayesian Dirichlet fitted to the MVU draws of each row,
+  :math:`\mu_\alpha \sim \mathrm{Dir}(\mathbf 1)`, :math:`\kappa \sim \mathrm{LogNormal}(m, s^2)`,
+  :math:`\phi^{(s)} \sim \mathrm{Dir}(\kappa\mu_\alpha)`.
+* **Model C** (``variant="c"``): Bayesian DMV, the Dirichlet regression
+  :math:`\mu = \mathrm{softmax}(0, \tilde h W_\eta)`, :math:`\log\kappa = \tilde h w_\kappa`,
+  :math:`t \sim \mathrm{Dir}(\kappa\mu)` of the classifier's probabilities :math:`t = \pi(x)` on
+  masked copies of training rows, with features :math:`h` from :func:`dmv_design`; Laplace
+  approximation at the MAP by default, NUTS on request.
+
+With a posterior, :math:`P(V = j) = \frac1S\sum_s P_j(\theta^{(s)})` (average, then maximise) and
+``c_hard_lower``/``c_hard_upper`` are the interval of :math:`P_{y_\mathrm{hard}}(\theta^{(s)})`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+from scipy import linalg, special
+
+from bayeval.methods.mvu.estimators import (
+    CLIP,
+    conditional_draws,
+    conditional_logits,
+    linear_parts,
+    mcar_mask,
+    pushforward,
+)
+from bayeval.methods.mvu.result import dirichlet_posterior, logit_posterior, predictive_draws
+from bayeval.sampling import DEFAULTS, sample
+from bayeval.validation import as_choice
+
+# posterior() is the engine of bayeval.methods.mvu.api.mvu(method="pymc"), not public API
+__all__ = ["VARIANTS", "dmv_design", "model"]
+
+VARIANTS = ("a", "b", "c")
+#: posterior draws used for per-draw vote probabilities and predictive draws (evenly thinned)
+MAX_DRAWS = 500
+
+
+def model(*args, variant: str, **kwargs):
+    r"""The PyMC model of MVU ``variant`` (module docstring), built from plain arrays.
+
+    .. math:: \text{A: } \mu \sim N(0, \sigma_\mu^2 I),\quad \Sigma = LL^\top,\quad
+              L \sim \mathrm{LKJCholeskyCov}(\eta, \mathrm{HalfNormal}(\sigma_{sd})),\quad
+              z_n \sim N(\mu, \Sigma)
+
+    .. math:: \text{B: } \mu_\alpha \sim \mathrm{Dir}(\mathbf 1),\quad
+              \kappa \sim \mathrm{LogNormal}(m, s^2),\quad
+              \phi^{(s)} \sim \mathrm{Dir}(\kappa\mu_\alpha)
+
+    .. math:: \text{C: } W_\eta, w_\kappa \sim N(0, \sigma_W^2),\quad
+              \eta = [0, \tilde h W_\eta],\quad \kappa = \exp(\tilde h w_\kappa),\quad
+              t_n \sim \mathrm{Dir}(\kappa_n\,\mathrm{softmax}(\eta_n))
+
+    Parameters
+    ----------
+    *args, **kwargs
+        The data and priors of the variant:
+
+        * ``"a"``: ``train`` (N, d), complete training rows (the model works on them
+          standardised by column means and sds); ``x`` (n, d) with NaN for missing, optional:
+          adds ``x_miss_z`` (standard normals, one per missing entry) with :math:`x_M^* = \hat
+          x_M + (L_A^{-\top}\varepsilon)_M`, the conditional law given :math:`\mu, \Sigma` and
+          :math:`x_O` (non-centred); ``coef``, ``intercept`` (r, d) and (r,), optional: a linear
+          classifier (r = 1: sigmoid, else softmax) adds the deterministic ``phi`` (``test``,
+          ``class``) of the completed test rows; ``eta=2``, ``mu_sd=2``, ``sd_sd=2``: LKJ shape
+          :math:`\eta`, prior sds :math:`\sigma_\mu` of the means and :math:`\sigma_{sd}` of the
+          standard deviations (standardised units).
+        * ``"b"``: ``phi`` (S, K) or (n, S, K), MVU draws (floored at 1e-6 and renormalised);
+          ``kappa_prior=(log 10, 3)``: the LogNormal :math:`(m, s)` of the concentration
+          :math:`\kappa = \alpha_0`.
+        * ``"c"``: ``features`` (N, F), standardised :func:`dmv_design` rows of masked training
+          copies (no fully observed row), :math:`\tilde h = [1, h]`; ``targets`` (N, K), the
+          classifier's probabilities on the complete rows (floored at 1e-6 and renormalised);
+          ``sigma_w=3``: the prior sd :math:`\sigma_W` of the weights. This "mean /
+          concentration" parameterisation has a better conditioned posterior than
+          :math:`\alpha = \exp(hW)`.
+    variant : {"a", "b", "c"}
+
+    Returns
+    -------
+    pm.Model
+        A: free ``mu`` (``feature``), ``chol`` (packed Cholesky factor) and, with ``x``,
+        ``x_miss_z``; observed ``x_train``. B: free ``mu`` (``instance``, ``class``; simplex)
+        and ``kappa`` (``instance``), deterministic ``alpha``, observed ``phi``. C: free
+        ``w_eta`` (``feature``, ``logit``) and ``w_kappa`` (``feature``), observed ``target``.
+
+    Raises
+    ------
+    ValueError
+        If ``variant`` is not one of ``VARIANTS``.
+
+    References
+    ----------
+    "Missing Value Uncertainty: Could Collecting Missing Values Change the Prediction?"
+    (anonymous, under review): Models B and C are Bayesian versions of its Dirichlet MVU and its
+    Direct Missing Value (DMV) estimator.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> m = model(rng.normal(size=(50, 2)), x=[[np.nan, 1.0], [0.5, 0.2]],
+    ...           coef=[[1.0, 1.0]], intercept=[-1.0], variant="a")
+    >>> [v.name for v in m.free_RVs], m.named_vars_to_dims["phi"]
+    (['mu', 'chol', 'x_miss_z'], ('test', 'class'))
+    >>> phi = rng.dirichlet([2.0, 5.0, 3.0], size=(2, 100))  # 2 instances
+    >>> m = model(phi, variant="b")
+    >>> [v.name for v in m.free_RVs], m.named_vars_to_dims["alpha"]
+    (['mu', 'kappa'], ('instance', 'class'))
+    >>> mask = [[False, True], [True, False], [False, True]]
+    >>> h = dmv_design([[1.0, np.nan], [np.nan, 2.0], [0.5, np.nan]], mask)
+    >>> m = model(h, [[0.2, 0.8], [0.6, 0.4], [0.3, 0.7]], variant="c")
+    >>> {v.name: m.initial_point()[v.name].shape for v in m.free_RVs}  # F + 1 = 7, K - 1 = 1
+    {'w_eta': (7, 1), 'w_kappa': (7,)}
+    """
+    builder = {"a": _model_a, "b": _model_b, "c": _model_c}
+    return builder[as_choice(variant, "variant", VARIANTS)](*args, **kwargs)
+
+
+def _standardisation(train: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    sd = train.std(axis=0)
+    return train.mean(axis=0), np.where(sd > 0, sd, 1.0)
+
+
+def _model_a(train, *, x=None, coef=None, intercept=None, eta: float = 2.0, mu_sd: float = 2.0,
+             sd_sd: float = 2.0):
+    """Model A: Gaussian imputation posterior, pushed through a linear classifier."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    train = np.asarray(train, dtype=float)
+    d = train.shape[1]
+    center, scale = _standardisation(train)
+    coords = {"feature": [f"x{i}" for i in range(d)]}
+    with pm.Model(coords=coords) as m:
+        mu = pm.Normal("mu", 0.0, mu_sd, dims="feature", shape=(d,))
+        packed = pm.LKJCholeskyCov("chol", eta=eta, n=d, sd_dist=pm.HalfNormal.dist(sd_sd),
+                                   compute_corr=False)
+        chol = pm.math.expand_packed_triangular(d, packed)
+        pm.MvNormal("x_train", mu=mu, chol=chol, observed=(train - center) / scale)
+        if x is None:
+            return m
+        x = np.atleast_2d(np.asarray(x, dtype=float))
+        miss = np.isnan(x)
+        mf = miss.astype(float)
+        xz = np.where(miss, 0.0, (x - center) / scale)
+        prec = pt.linalg.inv(chol @ chol.T)
+        a = mf[:, :, None] * prec[None] * mf[:, None, :] + np.eye(d) * (1 - mf)[:, None, :]
+        rhs = -mf * (pt.where(miss, 0.0, xz - mu) @ prec)
+        x_hat = pt.where(miss, mu + pt.linalg.solve(a, rhs[..., None], b_ndim=2)[..., 0], xz)
+        eps = pm.Normal("x_miss_z", 0.0, 1.0, shape=int(miss.sum()))
+        eps_full = pt.set_subtensor(pt.zeros(x.shape)[np.nonzero(miss)], eps)
+        y = pt.linalg.solve_triangular(pt.swapaxes(pt.linalg.cholesky(a), -1, -2),
+                                       eps_full[..., None], lower=False, b_ndim=2)[..., 0]
+        x_full = center + scale * (x_hat + y * mf)
+        if coef is not None:
+            w, b = np.atleast_2d(coef).astype(float), np.atleast_1d(intercept).astype(float)
+            z = x_full @ w.T + b
+            phi = (pt.concatenate([1 - pm.math.sigmoid(z), pm.math.sigmoid(z)], axis=1)
+                   if len(w) == 1 else pt.special.softmax(z, axis=1))
+            m.add_coords({"test": np.arange(len(x)), "class": np.arange(max(2, len(w)))})
+            pm.Deterministic("phi", phi, dims=("test", "class"))
+    return m
+
+
+def _model_b(phi, *, kappa_prior=(2.302585092994046, 3.0)):
+    """Model B: a Bayesian Dirichlet fitted to MVU draws, one per instance."""
+    import pymc as pm
+
+    # shape= next to dims: PyTensor 3.3's numba backend fails on length-1 dims given by coords
+    phi = np.asarray(phi, dtype=float)
+    phi = np.clip(phi[None] if phi.ndim == 2 else phi, CLIP, 1.0)
+    phi /= phi.sum(-1, keepdims=True)
+    n, _, k = phi.shape
+    with pm.Model(coords={"instance": np.arange(n), "class": np.arange(k)}) as m:
+        mu = pm.Dirichlet("mu", a=np.ones((n, k)), dims=("instance", "class"), shape=(n, k))
+        kappa = pm.LogNormal("kappa", mu=kappa_prior[0], sigma=kappa_prior[1], dims="instance",
+                             shape=(n,))
+        alpha = pm.Deterministic("alpha", kappa[:, None] * mu, dims=("instance", "class"))
+        pm.Dirichlet("phi", a=alpha, observed=np.swapaxes(phi, 0, 1))
+    return m
+
+
+def dmv_design(x, mask, center=None, scale=None) -> np.ndarray:
+    r"""Features of Model C: :math:`[\tilde x, m, (m_i \tilde x_j)_{i \ne j}]`.
+
+    :math:`\tilde x` are the standardised features (``center``/``scale``) with missing entries set
+    to 0. The interactions let "feature j observed while i is missing" differ from "both observed"
+    (without them the MVCE of the synthetic case with X2 missing rises several-fold). No
+    intercept: the model adds one.
+
+    Parameters
+    ----------
+    x : array (n, d)
+        Rows (missing entries ignored).
+    mask : array (n, d) of bool
+        True where missing.
+    center, scale : arrays (d,), optional
+        Standardisation (default 0 and 1).
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, 2d + d(d-1))
+        :math:`\tilde x`, :math:`m`, then :math:`m_i \tilde x_j` for the pairs
+        :math:`i \ne j` in row-major order.
+
+    Examples
+    --------
+    >>> dmv_design([[2.0, np.nan]], [[False, True]]).tolist()
+    [[2.0, 0.0, 0.0, 1.0, 0.0, 2.0]]
+    """
+    x, m = np.asarray(x, dtype=float), np.asarray(mask, dtype=bool)
+    center = np.zeros(x.shape[1]) if center is None else center
+    scale = np.ones(x.shape[1]) if scale is None else scale
+    xt = np.where(m, 0.0, (np.nan_to_num(x) - center) / scale)
+    d = x.shape[1]
+    i, j = np.nonzero(~np.eye(d, dtype=bool))
+    return np.hstack([xt, m.astype(float), m[:, i] * xt[:, j]])
+
+
+def _model_c(features, targets, *, sigma_w: float = 3.0):
+    """Model C: Bayesian DMV, a Dirichlet regression of the classifier's probabilities."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    h = np.asarray(features, dtype=float)
+    h = np.hstack([np.ones((len(h), 1)), h])
+    t = np.clip(np.asarray(targets, dtype=float), CLIP, 1.0)
+    t /= t.sum(-1, keepdims=True)
+    k = t.shape[1]
+    coords = {"feature": ["1"] + [f"h{i}" for i in range(h.shape[1] - 1)],
+              "logit": np.arange(1, k)}
+    with pm.Model(coords=coords) as m:
+        w_eta = pm.Normal("w_eta", 0.0, sigma_w, dims=("feature", "logit"),
+                          shape=(h.shape[1], k - 1))
+        w_kappa = pm.Normal("w_kappa", 0.0, sigma_w, dims="feature", shape=(h.shape[1],))
+        eta = pt.concatenate([pt.zeros((len(h), 1)), h @ w_eta], axis=1)
+        alpha = pt.exp(h @ w_kappa)[:, None] * pt.special.softmax(eta, axis=1)
+        pm.Dirichlet("target", a=alpha, observed=t)
+    return m
+
+
+class _Design:
+    """Model C's features: :func:`dmv_design`, standardised on the training copies, without
+    constant or linearly dependent columns (pivoted QR), so the posterior is identified."""
+
+    def __init__(self, x: np.ndarray, mask: np.ndarray):
+        self.center, self.scale = _standardisation(x)
+        raw = dmv_design(x, mask, self.center, self.scale)
+        self.mean, sd = raw.mean(0), raw.std(0)
+        varying = np.flatnonzero(sd > 1e-12)
+        z = (raw[:, varying] - self.mean[varying]) / sd[varying]
+        _, r, piv = linalg.qr(z, pivoting=True, mode="economic")
+        rank = int((np.abs(np.diag(r)) > 1e-8 * np.abs(r[0, 0])).sum())
+        self.columns = varying[np.sort(piv[:rank])]
+        self.sd = sd
+
+    def __call__(self, x, mask) -> np.ndarray:
+        raw = dmv_design(x, mask, self.center, self.scale)[:, self.columns]
+        return (raw - self.mean[self.columns]) / self.sd[self.columns]
+
+
+# ------------------------------------------------------------------------------ posteriors
+def _thin(post: xr.Dataset) -> xr.Dataset:
+    step = max(1, -(-post.sizes["chain"] * post.sizes["draw"] // MAX_DRAWS))
+    return post.isel(draw=slice(None, None, step))
+
+
+def _laplace(pm_model, draws: int, rng) -> xr.DataTree:
+    r"""Laplace approximation at the MAP: iid draws of :math:`N(\hat\theta, H^{-1})` on the
+    unconstrained parameters (Model C's are all unconstrained)."""
+    import arviz as az
+    import pymc as pm
+
+    fit = pm.find_MAP(model=pm_model, compute_hessian=True, return_inferencedata=True,
+                      jitter=False, progressbar=DEFAULTS["progressbar"], backend="c")["fit"]
+    theta = rng.multivariate_normal(fit["mean_vector"].values, fit["covariance_matrix"].values,
+                                    size=draws)
+    point = pm_model.initial_point()
+    sizes = np.cumsum([point[v.name].size for v in pm_model.value_vars])[:-1]
+    posterior = {rv.name: part.reshape(1, draws, *point[v.name].shape) for rv, v, part in
+                 zip(pm_model.free_RVs, pm_model.value_vars, np.split(theta, sizes, axis=1),
+                     strict=True)}
+    dims = {rv.name: list(pm_model.named_vars_to_dims.get(rv.name, ()))
+            for rv in pm_model.free_RVs}
+    coords = {k: np.asarray(v) for k, v in pm_model.coords.items()}
+    return az.from_dict({"posterior": posterior}, dims=dims, coords=coords)
+
+
+def _gaussian_draws(post: xr.Dataset, train: np.ndarray):
+    """Means (S, d) and precisions (S, d, d) of Model A's draws, in the units of the data."""
+    center, scale = _standardisation(train)
+    d = train.shape[1]
+    mu = post["mu"].values.reshape(-1, d)
+    chol = np.zeros((len(mu), d, d))
+    chol[:, *np.tril_indices(d)] = post["chol"].values.reshape(len(mu), -1)
+    cov = scale[:, None] * (chol @ np.swapaxes(chol, 1, 2)) * scale[None, :]
+    return center + scale * mu, np.linalg.inv(cov)
+
+
+def _posterior_a(predict, x, m, train, opts):
+    """Model A: exact per-draw laws for a binary linear classifier, else predictive draws."""
+    pm_model = _model_a(train)
+    tree = sample(pm_model, opts["seed"], opts["sample_kwargs"])
+    post = _thin(tree["posterior"].to_dataset())
+    c, d, n = post.sizes["chain"], post.sizes["draw"], len(x)
+    mean, prec = _gaussian_draws(post, train)
+    args = (np.broadcast_to(x, (c * d, *x.shape)), np.broadcast_to(m, (c * d, *m.shape)),
+            np.broadcast_to(mean[:, None], (c * d, *x.shape)),
+            np.broadcast_to(prec[:, None], (c * d, n, *prec.shape[1:])))
+    linear = linear_parts(opts["classifier"], opts["probe"])
+    if linear is not None and len(linear[0]) == 1:
+        a, v = conditional_logits(*args, *linear)
+        return logit_posterior(a[..., 0].reshape(c, d, n), v[..., 0, 0].reshape(c, d, n),
+                               weights=opts["weights"], random_seed=opts["rng"],
+                               ci_prob=opts["ci_prob"]), pm_model, tree, post, [], False
+    if opts["method"] == "both":
+        raise ValueError("method='both' with imputer='gaussian' needs a binary linear classifier "
+                         "(its exact per-draw law is the fast path to check); use method='pymc'.")
+    imputed = conditional_draws(*args, 1, opts["rng"])[:, :, 0]
+    phi = pushforward(predict, np.swapaxes(imputed, 0, 1))
+    part = predictive_draws(np.moveaxis(phi, 0, 1).reshape(c, d, n, -1), weights=opts["weights"],
+                            ci_prob=opts["ci_prob"], ci_kind=opts["ci_kind"])
+    note = ("Model A gives exact per-draw vote probabilities (and an interval of c_hard) only "
+            "for a binary linear classifier; c_hard is the vote frequency of the predictive draws")
+    return part, pm_model, tree, post, [note], False
+
+
+def _model_c_alpha(post: xr.Dataset, h: np.ndarray) -> np.ndarray:
+    """alpha (chain, draw, n, K) of Model C's draws at features h (n, F+1)."""
+    eta = np.einsum("nf,cdfk->cdnk", h, post["w_eta"].values)
+    eta = np.concatenate([np.zeros((*eta.shape[:3], 1)), eta], axis=-1)
+    kappa = np.exp(np.einsum("nf,cdf->cdn", h, post["w_kappa"].values))
+    return kappa[..., None] * special.softmax(eta, axis=-1)
+
+
+def posterior(predict, x, m, train, imputer, opts):
+    """(results, model, draws tree, thinned posterior, warnings, iid) of ``method="pymc"``.
+
+    Model A for the Gaussian imputer, C for ``"dmv"``, B for a sampler object; ``opts`` are the
+    options of :func:`bayeval.methods.mvu.api.mvu`.
+    """
+    rng = opts["rng"]
+    if opts["model_a"]:
+        return _posterior_a(predict, x, m, train, opts)
+    if imputer == "dmv":
+        groups = np.arange(x.shape[1]) if opts["groups"] is None else opts["groups"]
+        masks = mcar_mask(len(train), groups, 0.5, rng)
+        keep = masks.any(axis=1)
+        design = _Design(train[keep], masks[keep])
+        pm_model = _model_c(design(train[keep], masks[keep]), predict(train[keep]))
+        if opts["inference"] == "nuts":
+            tree, iid = sample(pm_model, opts["seed"], opts["sample_kwargs"]), False
+        else:
+            tree, iid = _laplace(pm_model, MAX_DRAWS, rng), True
+        post = _thin(tree["posterior"].to_dataset())
+        h = np.hstack([np.ones((len(x), 1)), design(x, m)])
+        alpha = opts["scale"] * _model_c_alpha(post, h)
+    else:
+        pm_model = _model_b(pushforward(predict, imputer.sample(x, m, opts["draws"], rng)))
+        tree, iid = sample(pm_model, opts["seed"], opts["sample_kwargs"]), False
+        post = _thin(tree["posterior"].to_dataset())
+        alpha = opts["scale"] * post["alpha"].values
+    part = dirichlet_posterior(alpha, weights=opts["weights"], random_seed=rng,
+                               ci_prob=opts["ci_prob"])
+    return part, pm_model, tree, post, [], iid

@@ -1,0 +1,77 @@
+"""The judge on dask partitions (a LocalCluster of 2 worker processes): its counts and every
+estimator equal the in-memory ones (1e-12)."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+pytest.importorskip("dask.dataframe", reason="bayeval.scale needs the 'scale' extra (dask)")
+distributed = pytest.importorskip("distributed", reason="bayeval.scale needs the 'scale' extra "
+                                                        "(dask.distributed)")
+import dask.array as da  # noqa: E402
+import dask.dataframe as dd  # noqa: E402
+
+from bayeval import scale  # noqa: E402
+from bayeval.methods.judge.api import judge  # noqa: E402
+from bayeval.methods.judge.fast import Counts  # noqa: E402
+from bayeval.methods.judge.partitioned import judge_counts, judge_estimates  # noqa: E402
+
+pytestmark = pytest.mark.xdist_group("scale")  # one cluster per test run under xdist
+EXACT = 1e-12
+SEED = 20261010
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                       dashboard_address=":0")
+    with cluster, distributed.Client(cluster) as c:
+        yield c
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(SEED)
+
+
+def assert_same(a, b, tol=EXACT):
+    """Every variable of Dataset ``b`` equals ``a``'s: floats to ``tol`` (NaN where NaN)."""
+    assert list(a["estimator"].values) == list(b["estimator"].values)
+    for name in b.data_vars:
+        x, y = a[name].values, b[name].values
+        assert x.shape == y.shape, name
+        np.testing.assert_allclose(y, x, rtol=0, atol=tol, err_msg=name)
+
+
+def test_judge_counts_and_estimators_equal_in_memory(client, rng):
+    y = (rng.random(500) < 0.3).astype(int)
+    yhat = np.where(y == 1, rng.random(500) < 0.8, rng.random(500) < 0.15).astype(int)
+    yhat_u = (rng.random(200_000) < 0.33).astype(int)
+    counts = scale.judge_counts(da.from_array(y, chunks=128), da.from_array(yhat, chunks=128),
+                                dd.from_array(yhat_u, chunksize=30_000))
+    assert counts == Counts.from_labels(y, yhat, yhat_u)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        mem = judge(y, yhat, yhat_u, method="all", ci_prob=0.9)
+    assert_same(mem.closed_form, scale.judge_estimates(counts, ci_prob=0.9))
+
+
+def test_wald_intervals_and_a_chance_judge_as_in_memory():
+    """ci_kind="wald" (formerly ci=), and Rogan–Gladen left out for kappa <= 0, as in memory."""
+    chance = Counts(20, 30, 35, 25, t1=600, t0=400)
+    y = np.repeat([1, 1, 0, 0], chance[:4])
+    yhat = np.repeat([1, 0, 1, 0], chance[:4])
+    yhat_u = np.repeat([1, 0], chance[4:])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        mem = judge(y, yhat, yhat_u, method="all", ci_kind="wald")
+    wald = judge_estimates(chance, ci_kind="wald")
+    assert "rogan_gladen" not in wald["estimator"].values
+    assert_same(mem.closed_form, wald)
+    with pytest.warns(FutureWarning, match=r"judge_estimates\(ci=\) is now"):
+        old = judge_estimates(chance, ci="wald")
+    assert old.equals(wald)
+    assert scale.judge_counts is judge_counts and scale.judge_estimates is judge_estimates
+    with pytest.raises(ValueError, match="ci_kind must be one of"):
+        judge_estimates(chance, ci_kind="eti")
