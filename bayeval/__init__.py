@@ -9,7 +9,7 @@ One function per method, each returning an :class:`Evaluation`::
 
 from importlib.metadata import version
 
-from bayeval import methods
+from bayeval import methods, plots  # plots and report register Evaluation.plot() and .report()
 from bayeval.evaluation import Evaluation, load
 from bayeval.methods.bounds.api import bounds
 from bayeval.methods.cbpe.api import cbpe
@@ -22,5 +22,5 @@ from bayeval.report import report
 __version__ = version("bayeval")
 __all__ = [
     "Evaluation", "__version__", "bounds", "cbpe", "judge", "labelled", "load", "methods", "mvu",
-    "pemi", "report",
+    "pemi", "plots", "report",
 ]

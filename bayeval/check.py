@@ -12,11 +12,12 @@ Every test is a 4σ rule on the Monte-Carlo error of the draws (false alarm abou
   (α ≈ 0.001, conservative for discrete laws);
 * **interval mass**: the fraction of draws inside the fast path's interval differs from the
   interval's exact mass :math:`m` by at most :math:`4\sqrt{m(1-m)/N}`.
+
+ArviZ (ESS and MCSE of MCMC draws) is imported when :func:`compare` runs.
 """
 
 from __future__ import annotations
 
-import arviz as az
 import numpy as np
 import pandas as pd
 
@@ -30,6 +31,8 @@ _KS = 1.95
 def _ess(x: np.ndarray, iid: bool, method: str = "bulk") -> float:
     if iid:
         return float(x.size)
+    import arviz as az
+
     return float(az.ess(x, method=method))
 
 
@@ -90,6 +93,8 @@ def compare(draws, *, mean: float, sd: float, interval: tuple[float, float] | No
     >>> bool(compare(draws, mean=1.3, sd=law.var() ** 0.5, iid=True).loc["mean", "passed"])
     False
     """
+    import arviz as az
+
     x = np.asarray(draws, dtype=float)
     if x.ndim != 2:
         raise ValueError(f"draws must have shape (chain, draw), got {x.shape}.")

@@ -12,29 +12,35 @@ Groups of the tree:
 The root attribute ``bayeval`` holds the metadata as JSON (method, variant, interval level and
 kind, the estimand's draws, seed, versions, warnings), so that the tree is always writable to
 netCDF and reads back identical.
+
+:meth:`Evaluation.plot` and :meth:`Evaluation.report` dispatch through the display registry of
+this module (:data:`DISPLAYS`, :data:`PLOT_KINDS`): :mod:`bayeval.plots`, :mod:`bayeval.report`
+and the methods' ``plots`` modules fill it when they are imported (``import bayeval`` imports
+them), so that this module imports none of them. ArviZ is imported by the functions that use it.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib.metadata import version
 from typing import Any
 
-import arviz as az
 import numpy as np
 import pandas as pd
 import xarray as xr
 
 from bayeval.check import compare
+from bayeval.sampling import SAMPLE_DIMS, add_log_densities, draws_intervals, draws_summary
 from bayeval.table import Table, table
 from bayeval.validation import as_choice, as_ci_prob
 
-__all__ = ["Evaluation", "draws_intervals", "load"]
+__all__ = ["DISPLAYS", "PLOT_KINDS", "Evaluation", "PlotKind", "draws_intervals", "for_methods",
+           "load", "register_display", "register_plot"]
 
-SAMPLE_DIMS = ("chain", "draw")
 CI_KINDS = ("eti", "hdi")
 #: thresholds of the MCMC diagnostics (Vehtari et al. 2021; Betancourt 2016)
 RHAT_MAX, ESS_MIN, BFMI_MIN = 1.01, 400.0, 0.3
@@ -77,7 +83,7 @@ class Evaluation:
 
     >>> import numpy as np, xarray as xr
     >>> from scipy import stats
-    >>> from bayeval.methods.labelled.api import posterior
+    >>> from bayeval.methods.labelled import posterior
     >>> rng = np.random.default_rng(0)
     >>> theta = rng.beta(47, 17, size=(2, 1000, 1))  # 45 of 60 right, Beta(2, 2) prior
     >>> dims = ("chain", "draw", "metric")
@@ -355,7 +361,7 @@ class Evaluation:
                                  "method='pymc' or 'both'.")
             ci_prob = as_ci_prob(self.ci_prob if ci_prob is None else ci_prob)
             ci_kind = as_choice(ci_kind or self.ci_kind, "ci_kind", CI_KINDS)
-            frame = _draws_summary(self.draws, ci_prob, ci_kind)
+            frame = draws_summary(self.draws, ci_prob, ci_kind)
         caption = (f"{self.meta['method']} ({self.meta['variant']}), {source.replace('_', ' ')}:"
                    f" {_interval_label(ci_prob, ci_kind)}")
         return table(frame, caption, ci_prob=ci_prob, ci_kind=ci_kind, source=source)
@@ -383,7 +389,7 @@ class Evaluation:
 
         >>> import numpy as np, xarray as xr
         >>> from scipy import stats
-        >>> from bayeval.methods.labelled.api import posterior
+        >>> from bayeval.methods.labelled import posterior
         >>> rng = np.random.default_rng(0)
         >>> theta = rng.beta(47, 17, size=(2, 1000, 1))  # 45 of 60 right, Beta(2, 2) prior
         >>> dims = ("chain", "draw", "metric")
@@ -462,7 +468,7 @@ class Evaluation:
 
         >>> import numpy as np, xarray as xr
         >>> from scipy import stats
-        >>> from bayeval.methods.labelled.api import posterior
+        >>> from bayeval.methods.labelled import posterior
         >>> rng = np.random.default_rng(0)
         >>> theta = rng.beta(47, 17, size=(2, 1000, 1))  # 45 of 60 right, Beta(2, 2) prior
         >>> dims = ("chain", "draw", "metric")
@@ -488,6 +494,8 @@ class Evaluation:
         if not self.has_mcmc:
             raise ValueError(f"diagnostics() needs MCMC draws; this evaluation ran "
                              f"variant={self.meta['variant']!r} without MCMC.")
+        import arviz as az
+
         post = self.tree["posterior"].to_dataset()
         rows = []
         for name, fn, thr, ok in (
@@ -555,7 +563,7 @@ class Evaluation:
 
         >>> import numpy as np, xarray as xr
         >>> from scipy import stats
-        >>> from bayeval.methods.labelled.api import posterior
+        >>> from bayeval.methods.labelled import posterior
         >>> rng = np.random.default_rng(0)
         >>> theta = rng.beta(47, 17, size=(2, 1000, 1))  # 45 of 60 right, Beta(2, 2) prior
         >>> dims = ("chain", "draw", "metric")
@@ -578,6 +586,8 @@ class Evaluation:
         if not self.has_mcmc:
             raise ValueError("sensitivity() needs posterior draws from MCMC; this evaluation "
                              f"ran variant={self.meta['variant']!r}.")
+        import arviz as az
+
         self._add_log_densities()
         post = self.tree["posterior"].to_dataset()
         var_names = var_names or [v for v in post.data_vars if post[v].dtype.kind == "f"]
@@ -605,7 +615,8 @@ class Evaluation:
 
     # ------------------------------------------------------------------ figures and report
     def plot(self, kind: str | None = None, **kwargs):
-        """One figure of this evaluation; see :func:`bayeval.plots.plot` for the kinds.
+        """One figure of this evaluation: the registered display ``"plot"``,
+        :func:`bayeval.plots.plot` (see it for the kinds, and :data:`PLOT_KINDS`).
 
         Parameters
         ----------
@@ -628,12 +639,11 @@ class Evaluation:
         5
         >>> plt.close(fig)
         """
-        from bayeval.plots import plot
-
-        return plot(self, kind, **kwargs)
+        return _display("plot")(self, kind, **kwargs)
 
     def report(self, path, **kwargs):
-        """Write a self-contained HTML report; see :func:`bayeval.report.report`.
+        """Write a self-contained HTML report: the registered display ``"report"``,
+        :func:`bayeval.report.report`.
 
         Parameters
         ----------
@@ -657,28 +667,14 @@ class Evaluation:
         >>> "<title>Classifier A</title>" in html
         True
         """
-        from bayeval.report import report
-
-        return report(self, path, **kwargs)
+        return _display("report")(self, path, **kwargs)
 
     def _add_log_densities(self) -> None:
-        missing = [g for g in ("log_prior", "log_likelihood") if g not in self.tree.children]
-        if not missing:
-            return
-        if self.model is None:
+        if self.model is None and not {"log_prior", "log_likelihood"} <= set(self.tree.children):
             raise ValueError("sensitivity() needs the log_prior and log_likelihood groups; they "
                              "were not saved and the PyMC model is not attached (an evaluation "
                              "read from disk). Rerun the method to get them.")
-        import pymc as pm
-
-        tree = self.tree.copy()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            if "log_likelihood" in missing:
-                pm.compute_log_likelihood(tree, model=self.model, progressbar=False)
-            if "log_prior" in missing:
-                pm.stats.compute_log_prior(tree, model=self.model, progressbar=False)
-        self.tree = tree
+        self.tree = add_log_densities(self.tree, self.model)
 
     # ------------------------------------------------------------------------------ storage
     def to_netcdf(self, path) -> str:
@@ -779,6 +775,101 @@ def load(path) -> Evaluation:
     return _CLASSES.get(json.loads(tree.attrs["bayeval"])["method"], Evaluation)(tree)
 
 
+
+# ------------------------------------------------------------------------------ displays
+#: colours of every figure: posterior draws, fast path, alerts
+DRAWS_COLOR, FAST_COLOR, ALERT_COLOR = "#1f5a96", "#d55e00", "#b2182b"
+#: the functions behind :meth:`Evaluation.plot` (``"plot"``) and :meth:`Evaluation.report`
+#: (``"report"``), registered by :mod:`bayeval.plots` and :mod:`bayeval.report`
+DISPLAYS: dict[str, Callable[..., Any]] = {}
+
+
+def register_display(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Make ``fn`` the display ``name`` of every Evaluation, and return it.
+
+    ``name`` is ``"plot"`` (``fn(ev, kind, **kwargs)``) or ``"report"`` (``fn(ev, path,
+    **kwargs)``).
+
+    Examples
+    --------
+    >>> DISPLAYS["plot"].__module__, DISPLAYS["report"].__module__
+    ('bayeval.plots', 'bayeval.report')
+    """
+    DISPLAYS[name] = fn
+    return fn
+
+
+def _display(name: str) -> Callable[..., Any]:
+    if name not in DISPLAYS:
+        raise RuntimeError(f"no {name!r} display is registered; `import bayeval` registers it.")
+    return DISPLAYS[name]
+
+
+@dataclass(frozen=True)
+class PlotKind:
+    """A figure of Evaluations: ``draw(ev, **kwargs) -> Figure``, a one-line ``description``
+    (shown in the HTML report), and ``applies(ev)``: None where it applies, else the reason."""
+
+    draw: Callable[..., Any]
+    description: str
+    applies: Callable[[Evaluation], str | None]
+
+
+#: every plot kind, in the order the report shows them (:mod:`bayeval.plots` has the generic ones)
+PLOT_KINDS: dict[str, PlotKind] = {}
+#: the default kind of a method, where it is not the generic one
+DEFAULT_PLOT_KINDS: dict[str, str] = {}
+
+
+def register_plot(name: str, description: str,
+                  applies: Callable[[Evaluation], str | None] = lambda ev: None):
+    """Decorator adding a drawing function ``fn(ev, **kwargs) -> Figure`` as plot kind ``name``.
+
+    Parameters
+    ----------
+    name : str
+        The kind, for ``Evaluation.plot`` (a registered name is replaced).
+    description : str
+        One line saying what the figure shows.
+    applies : callable, optional
+        ``applies(ev) -> str | None`` (e.g. :func:`for_methods`); by default every evaluation.
+
+    Returns
+    -------
+    callable
+        The decorator; it returns ``fn`` unchanged.
+
+    Examples
+    --------
+    >>> @register_plot("nothing", "no figure", applies=for_methods("labelled"))
+    ... def nothing(ev):
+    ...     return None
+    >>> PLOT_KINDS.pop("nothing").draw is nothing
+    True
+    """
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+        PLOT_KINDS[name] = PlotKind(fn, description, applies)
+        return fn
+    return wrap
+
+
+def for_methods(*methods: str) -> Callable[[Evaluation], str | None]:
+    """The applicability test of a kind specific to ``methods`` (for :func:`register_plot`).
+
+    Examples
+    --------
+    >>> import bayeval as be
+    >>> ev = be.labelled(labels=[1, 0, 1, 1], y_pred=[1, 0, 0, 1])
+    >>> for_methods("labelled")(ev) is None, for_methods("cbpe", "pemi")(ev)
+    (True, 'it is specific to method cbpe or pemi')
+    """
+    def applies(ev: Evaluation) -> str | None:
+        if ev.meta["method"] in methods:
+            return None
+        return f"it is specific to method {' or '.join(methods)}"
+    return applies
+
+
 def _flatten(var: str, values: xr.DataArray):
     """(label, value) pairs of a DataArray, labels like ``theta[accuracy]``."""
     if values.ndim == 0:
@@ -796,47 +887,3 @@ def _diagnose(prior: float, likelihood: float) -> str:
     if prior >= PSENSE_THRESHOLD:
         return "strong prior / weak likelihood"
     return "ok"
-
-
-def draws_intervals(draws: xr.DataArray, ci_prob: float, ci_kind: str) -> xr.Dataset:
-    """Mean, sd and interval of draws (``chain``, ``draw``, ...) per coordinate.
-
-    Parameters
-    ----------
-    draws : xarray.DataArray
-        Dims ``chain``, ``draw`` and the estimand's.
-    ci_prob : float
-        Probability of the interval.
-    ci_kind : {"eti", "hdi"}
-        Equal-tailed or highest-density (ArviZ's ``eti``/``hdi``).
-
-    Returns
-    -------
-    xarray.Dataset
-        ``mean``, ``sd`` (ddof 1), ``lower`` and ``upper`` over the estimand's dims.
-
-    Examples
-    --------
-    >>> x = xr.DataArray(np.arange(8.0).reshape(2, 4), dims=("chain", "draw"))
-    >>> {k: round(float(v), 3) for k, v in draws_intervals(x, 0.5, "eti").data_vars.items()}
-    {'mean': 3.5, 'sd': 2.449, 'lower': 1.75, 'upper': 5.25}
-    """
-    interval = (az.eti if ci_kind == "eti" else az.hdi)(draws, prob=ci_prob)
-    return xr.Dataset({
-        "mean": draws.mean(SAMPLE_DIMS), "sd": draws.std(SAMPLE_DIMS, ddof=1),
-        "lower": interval.sel(ci_bound="lower", drop=True),
-        "upper": interval.sel(ci_bound="upper", drop=True)})
-
-
-def _draws_summary(draws: xr.DataArray, ci_prob: float, ci_kind: str) -> pd.DataFrame:
-    """mean, sd, interval, MCSE, ESS (and R-hat with several chains), one row per coordinate."""
-    ds = draws_intervals(draws, ci_prob, ci_kind)
-    ds["mcse_mean"] = az.mcse(draws)
-    ds["ess_bulk"] = az.ess(draws, method="bulk")
-    ds["ess_tail"] = az.ess(draws, method="tail")
-    if draws.sizes["chain"] > 1:  # R-hat compares chains; one chain of draws has none
-        ds["r_hat"] = az.rhat(draws)
-    if ds["mean"].ndim == 0:
-        return pd.DataFrame({k: [float(v)] for k, v in ds.data_vars.items()},
-                            index=pd.Index([draws.name], name="quantity"))
-    return ds.to_dataframe()[list(ds.data_vars)]

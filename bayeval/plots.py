@@ -1,9 +1,12 @@
 """Figures of an :class:`~bayeval.evaluation.Evaluation`, one function per kind.
 
-:func:`plot` dispatches on ``kind`` through the registry :data:`KINDS`. Generic kinds work for
-every evaluation: ``distribution`` and ``intervals`` for any fast path or draws, ``trace``,
-``rank`` and ``sensitivity`` where MCMC ran. A method adds its own kind with one decorated
-function, and :func:`plot` and the HTML report pick it up::
+:func:`plot` dispatches on ``kind`` through the registry :data:`KINDS` (the core's
+:data:`~bayeval.evaluation.PLOT_KINDS`); importing this module registers :func:`plot` as the
+display behind ``Evaluation.plot()``. Generic kinds work for every evaluation: ``distribution``
+and ``intervals`` for any fast path or draws, ``trace``, ``rank`` and ``sensitivity`` where MCMC
+ran; ``chunks`` (CBPE) and ``bounds`` are drawn from the evaluation alone. A method adds its own
+kind with one decorated function in its package (``bayeval/methods/mvu/plots.py`` draws MVU's
+``confidence``), and :func:`plot` and the HTML report pick it up::
 
     @register("chunks", "metric per chunk with bands, realized values and alerts",
               applies=for_methods("cbpe"))
@@ -12,29 +15,41 @@ function, and :func:`plot` and the HTML report pick it up::
 
 Every kind returns its matplotlib figure (made with pyplot, so ``plt.show()`` shows it; close it
 with ``plt.close(fig)`` when done). Colours: posterior draws in blue, the fast path in orange.
+Matplotlib and ArviZ are imported when a figure is drawn, not with this module.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from itertools import product
+from typing import TYPE_CHECKING
 
-import arviz as az
-import arviz_plots as azp
-import matplotlib.pyplot as plt
 import numpy as np
 import xarray as xr
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
 from scipy import stats
 
-from bayeval.evaluation import PSENSE_THRESHOLD, SAMPLE_DIMS, Evaluation, draws_intervals
+from bayeval.evaluation import (
+    ALERT_COLOR,
+    DEFAULT_PLOT_KINDS,
+    DRAWS_COLOR,
+    FAST_COLOR,
+    PLOT_KINDS,
+    PSENSE_THRESHOLD,
+    Evaluation,
+    PlotKind,
+    for_methods,
+    register_display,
+    register_plot,
+)
+from bayeval.sampling import SAMPLE_DIMS, draws_intervals
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = ["DEFAULT_KINDS", "KINDS", "Kind", "available", "default_kind", "for_methods", "plot",
            "register"]
 
-DRAWS_COLOR, FAST_COLOR, ALERT_COLOR = "#1f5a96", "#d55e00", "#b2182b"
 #: at most this many panels (estimand coordinates) per figure; pass ``coords`` to choose others
 MAX_PANELS = 12
 STYLE = {
@@ -47,109 +62,20 @@ STYLE = {
 Applies = Callable[[Evaluation], str | None]
 
 
-@dataclass(frozen=True)
-class Kind:
-    """A registered plot kind: its drawing function, a one-line description, where it applies.
-
-    Attributes
-    ----------
-    draw : callable
-        ``draw(ev, **kwargs) -> Figure``.
-    description : str
-        One line, shown in the HTML report under the figure.
-    applies : callable
-        ``applies(ev)``: None when the kind applies to ``ev``, else the reason why not.
-
-    Examples
-    --------
-    >>> kind = KINDS["trace"]
-    >>> kind.draw is trace, kind.description.split(":")[0]
-    (True, 'MCMC traces and per-chain densities')
-    """
-
-    draw: Callable[..., Figure]
-    description: str
-    applies: Applies
-
-
+#: a registered plot kind (``draw``, ``description``, ``applies``)
+Kind = PlotKind
 #: every plot kind, in the order the report shows them
-KINDS: dict[str, Kind] = {}
+KINDS: dict[str, Kind] = PLOT_KINDS
 #: the default kind of a method, where it is not the generic one (see :func:`default_kind`)
-DEFAULT_KINDS: dict[str, str] = {}
-
-
-def _always(ev: Evaluation) -> None:
-    return None
+DEFAULT_KINDS: dict[str, str] = DEFAULT_PLOT_KINDS
+#: decorator adding a drawing function as a kind: ``register(name, description, applies)``
+register = register_plot
 
 
 def _needs_mcmc(ev: Evaluation) -> str | None:
     if ev.has_mcmc:
         return None
     return f"it needs MCMC draws; this evaluation ran variant={ev.meta['variant']!r}, without MCMC"
-
-
-def for_methods(*methods: str) -> Applies:
-    """The applicability test of a method-specific kind (for :func:`register`).
-
-    Parameters
-    ----------
-    *methods : str
-        The methods (``ev.meta["method"]``) the kind applies to.
-
-    Returns
-    -------
-    callable
-        ``applies(ev)``: None when ``ev`` comes from one of ``methods``, else the reason.
-
-    Examples
-    --------
-    >>> import bayeval as be
-    >>> ev = be.labelled(labels=[1, 0, 1, 1], y_pred=[1, 0, 0, 1])
-    >>> for_methods("labelled")(ev) is None, for_methods("cbpe", "pemi")(ev)
-    (True, 'it is specific to method cbpe or pemi')
-    """
-    def applies(ev: Evaluation) -> str | None:
-        if ev.meta["method"] in methods:
-            return None
-        return f"it is specific to method {' or '.join(methods)}"
-    return applies
-
-
-def register(name: str, description: str, applies: Applies = _always):
-    """Decorator adding a drawing function ``fn(ev, **kwargs) -> Figure`` as kind ``name``.
-
-    Parameters
-    ----------
-    name : str
-        The kind, for :func:`plot` and ``Evaluation.plot`` (a registered name is replaced).
-    description : str
-        One line saying what the figure shows.
-    applies : callable, optional
-        ``applies(ev) -> str | None`` (e.g. :func:`for_methods`); by default every evaluation.
-
-    Returns
-    -------
-    callable
-        The decorator; it returns ``fn`` unchanged.
-
-    Examples
-    --------
-    >>> import bayeval as be
-    >>> @register("counts", "successes per metric", applies=for_methods("labelled"))
-    ... def counts(ev):
-    ...     fig, ax = plt.subplots()
-    ...     ax.bar(ev.closed_form["metric"].values, ev.closed_form["successes"].values)
-    ...     return fig
-    >>> ev = be.labelled(labels=[1, 0, 1, 1], y_pred=[1, 0, 0, 1])
-    >>> fig = plot(ev, "counts")
-    >>> [int(bar.get_height()) for bar in fig.axes[0].patches]
-    [3, 2, 2, 1, 1]
-    >>> plt.close(fig); del KINDS["counts"]
-    """
-    def wrap(fn: Callable[..., Figure]) -> Callable[..., Figure]:
-        KINDS[name] = Kind(fn, description, applies)
-        return fn
-    return wrap
 
 
 def available(ev: Evaluation) -> list[str]:
@@ -233,6 +159,7 @@ def plot(ev: Evaluation, kind: str | None = None, **kwargs) -> Figure:
 
     Examples
     --------
+    >>> import matplotlib.pyplot as plt
     >>> import bayeval as be
     >>> from bayeval.plots import plot
     >>> ev = be.labelled(labels=[1, 0, 1, 1, 0, 1], y_pred=[1, 0, 0, 1, 0, 1])
@@ -241,6 +168,8 @@ def plot(ev: Evaluation, kind: str | None = None, **kwargs) -> Figure:
     ['accuracy', 'precision']
     >>> plt.close(fig)
     """
+    import matplotlib.pyplot as plt
+
     kind = default_kind(ev) if kind is None else kind
     valid = ", ".join(available(ev))
     if kind not in KINDS:
@@ -301,6 +230,8 @@ def _closed_at(ev: Evaluation, sel: dict) -> xr.Dataset | None:
 
 def _draws_stats(ev: Evaluation) -> xr.Dataset | None:
     """Mean and interval (the evaluation's level and kind) of the estimand's draws."""
+    import arviz as az
+
     draws = ev.draws
     if draws is None:
         return None
@@ -320,6 +251,8 @@ def _finite_draws(ev: Evaluation, sel: dict) -> np.ndarray | None:
 
 def _grid(n: int, width: float = 10.0, height: float = 2.4, max_cols: int = 3):
     """A figure with ``n`` panels in rows of at most ``max_cols``; unused panels removed."""
+    import matplotlib.pyplot as plt
+
     cols = min(n, max_cols)
     rows = -(-n // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(width, 0.9 + height * rows),
@@ -462,6 +395,8 @@ def _interval_sources(ev: Evaluation, sel: dict, dstats) -> list[tuple[str, str,
                        "posterior side by side")
 def intervals(ev: Evaluation, coords: dict | None = None) -> Figure:
     """Forest plot: mean and [lower, upper] per estimand coordinate and source."""
+    import matplotlib.pyplot as plt
+
     items, total = _items(ev, coords, limit=4 * MAX_PANELS)
     dstats = _draws_stats(ev)
     fig, ax = plt.subplots(figsize=(8, 1.2 + 0.42 * len(items)), layout="constrained")
@@ -516,6 +451,8 @@ def _arviz_figure(pc, ev: Evaluation, what: str) -> Figure:
                    "stationary noise", applies=_needs_mcmc)
 def trace(ev: Evaluation, var_names=None, coords: dict | None = None, **kwargs) -> Figure:
     """ArviZ ``plot_trace_dist``, one row per coordinate (at most :data:`MAX_PANELS`)."""
+    import arviz_plots as azp
+
     var_names, coords, rows = _mcmc_selection(ev, var_names, coords)
     kwargs.setdefault("figure_kwargs", {"figsize": (10, 0.6 + 1.5 * rows)})
     pc = azp.plot_trace_dist(ev.tree, var_names=var_names, coords=coords, compact=False,
@@ -527,6 +464,8 @@ def trace(ev: Evaluation, var_names=None, coords: dict | None = None, **kwargs) 
                   "envelope", applies=_needs_mcmc)
 def rank(ev: Evaluation, var_names=None, coords: dict | None = None, **kwargs) -> Figure:
     """ArviZ ``plot_rank`` (fractional-rank ECDF differences with simultaneous envelopes)."""
+    import arviz_plots as azp
+
     var_names, coords, n = _mcmc_selection(ev, var_names, coords)
     kwargs.setdefault("col_wrap", 3)
     kwargs.setdefault("figure_kwargs", {"figsize": (10, 0.8 + 2.3 * -(-n // kwargs["col_wrap"]))})
@@ -540,6 +479,8 @@ def rank(ev: Evaluation, var_names=None, coords: dict | None = None, **kwargs) -
 def sensitivity(ev: Evaluation, var_names=None) -> Figure:
     """Prior and likelihood power-scaling sensitivity per quantity (from ``ev.sensitivity()``),
     with the threshold above which a quantity is flagged."""
+    import matplotlib.pyplot as plt
+
     table = ev.sensitivity(var_names)
     n = len(table)
     fig, ax = plt.subplots(figsize=(8, 1.3 + 0.38 * n), layout="constrained")
@@ -653,6 +594,8 @@ def bounds(ev: Evaluation, coords: dict | None = None) -> Figure:
     (the fast path's, else the posterior's); where draws exist, violins of the posterior of
     the lower and of the upper bound above the bar and of the metric (one coupling position
     per draw) below it."""
+    import matplotlib.pyplot as plt
+
     closed = ev.closed_form is not None
     table = ev.summary("closed_form" if closed else "draws")
     metrics = [m for m in _metrics(ev, coords) if m in table.index]
@@ -679,41 +622,5 @@ def bounds(ev: Evaluation, coords: dict | None = None) -> Figure:
     return fig
 
 
-@register("confidence", "hard confidence: its histogram over instances and a reliability "
-                        "diagram against the consistency of the decisions",
-          applies=for_methods("mvu"))
-def confidence(ev: Evaluation, n_bins: int = 10) -> Figure:
-    """Left: histogram of ``c_hard``. Right: per bin of ``c_hard`` (the ``n_bins`` equal-width
-    bins of :func:`~bayeval.methods.mvu.calibration.reliability`), the mean confidence against
-    the share of instances whose hard decision ``y_hard`` equals the soft one ``y_soft``."""
-    from bayeval.methods.mvu.calibration import reliability
-
-    table = ev.summary()
-    c = table["c_hard"].to_numpy(dtype=float)
-    keep = np.isfinite(c)
-    rel = reliability(c[keep], table["y_hard"].to_numpy()[keep],
-                      table["y_soft"].to_numpy()[keep], n_bins)
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6), layout="constrained")
-    left.hist(c[keep], bins=np.linspace(0, 1, 2 * n_bins + 1), color=DRAWS_COLOR, alpha=0.6,
-              label="instances")
-    left.set_xlabel("hard confidence c_hard")
-    left.set_ylabel("instances")
-    left.set_title("hard confidence")
-    right.plot([0, 1], [0, 1], color="0.6", lw=1, ls="--", label="perfect calibration")
-    right.plot(rel["confidence"], rel["consistency"], "-o", color=FAST_COLOR, ms=4,
-               label="share with y_hard = y_soft")
-    for conf, cons, count in zip(rel["confidence"], rel["consistency"], rel["count"],
-                                 strict=True):
-        right.annotate(str(count), (conf, cons), xytext=(4, 4), textcoords="offset points",
-                       fontsize=7, color="0.35")
-    right.set_xlim(0, 1.02)
-    right.set_ylim(-0.02, 1.05)
-    right.set_xlabel("mean c_hard in bin")
-    right.set_ylabel("consistency")
-    right.set_title("reliability (bin counts annotated)")
-    fig.suptitle(f"{ev.meta['method']} ({ev.meta['variant']}): hard confidence")
-    _legend(fig)
-    return fig
-
-
-DEFAULT_KINDS.update(cbpe="chunks", bounds="bounds", mvu="confidence")
+DEFAULT_KINDS.update(cbpe="chunks", bounds="bounds")
+register_display("plot", plot)

@@ -7,6 +7,9 @@ figures of :mod:`bayeval.plots`, the fast-path-vs-posterior check, the MCMC diag
 prior sensitivity with plain-language verdicts, the warnings, and what is needed to reproduce it
 (versions, seed). Several evaluations get a table of contents with their status at a glance.
 Everything that comes from the data or the evaluation is HTML-escaped.
+
+Importing this module registers :func:`report` as the display behind ``Evaluation.report()``;
+matplotlib is imported when the figures are drawn.
 """
 
 from __future__ import annotations
@@ -23,13 +26,19 @@ from importlib.metadata import version
 from numbers import Integral, Real
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import xarray as xr
 
 from bayeval import plots
-from bayeval.evaluation import BFMI_MIN, ESS_MIN, PSENSE_THRESHOLD, RHAT_MAX, Evaluation
+from bayeval.evaluation import (
+    BFMI_MIN,
+    ESS_MIN,
+    PSENSE_THRESHOLD,
+    RHAT_MAX,
+    Evaluation,
+    register_display,
+)
 from bayeval.table import Table
 
 __all__ = ["report"]
@@ -280,6 +289,8 @@ def _summaries(ev: Evaluation) -> str:
 
 
 def _png(fig) -> str:
+    import matplotlib.pyplot as plt
+
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=FIGURE_DPI, facecolor="white")
     plt.close(fig)
@@ -515,3 +526,6 @@ footer { color: var(--muted); font-size: 12px; padding-bottom: 32px; }
 @media print { body { background: #fff; } section.evaluation, nav.contents { box-shadow: none;
   border: none; padding: 0; } }
 """
+
+
+register_display("report", report)

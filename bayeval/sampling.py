@@ -1,16 +1,26 @@
-"""Sampling a method's PyMC model with bayeval's defaults; user settings pass through untouched."""
+"""Sampling a method's PyMC model with bayeval's defaults (user settings pass through
+untouched), and the summaries of draws that :class:`~bayeval.evaluation.Evaluation` shows.
+
+PyMC and ArviZ are imported by the functions that use them.
+"""
 
 from __future__ import annotations
 
 import logging
 import sys
 import time
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
+import pandas as pd
 import xarray as xr
 
-__all__ = ["DEFAULTS", "progress", "sample"]
+__all__ = ["DEFAULTS", "SAMPLE_DIMS", "add_log_densities", "draws_intervals", "draws_summary",
+           "progress", "sample"]
+
+#: the dimensions of draws
+SAMPLE_DIMS = ("chain", "draw")
 
 #: defaults of every NUTS run: 2 chains x 1000 draws, sequential (cheaper than processes for
 #: models that marginalise the labels), no progress bar.
@@ -95,3 +105,92 @@ def progress(blocks: list[slice], total: int, label: str) -> Iterator[slice]:
             sys.stderr.flush()
     sys.stderr.write(("\r" if live else "") + line(total) + "\n")
     sys.stderr.flush()
+
+
+def draws_intervals(draws: xr.DataArray, ci_prob: float, ci_kind: str) -> xr.Dataset:
+    """Mean, sd and interval of draws (``chain``, ``draw``, ...) per coordinate.
+
+    Parameters
+    ----------
+    draws : xarray.DataArray
+        Dims ``chain``, ``draw`` and the estimand's.
+    ci_prob : float
+        Probability of the interval.
+    ci_kind : {"eti", "hdi"}
+        Equal-tailed or highest-density (ArviZ's ``eti``/``hdi``).
+
+    Returns
+    -------
+    xarray.Dataset
+        ``mean``, ``sd`` (ddof 1), ``lower`` and ``upper`` over the estimand's dims.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = xr.DataArray(np.arange(8.0).reshape(2, 4), dims=("chain", "draw"))
+    >>> {k: round(float(v), 3) for k, v in draws_intervals(x, 0.5, "eti").data_vars.items()}
+    {'mean': 3.5, 'sd': 2.449, 'lower': 1.75, 'upper': 5.25}
+    """
+    import arviz as az
+
+    interval = (az.eti if ci_kind == "eti" else az.hdi)(draws, prob=ci_prob)
+    return xr.Dataset({
+        "mean": draws.mean(SAMPLE_DIMS), "sd": draws.std(SAMPLE_DIMS, ddof=1),
+        "lower": interval.sel(ci_bound="lower", drop=True),
+        "upper": interval.sel(ci_bound="upper", drop=True)})
+
+
+def draws_summary(draws: xr.DataArray, ci_prob: float, ci_kind: str) -> pd.DataFrame:
+    """:func:`draws_intervals` with ArviZ's ``mcse_mean``, ``ess_bulk``, ``ess_tail`` (and
+    ``r_hat`` with several chains), one row per coordinate (Vehtari et al. 2021).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = xr.DataArray(np.arange(8.0).reshape(2, 4), dims=("chain", "draw"), name="theta")
+    >>> list(draws_summary(x, 0.5, "eti").columns)
+    ['mean', 'sd', 'lower', 'upper', 'mcse_mean', 'ess_bulk', 'ess_tail', 'r_hat']
+    """
+    import arviz as az
+
+    ds = draws_intervals(draws, ci_prob, ci_kind)
+    ds["mcse_mean"] = az.mcse(draws)
+    ds["ess_bulk"] = az.ess(draws, method="bulk")
+    ds["ess_tail"] = az.ess(draws, method="tail")
+    if draws.sizes["chain"] > 1:  # R-hat compares chains; one chain of draws has none
+        ds["r_hat"] = az.rhat(draws)
+    if ds["mean"].ndim == 0:
+        return pd.DataFrame({k: [float(v)] for k, v in ds.data_vars.items()},
+                            index=pd.Index([draws.name], name="quantity"))
+    return ds.to_dataframe()[list(ds.data_vars)]
+
+
+def add_log_densities(tree: xr.DataTree, model) -> xr.DataTree:
+    """A copy of ``tree`` with the groups ``log_likelihood`` and ``log_prior`` that it lacks,
+    computed by PyMC from ``model`` (for ArviZ's power-scaling sensitivity).
+
+    Parameters
+    ----------
+    tree : xarray.DataTree
+        What :func:`sample` returned, with a ``posterior``.
+    model : pymc.Model
+        The model that was sampled.
+
+    Returns
+    -------
+    xarray.DataTree
+        ``tree`` itself when it has both groups.
+    """
+    missing = [g for g in ("log_prior", "log_likelihood") if g not in tree.children]
+    if not missing:
+        return tree
+    import pymc as pm
+
+    tree = tree.copy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        if "log_likelihood" in missing:
+            pm.compute_log_likelihood(tree, model=model, progressbar=False)
+        if "log_prior" in missing:
+            pm.stats.compute_log_prior(tree, model=model, progressbar=False)
+    return tree

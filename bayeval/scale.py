@@ -1,12 +1,41 @@
 r"""Scale out with dask: partitioned fast paths, and many evaluations at once.
 
-Two kinds of scale, on an existing dask cluster (the ``scale`` extra):
+This module is the public face of bayeval's dask paths; it holds :func:`map_evaluations` and its
+companions and re-exports the partitioned entry points, whose implementations live next to the
+in-memory code they must equal: ``bayeval.methods.<name>.partitioned`` (CBPE, PEMI, judge, bounds,
+MVU) and :mod:`bayeval.partitions` (the shared plumbing: partitions, tree reduction,
+Poisson-binomial windows, ROC-AUC score ranges). Two kinds of scale, on an existing dask cluster
+(the ``scale`` extra):
 
-* **Rows that outgrow memory**: the partitioned fast paths of
-  :mod:`bayeval.scale_reductions`, re-exported here (:func:`cbpe` with ROC-AUC, realized
-  metrics and alerts, :func:`auc_moments`, :func:`poisson_binomial`, :func:`pemi_gauss` with
-  its calibrator and ROC-AUC, :func:`judge_counts`, :func:`bounds_exact`,
-  :func:`mvu_hard_confidence` ...). They equal the in-memory results to 1e-12.
+* **Rows that outgrow memory**: each partitioned fast path reduces every partition (a block of
+  rows) to a small exact summary, combines the summaries up a tree and finishes on the client
+  with the in-memory code, so the results equal the in-memory ones to 1e-12:
+
+  ==================================  =======================================  ================
+  entry point                         summary of a partition :math:`b`         combined by
+  ==================================  =======================================  ================
+  :func:`poisson_binomial`            the PMF window of :math:`K_b`             convolution
+  :func:`cbpe`                        per chunk: windows of :math:`TP_b,        convolution,
+                                      FN_b`, row counts, :math:`\sum p`, the    sums
+                                      labelled rows' confusion counts
+  :func:`auc_numerator_moments`,      its rows, cut into score ranges (also     concatenation
+  :func:`auc_moments`                 CBPE's and PEMI's ROC-AUC); each range    of score ranges
+                                      reduced to 13 sums
+  :func:`pemi_gauss`,                 known counts and sums of the calibrated   sums
+  :func:`pemi_sums`                   scores per MNAR node
+  :func:`judge_counts`,               the labelled 2x2 table, :math:`T_1,       sums
+  :func:`judge_estimates`             T_0`
+  :func:`bounds_cells`,               items per (weak-label pattern,            sums on the
+  :func:`bounds_exact`                prediction)                               union
+  :func:`mvu_hard_confidence`         the rows' :math:`(y_\mathrm{hard},        none (a row
+                                      c_\mathrm{hard})`                         map)
+  ==================================  =======================================  ================
+
+  A count over independent rows is the sum of its partitions' counts, :math:`K=\sum_b K_b`, so
+  its PMF is the convolution :math:`f_K=f_{K_1}*\dots*f_{K_B}`; sufficient statistics are sums.
+  Inputs are dask arrays or columns of one dask DataFrame; numpy and pandas inputs are one
+  partition. The reductions run on dask's current scheduler (a ``distributed.Client``
+  registers itself as that scheduler when it is created).
 * **Many evaluations** (models, segments, judges, chunks): :func:`map_evaluations` runs one
   evaluation per group, on a ``distributed.Client`` or in this process, PyMC fits included,
   and gathers them into one :class:`~bayeval.evaluation.Evaluation` with a ``group``
@@ -47,21 +76,11 @@ from bayeval.methods.cbpe.partitioned import cbpe
 from bayeval.methods.judge.partitioned import judge_counts, judge_estimates
 from bayeval.methods.mvu.partitioned import mvu_hard_confidence
 from bayeval.methods.pemi.partitioned import CALIBRATION_ROWS, LabelSums, pemi_gauss, pemi_sums
-from bayeval.partitions import (
-    RANGE_ROWS,
-    SPLIT_EVERY,
-    auc_moments,
-    auc_numerator_moments,
-    partitions,
-    poisson_binomial,
-    tree_reduce,
-)
+from bayeval.partitions import auc_moments, auc_numerator_moments, poisson_binomial
 from bayeval.table import Table, table
 
 __all__ = [
     "CALIBRATION_ROWS",
-    "RANGE_ROWS",
-    "SPLIT_EVERY",
     "STATUS",
     "BoundsCells",
     "LabelSums",
@@ -77,12 +96,10 @@ __all__ = [
     "judge_estimates",
     "map_evaluations",
     "mvu_hard_confidence",
-    "partitions",
     "pemi_gauss",
     "pemi_sums",
     "poisson_binomial",
     "select",
-    "tree_reduce",
 ]
 
 STATUS = "group_status"

@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 from bayeval.datasets import weak_labels
-from bayeval.methods.bounds.api import bounds
+from bayeval.methods.bounds import bounds
 
 N_ITEMS, N_LFS, TARGET_S = 1_000_000, 20, 2.0
 

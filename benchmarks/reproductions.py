@@ -32,9 +32,9 @@ import bayeval as be
 from bayeval import metrics as M
 from bayeval.calibration import ace, make_calibrator
 from bayeval.datasets import weak_labels
+from bayeval.methods.bounds import compare_labelling_functions
 from bayeval.methods.judge.fast import Counts, youden, z_value
 from bayeval.methods.pemi import protocol
-from bayeval.methods.bounds.api import compare_labelling_functions
 from bayeval.methods.mvu import (
     GaussianImputer,
     LinearClassifier,

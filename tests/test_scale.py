@@ -17,7 +17,6 @@ import dask.dataframe as dd  # noqa: E402
 
 import bayeval as be  # noqa: E402
 from bayeval import confusion, partitions, scale  # noqa: E402
-from bayeval.methods.bounds.api import bounds  # noqa: E402
 from bayeval.methods.cbpe.api import cbpe  # noqa: E402
 from bayeval.methods.judge.fast import Counts  # noqa: E402
 from bayeval.poibin import PoissonBinomial  # noqa: E402
@@ -95,9 +94,6 @@ def test_empty_partitions_add_nothing(client, rng):
     assert (lazy.map_partitions(len).compute() == 0).sum() == 2  # tue and wed only
     counts = scale.judge_counts(lazy["judge"], lazy["judge"], lazy["judge"])
     assert counts == Counts.from_labels(kept["judge"], kept["judge"], kept["judge"])
-    cells = scale.bounds_cells(lazy["judge"], lazy[["judge"]])
-    np.testing.assert_array_equal(cells.cell_counts, [[(kept["judge"] == 0).sum(), 0],
-                                                      [0, (kept["judge"] == 1).sum()]])
 
 
 def tied_scores(rng, n):
@@ -142,19 +138,6 @@ def test_range_sums_concatenate_exactly(rng):
         for sums in (left, right):
             np.testing.assert_allclose(sums, whole, rtol=EXACT, atol=EXACT)
             assert sums[-3:] == whole[-3:]  # the labelled rows' integers exactly
-
-
-@pytest.mark.parametrize("label_model", ["majority_vote", "dawid_skene"])
-def test_bounds_cell_counts_equal_in_memory(client, rng, label_model):
-    n = 20_000
-    weak = rng.integers(-1, 2, (n, 4))
-    weak[(weak == -1).all(axis=1), 0] = 1
-    y_pred = rng.integers(0, 2, n)
-    mem = bounds(y_pred, weak, label_model=label_model).closed_form
-    lazy = dd.from_pandas(pd.DataFrame(np.column_stack([weak, y_pred]), columns=[*"abcd", "h"]),
-                          npartitions=6)
-    ours = scale.bounds_exact(lazy["h"], lazy[list("abcd")], label_model=label_model)
-    assert_same(mem, ours.drop_vars("midpoint_sd"))
 
 
 # ------------------------------------------------------------------------------- fan-out

@@ -11,7 +11,6 @@ exact conjugate posterior, which :func:`check_reference` summarises.
 
 from __future__ import annotations
 
-import arviz as az
 import numpy as np
 import pandas as pd
 import xarray as xr
@@ -136,6 +135,8 @@ class BoundsEvaluation(Evaluation, method="bounds"):
             return super().summary("closed_form", ci_prob, ci_kind)
         ci_prob = as_ci_prob(self.ci_prob if ci_prob is None else ci_prob)
         ci_kind = as_choice(ci_kind or self.ci_kind, "ci_kind", CI_KINDS)
+        import arviz as az
+
         post = self.tree["posterior"].to_dataset()
         interval = az.eti if ci_kind == "eti" else az.hdi
         dims = ("chain", "draw")

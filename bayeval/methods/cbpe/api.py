@@ -63,6 +63,7 @@ from bayeval.methods.cbpe.fast import (
     CountLaw,
     NormalLaw,
     beta_grid,
+    closed_form,
     count_laws,
     kappa_mixture,
     kappa_posterior,
@@ -71,7 +72,6 @@ from bayeval.methods.cbpe.fast import (
     window_auc_law,
     windows,
 )
-from bayeval.methods.cbpe.fast import closed_form as tabulate
 from bayeval.methods.cbpe.models import (
     auc_of_draws,
     bin_cells,
@@ -162,7 +162,13 @@ def _reference_rows(reference: Any, threshold: float) -> tuple[np.ndarray, ...]:
 
 
 def check_metrics(metrics: Any, noise: str) -> tuple[str, ...]:
-    """The metric names, checked (default: all of them; no ROC-AUC with a noise model)."""
+    """The metric names, checked (default: all of them; no ROC-AUC with a noise model).
+
+    Examples
+    --------
+    >>> check_metrics(None, "beta")[-2:], [str(m) for m in check_metrics("f1", "none")]
+    (('balanced_accuracy', 'mcc'), ['f1'])
+    """
     if metrics is None:
         return METRICS if noise == "none" else CONFUSION_METRICS
     names = tuple(as_choice(m, "metrics", METRICS) for m in np.atleast_1d(metrics))
@@ -189,19 +195,25 @@ def _calibrate(reference, calibration, class_conditional: bool, threshold: float
         oof = cal.predict(scores)
     elif calibration == "auto":
         cal, errors, oof = select_calibrator(scores, labels, threshold=split,
-                                               random_seed=random_seed)
+                                             random_seed=random_seed)
         report["heldout_error"] = ("calibrator", errors["heldout_error"].to_numpy())
         report = report.assign_coords(calibrator=list(errors.index))
     else:
         cal = make_calibrator(calibration, split).fit(scores, labels)
         oof = cross_fitted(calibration, scores, labels, threshold=split,
-                             random_seed=random_seed)
+                           random_seed=random_seed)
     report["ace_calibrated_heldout"] = ace(oof, labels)
     return cal, oof, report
 
 
 def check_options(calibration, threshold, zero_division, noise, kappa, kappa_prior, n_bins):
-    """Checked calibration, threshold and zero_division (and kappa, its prior, n_bins)."""
+    """Checked calibration, threshold and zero_division (and kappa, its prior, n_bins).
+
+    Examples
+    --------
+    >>> check_options("auto", 0.5, 0, "none", None, (4.6, 2.0), 10)
+    ('auto', 0.5, 0.0)
+    """
     if not isinstance(calibration, Calibrator):
         calibration = as_choice(calibration, "calibration", CALIBRATIONS)
     if not (isinstance(threshold, (int, float, np.number)) and 0.0 < threshold <= 1.0):
@@ -221,7 +233,13 @@ def check_options(calibration, threshold, zero_division, noise, kappa, kappa_pri
 
 
 def size_notes(sizes: np.ndarray) -> list[str]:
-    """A warning when the chunks' sizes differ by more than a factor 2."""
+    """A warning when the chunks' sizes differ by more than a factor 2.
+
+    Examples
+    --------
+    >>> size_notes(np.array([100, 100, 40]))  # doctest: +ELLIPSIS
+    ['chunk sizes vary from 40 to 100 rows: interval widths and alerts are not comparable...']
+    """
     if sizes.min() < sizes.max() / 2:
         return [f"chunk sizes vary from {sizes.min()} to {sizes.max()} rows: interval widths "
                 "and alerts are not comparable across chunks."]
@@ -239,6 +257,11 @@ def without_reference(calibration: Any, noise: str) -> tuple[Calibrator | None, 
     ------
     ValueError
         For a calibration to fit, an unfitted Calibrator, or ``noise="learned"``/``"binning"``.
+
+    Examples
+    --------
+    >>> without_reference("auto", "none")
+    (None, ['no reference: the scores are taken as calibrated probabilities.'])
     """
     if not isinstance(calibration, Calibrator) and calibration not in ("auto", "none"):
         raise ValueError(f"calibration={calibration!r} needs reference=(scores, labels).")
@@ -297,7 +320,21 @@ def realized_metrics(confusion: np.ndarray, auc: list[float] | None, metrics,
 def realized(labels, y_pred, scores, chunking: Chunking, metrics, zero_division, beta,
              whole: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Realized metrics (chunk[, whole] x metric) on the labelled rows (:func:`realized_metrics`)
-    and the labelled rows per chunk; NaN with no label."""
+    and the labelled rows per chunk; NaN with no label.
+
+    Examples
+    --------
+    Two chunks of three rows, one label missing; every labelled positive outranks every
+    labelled negative (ROC-AUC 1), and one positive of the second chunk is predicted 0:
+
+    >>> from bayeval.chunks import make_chunks
+    >>> labels = np.array([1, 0, np.nan, 1, 1, 0])
+    >>> scores = np.array([0.9, 0.2, 0.6, 0.7, 0.4, 0.3])
+    >>> out, n = realized(labels, (scores >= 0.5).astype(int), scores,
+    ...                   make_chunks(6, n_chunks=2), ["accuracy", "roc_auc"], 0.0, 1.0)
+    >>> out.round(4).tolist(), n.tolist()
+    ([[1.0, 1.0], [0.6667, 1.0], [0.8, 1.0]], [2.0, 3.0, 5.0])
+    """
     known = ~np.isnan(labels)
     codes = chunking.codes
     size = len(chunking.labels)
@@ -368,7 +405,17 @@ def alert_bounds(realized_ref: np.ndarray, metrics,
 
 @dataclass(frozen=True, eq=False)
 class Reference:
-    """The labelled reference: rows, cross-fitted probabilities, chunks and realized metrics."""
+    """The labelled reference: rows, cross-fitted probabilities, chunks and realized metrics.
+
+    Examples
+    --------
+    >>> from bayeval import datasets
+    >>> ref = datasets.calibrated_scores(400, random_seed=0)
+    >>> reference, cal, data = reference_period((ref.scores, ref.labels), 0.5, "none", True,
+    ...                                         0, None, 100, (["accuracy"], 0.0, 1.0), [], None)
+    >>> reference.chunking.labels[:2], reference.realized.round(2).ravel().tolist()
+    (('[0:99]', '[100:199]'), [0.61, 0.69, 0.7, 0.72])
+    """
 
     scores: np.ndarray
     labels: np.ndarray
@@ -385,6 +432,22 @@ def reference_period(reference, threshold, calibration, class_conditional, rando
 
     Returns the :class:`Reference`, the fitted calibrator and the calibration report (appending
     to ``notes`` when the reference has too few chunks of ``size`` rows for thresholds).
+
+    Examples
+    --------
+    400 labelled rows in chunks of 100, the scores taken as calibrated:
+
+    >>> from bayeval import datasets
+    >>> ref = datasets.calibrated_scores(400, random_seed=0)
+    >>> notes = []
+    >>> reference, cal, data = reference_period((ref.scores, ref.labels), 0.5, "none", True,
+    ...                                         0, None, 100, (["accuracy"], 0.0, 1.0), notes,
+    ...                                         None)
+    >>> cal.name, list(data.data_vars), int(data["reference_chunks"]), notes
+    ('none', ['ace_raw', 'reference_chunks'], 4, [])
+    >>> lower, upper = alert_bounds(reference.realized, ["accuracy"], None)
+    >>> bool(lower[0] < reference.realized.mean() < upper[0])
+    True
     """
     scores, labels, y_pred = _reference_rows(reference, threshold)
     if calibration == "none":
@@ -424,9 +487,21 @@ def estimates(laws: list[CountLaw], auc: list[tuple[NormalLaw, float]] | None,
               ci_prob, ci_kind, zero_division, beta, thresholds) -> xr.Dataset:
     """The closed form of every chunk and of the whole period
     (:func:`bayeval.methods.cbpe.fast.closed_form`), with their rows ``n`` (``sizes`` are the
-    chunks') and predicted positives."""
-    closed = tabulate(laws, auc, expected, chunk_labels, metrics, ci_prob, ci_kind,
-                      zero_division, beta, thresholds)
+    chunks') and predicted positives.
+
+    Examples
+    --------
+    One chunk of three rows (so the whole period is the same window):
+
+    >>> law = CountLaw.poisson_binomial(np.array([0.9, 0.8, 0.3]), np.array([1, 1, 0]))
+    >>> none = (np.array([np.nan]), np.array([np.nan]))
+    >>> ds = estimates([law, law], None, [(1.7, 0.3)] * 2, ["c"], np.array([3]), ["accuracy"],
+    ...                0.95, "eti", 0.0, 1.0, none)
+    >>> ds["n"].values.tolist(), ds["n_predicted_positive"].values.tolist()
+    ([3, 3], [2, 2])
+    """
+    closed = closed_form(laws, auc, expected, chunk_labels, metrics, ci_prob, ci_kind,
+                         zero_division, beta, thresholds)
     closed["n"] = ("chunk", np.r_[sizes, sizes.sum()])
     closed["n_predicted_positive"] = ("chunk", [law.n_pos for law in laws])
     return closed
@@ -435,7 +510,16 @@ def estimates(laws: list[CountLaw], auc: list[tuple[NormalLaw, float]] | None,
 def add_realized(closed: xr.Dataset, realized_values: np.ndarray,
                  n_labelled: np.ndarray) -> None:
     """Realized metrics (:func:`realized_metrics`), their alerts against the thresholds of
-    ``closed`` and the labelled rows per chunk, into ``closed``."""
+    ``closed`` and the labelled rows per chunk, into ``closed``.
+
+    Examples
+    --------
+    >>> closed = xr.Dataset({"lower_threshold": (("chunk", "metric"), [[0.7], [np.nan]]),
+    ...                      "upper_threshold": (("chunk", "metric"), [[1.0], [np.nan]])})
+    >>> add_realized(closed, np.array([[0.6], [0.8]]), np.array([5, 9]))
+    >>> closed["alert_realized"].values.ravel().tolist(), closed["n_labelled"].values.tolist()
+    ([True, False], [5, 9])
+    """
     dims = ("chunk", "metric")
     closed["realized"] = (dims, realized_values)
     closed["alert_realized"] = (dims, (realized_values < closed["lower_threshold"].values)
@@ -447,7 +531,22 @@ def evaluation(*, chunk_labels, sizes: np.ndarray, noise: str, calibration: str,
                variant: str, ci_prob: float, ci_kind: str, random_seed, data: xr.Dataset,
                notes: list[str], partitioned: bool = False, **result: Any) -> Evaluation:
     """CBPE's Evaluation, in memory or partitioned: metadata, description and warnings (the
-    chunk sizes' first, then ``notes``) around ``result`` (``closed_form``, draws...)."""
+    chunk sizes' first, then ``notes``) around ``result`` (``closed_form``, draws...).
+
+    Examples
+    --------
+    >>> law = CountLaw.poisson_binomial(np.array([0.9, 0.8, 0.3]), np.array([1, 1, 0]))
+    >>> closed = estimates([law, law], None, [(1.7, 0.3)] * 2, ["c"], np.array([3]),
+    ...                    ["accuracy"], 0.95, "eti", 0.0, 1.0, (np.full(1, np.nan),) * 2)
+    >>> ev = evaluation(chunk_labels=["c"], sizes=np.array([3]), noise="none",
+    ...                 calibration="none", split=True, variant="exact", ci_prob=0.95,
+    ...                 ci_kind="eti", random_seed=None, data=xr.Dataset(), notes=[],
+    ...                 closed_form=closed)
+    >>> ev.meta["description"]
+    'CBPE, noise=none, calibration=none: 1 chunk(s) of 3 rows and the whole period'
+    >>> ev.summary().loc[("all", "accuracy"), "mean"].round(4)
+    np.float64(0.8)
+    """
     split_text = " split at the threshold" if split and calibration != "none" else ""
     where = ", partitioned" if partitioned else ""
     description = (f"CBPE, noise={noise}, calibration={calibration}{split_text}{where}: "

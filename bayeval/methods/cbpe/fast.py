@@ -331,7 +331,14 @@ class NormalLaw:
 
 
 class Window(NamedTuple):
-    """A window's rows sorted by score: scores, calibrated probabilities, predictions."""
+    """A window's rows sorted by score: scores, calibrated probabilities, predictions.
+
+    Examples
+    --------
+    >>> w = Window(np.array([0.2, 0.9]), np.array([0.25, 0.85]), np.array([False, True]))
+    >>> CountLaw.poisson_binomial(w.p, w.y_pred).tp_moments()
+    (0.85, 0.1275)
+    """
 
     s: np.ndarray
     p: np.ndarray
@@ -393,6 +400,19 @@ def count_laws(windows: list[Window], noise: str, cells: dict[str, np.ndarray] |
         The cells of V2 (:func:`bayeval.methods.cbpe.models.bin_cells`), for the noise models.
     beta_grid : (a, b, weights), optional
         :func:`beta_grid` of the cells, for the noise models.
+
+    Returns
+    -------
+    list of CountLaw
+
+    Examples
+    --------
+    >>> from bayeval.chunks import make_chunks
+    >>> ws = windows(np.array([0.7, 0.2, 0.9, 0.4]), make_chunks(4, n_chunks=2), np.asarray,
+    ...              0.5)
+    >>> laws = count_laws(ws, "none", None, None)
+    >>> [law.n_pos for law in laws], [round(law.tp_moments()[0], 6) for law in laws]
+    ([1, 1, 2], [0.7, 0.9, 1.6])
     """
     if noise == "none":
         return with_whole([CountLaw.poisson_binomial(w.p, w.y_pred) for w in windows[:-1]])
@@ -615,7 +635,15 @@ def auc_law(moments: RatioMoments, total_p: float, total_q: float, p_undefined: 
 
 
 def window_auc_law(w: Window, zero_division: float) -> tuple[NormalLaw, float]:
-    """:func:`auc_law` of a window's rows (in score order)."""
+    """:func:`auc_law` of a window's rows (in score order).
+
+    Examples
+    --------
+    >>> s = np.array([0.2, 0.4, 0.7, 0.9])
+    >>> law, plugin = window_auc_law(Window(s, s, s >= 0.5), 0.0)
+    >>> round(plugin, 6), round(law.p_undefined, 6)  # .8 .6 .3 .1 + .2 .4 .7 .9
+    (0.80303, 0.0648)
+    """
     total = float(w.p.sum())
     moments = auc_numerator_moments(w.s, w.p)
     p_undefined = single_class_probability(w.p, total) if moments.mean_den else 1.0

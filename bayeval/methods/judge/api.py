@@ -28,7 +28,6 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
-import arviz as az
 import numpy as np
 import pandas as pd
 import xarray as xr
@@ -93,18 +92,6 @@ ASSUMPTIONS = (
     "independent (no clusters of prompts or users). Estimators other than naive then estimate "
     "the population rate; the generative models also assume the judge's error rates are the same "
     "for labelled and unlabelled items.")
-
-
-# ========================================================================= exact posterior
-def _with_finite_mean(draws: xr.DataTree, counts: Counts, random_seed) -> xr.DataTree:
-    """Add ``theta_finite``, the posterior of the mean of all N true labels, to the posterior."""
-    post = draws["posterior"].to_dataset()
-    rng = as_seed(random_seed)
-    mu1, mu0 = post["mu1"], post["mu0"]  # dims (chain, draw[, group])
-    hidden = rng.binomial(counts.t1, mu1.values) + rng.binomial(counts.t0, mu0.values)
-    theta_finite = (np.add(counts.n11, counts.n10) + hidden) / np.add(counts.m, counts.n)
-    draws["posterior"] = xr.DataTree(post.assign(theta_finite=mu1.copy(data=theta_finite)))
-    return draws
 
 
 # ============================================================================ input handling
@@ -233,6 +220,7 @@ def _fast_paths(y, yhat, yhat_u, binary: bool, names, z: float, mu_model) -> tup
             "lam": float(np.clip(lam, 0, 1)), "lam_unclipped": float(lam)}
     if binary:
         cells = counts.cells()
+        notes += _judge_notes(counts, info)
     else:
         mu_model = mu_model or ("cell" if np.unique(yhat).size <= MAX_CELLS else "bins")
         cells = None if mu_model == "linear" else _cells(y, yhat, yhat_u, mu_model)
@@ -241,8 +229,6 @@ def _fast_paths(y, yhat, yhat_u, binary: bool, names, z: float, mu_model) -> tup
             notes.append(f"{share:.1%} of the unlabelled items have a judge value that no "
                          "labelled item has; their cell mean falls back to the labelled mean "
                          "(bin the scores or use mu_model='linear').")
-    if binary:
-        notes += _judge_notes(counts, info)
     out, left_out = estimates(mo, counts, cells, names, z)
     notes += left_out
     eif = out.get("eif") or estimates(mo, counts, cells, ("eif",), z)[0]["eif"]
@@ -433,6 +419,7 @@ def judge(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: float = 0.95
     eif_agreement : the Bernstein–von Mises comparison of a posterior with the EIF estimate.
     labels_needed : how many human labels a target interval half-width needs.
     ppi_mean_ci : ppi_py's interface.
+    bayeval.methods.judge.models.model : the PyMC models of ``method="pymc"``.
 
     Examples
     --------
@@ -521,6 +508,17 @@ def _bayes(checked, groups, tags, method, variant, prior, ci_prob, random_seed, 
                                     f"labels and {n} judge-only items, priors {prior}", **common)
 
 
+def _with_finite_mean(draws: xr.DataTree, counts: Counts, random_seed) -> xr.DataTree:
+    """Add ``theta_finite``, the posterior of the mean of all N true labels, to the posterior."""
+    post = draws["posterior"].to_dataset()
+    rng = as_seed(random_seed)
+    mu1, mu0 = post["mu1"], post["mu0"]  # dims (chain, draw[, group])
+    hidden = rng.binomial(counts.t1, mu1.values) + rng.binomial(counts.t0, mu0.values)
+    theta_finite = (np.add(counts.n11, counts.n10) + hidden) / np.add(counts.m, counts.n)
+    draws["posterior"] = xr.DataTree(post.assign(theta_finite=mu1.copy(data=theta_finite)))
+    return draws
+
+
 # ========================================================================== BvM agreement
 def eif_agreement(ev: Evaluation) -> Table:
     r"""Posterior of ``theta`` vs the EIF estimate (Bernstein–von Mises).
@@ -574,6 +572,8 @@ def eif_agreement(ev: Evaluation) -> Table:
     if ev.meta["method"] != "judge" or ev.draws is None:
         raise ValueError("eif_agreement() needs an evaluation from judge(..., method='pymc' "
                          "or 'both').")
+    import arviz as az
+
     data = ev.tree["data"].to_dataset()
     draws = ev.draws
     grouped = "group" in draws.dims

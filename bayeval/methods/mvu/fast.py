@@ -46,6 +46,8 @@ class once the missing features are revealed, by its mean, sd and an interval.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from scipy import special, stats
 
@@ -84,8 +86,14 @@ def _tanh_sinh(n_half: int = 16, h: float = 0.2):
 
 _T, _T_UPPER, _W = _tanh_sinh()
 _LEFT = _T <= 0.5
-_GL_X, _GL_W = np.polynomial.legendre.leggauss(256)  # x in [-9, 9], weights times N(0, 1) pdf
-_GL_X, _GL_W = 9 * _GL_X, 9 * _GL_W * stats.norm.pdf(9 * _GL_X)
+
+
+@functools.cache
+def _gauss_legendre() -> tuple[np.ndarray, np.ndarray]:
+    """256 Gauss-Legendre nodes on [-9, 9] and their weights times the N(0, 1) pdf (computed on
+    first use: the eigenvalue problem costs tens of milliseconds)."""
+    x, w = np.polynomial.legendre.leggauss(256)
+    return 9 * x, 9 * w * stats.norm.pdf(9 * x)
 
 
 def check_alpha(alpha, name: str = "alpha") -> np.ndarray:
@@ -573,9 +581,10 @@ def logitnormal_law(m, s, ci_prob: float = 0.95, ci_kind: str = "eti"):
     [0.5, 0.2083, 0.1235, 0.8765]
     """
     m, s = np.asarray(m, dtype=float), np.asarray(s, dtype=float)
-    p = special.expit(m[..., None] + s[..., None] * _GL_X)
-    mean = p @ _GL_W
-    sd = np.sqrt(np.maximum((p**2) @ _GL_W - mean**2, 0.0))
+    nodes, weights = _gauss_legendre()
+    p = special.expit(m[..., None] + s[..., None] * nodes)
+    mean = p @ weights
+    sd = np.sqrt(np.maximum((p**2) @ weights - mean**2, 0.0))
     lo, hi = _interval(lambda q: special.expit(m + s * special.ndtri(q)), ci_prob, ci_kind)
     return mean, sd, lo, hi
 

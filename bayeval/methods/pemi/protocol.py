@@ -21,9 +21,7 @@ from typing import Any
 
 import numpy as np
 from scipy import stats
-from sklearn.utils import Bunch
 
-from bayeval.datasets import mask_labels
 from bayeval.methods.pemi.fast import DEFAULT, Options
 from bayeval.metrics import confusion_counts, from_counts, roc_auc
 from bayeval.validation import as_seed
@@ -311,6 +309,8 @@ def _split(train: np.ndarray, y: np.ndarray, calib_fraction: float, rng) -> tupl
 
 def _mask(y: np.ndarray, part: np.ndarray, p_m: float, mechanism: str, eta, rng) -> np.ndarray:
     """Missing-label mask over the fold: ``p_m`` of ``part`` masked by ``mask_labels``."""
+    from bayeval.datasets import mask_labels  # imports scikit-learn: on first use
+
     masked = mask_labels(y[part], p_m=p_m, mechanism=mechanism, eta=eta,
                          random_seed=int(rng.integers(2**31)))
     mask = np.zeros(y.size, bool)
@@ -374,6 +374,7 @@ def replications(X, y, *, n_folds: int = 10, n_repeats: int = 1, p_m: float = 0.
     (4, 25, 1.06)
     """
     from sklearn.model_selection import StratifiedKFold
+    from sklearn.utils import Bunch
 
     X, y = np.asarray(X), np.asarray(y).astype(np.int8)
     rng = as_seed(random_seed)

@@ -1,4 +1,4 @@
-"""The coverage protocol of the CBPE paper (Kivimäki et al., App. D.1; ``specs/cbpe.md`` §5.8).
+"""The coverage protocol of the CBPE paper (Kivimäki et al., 2025, App. D.1).
 
 Perfectly calibrated scores: per trial :math:`\\alpha,\\beta\\sim U[0.1, 10]`,
 :math:`s_i\\sim\\mathrm{Beta}(\\alpha,\\beta)`, :math:`y_i\\sim\\mathrm{Bernoulli}(s_i)`,

@@ -1,21 +1,22 @@
-"""be.labelled: the conjugate posterior, its intervals, its model and its bad input."""
+"""be.labelled: the conjugate posterior through the entry function, its intervals, and its bad
+input."""
+
+import doctest
 
 import numpy as np
 import pytest
 from scipy import stats
 
 import bayeval as be
-from bayeval.methods.labelled import api as L
+from bayeval.methods.labelled import api
 
 LABELS = np.array([1, 1, 1, 1, 0, 0, 0, 1, 0, 1, 1, 0])
 Y_PRED = np.array([1, 1, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0])
 # tp = 5, fn = 2, fp = 1, tn = 4
 
 
-def test_counts_of_each_rate():
-    k, m = L.counts(5, 1, 2, 4, L.RATE_METRICS)
-    np.testing.assert_array_equal(k, [9, 5, 5, 4, 4])
-    np.testing.assert_array_equal(m, [12, 6, 7, 5, 6])
+def test_doctests_run():
+    assert doctest.testmod(api).failed == 0
 
 
 @pytest.mark.parametrize("ci_kind", ["eti", "hdi"])
@@ -46,13 +47,6 @@ def test_scores_and_threshold_make_the_predictions():
     a = be.labelled(scores, LABELS, threshold=0.5).summary()
     b = be.labelled(labels=LABELS, y_pred=Y_PRED).summary()
     assert a.equals(b)
-
-
-def test_model_has_the_documented_variables():
-    m = L.model([9, 5], [12, 6], metrics=("accuracy", "precision"))
-    assert [v.name for v in m.free_RVs] == ["theta"]
-    assert [v.name for v in m.observed_RVs] == ["successes"]
-    assert m.coords["metric"] == ("accuracy", "precision")
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [

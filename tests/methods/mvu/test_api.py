@@ -1,4 +1,4 @@
-"""be.mvu: the spec's synthetic reproduction (§3.1), exact linear-Gaussian answers, the PyMC
+"""be.mvu: the paper's synthetic reproduction (App. E.3), exact linear-Gaussian answers, the PyMC
 models and their checks, decisions, edge cases and bad input."""
 
 import numpy as np
@@ -17,7 +17,7 @@ from bayeval.methods.mvu.estimators import (
 )
 from bayeval.methods.mvu.fast import hard_confidence
 
-CLF = LinearClassifier([[1.0, 1.0]], [-1.0])  # the spec's pi(x) = sigmoid(x1 + x2 - 1)
+CLF = LinearClassifier([[1.0, 1.0]], [-1.0])  # the paper's pi(x) = sigmoid(x1 + x2 - 1)
 
 
 def cov(corr=0.7, factor=1.0):
@@ -50,7 +50,7 @@ def synthetic_mvces(x, y_full, j):
                     ("cov x0.25", cov(factor=0.25)), ("cov x4", cov(factor=4.0))):
         out[name] = soft_mvce(mvu(CLF, xm, imputer=GaussianImputer([0, 0], c)), y_full)
     x_hat = GaussianImputer([0, 0], cov()).conditional(xm, np.isnan(xm))[0]
-    phi = CLF.predict_proba(x_hat)  # "mean imputation" of §3.1 is the conditional mean
+    phi = CLF.predict_proba(x_hat)  # the paper's "mean imputation" is the conditional mean
     out["mean 0 var"] = mvce(np.ones(len(x)), phi.argmax(1), y_full)
     alpha = alpha_max_variance(phi, 0.99)
     out["mean 0.99 max var"] = mvce(hard_confidence(alpha)[1], phi.argmax(1), y_full)
@@ -59,7 +59,7 @@ def synthetic_mvces(x, y_full, j):
     return out
 
 
-# §3.1.4 (b): mean and SD over 30 fresh datasets; a single dataset lies within 4 SD
+# reference mean and SD over 30 fresh datasets (exact c_hard); a single dataset lies within 4 SD
 BANDS = {"mean 0 var": ((0.0683, 0.0028), (0.1274, 0.0038)),
          "ground truth": ((0.0038, 0.0013), (0.0053, 0.0016)),
          "mean 0.99 max var": ((0.1738, 0.0021), (0.1228, 0.0035))}
@@ -71,7 +71,7 @@ def table16(synthetic):
 
 
 @pytest.mark.parametrize("j", [0, 1], ids=["X1 missing", "X2 missing"])
-def test_synthetic_mvce_within_the_spec_bands(table16, j):
+def test_synthetic_mvce_within_the_reference_bands(table16, j):
     got = table16[j]
     for name, bands in BANDS.items():
         centre, sd = bands[j]

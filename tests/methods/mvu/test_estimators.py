@@ -24,7 +24,7 @@ from bayeval.methods.mvu.estimators import (
 )
 from bayeval.methods.mvu.fast import hard_confidence
 
-SIGMA = np.array([[0.3, 0.383406], [0.383406, 1.0]])  # the spec's synthetic Gaussian
+SIGMA = np.array([[0.3, 0.383406], [0.383406, 1.0]])  # the paper's synthetic Gaussian
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +108,7 @@ def test_moments_pool_the_concentration_and_flag_point_masses():
     assert kappa[1] == np.inf
 
 
-def test_heuristic_identities():  # T9
+def test_heuristic_identities():
     phi = np.array([[0.1, 0.6, 0.3], [0.7, 0.2, 0.1]])
     np.testing.assert_allclose(0.1 * alpha_scale_probability(phi, 10.0),
                                alpha_max_variance(phi, 0.5), rtol=1e-15)
@@ -146,9 +146,9 @@ def test_sensor_masks_drop_whole_sensors():
 
 
 def test_dmv_learns_the_synthetic_mvu():
-    """A log-linear DMV on the spec's synthetic problem: its c_hard is close to the exact one
-    (mean error about 0.005 / 0.015 over seeds; the spec's Bayesian DMV with interaction features
-    0.003 / 0.008) and far closer than the 0.5-max-variance heuristic's."""
+    """A log-linear DMV on the paper's synthetic problem: its c_hard is close to the exact one
+    (mean error about 0.005 / 0.015 over seeds; Model C, the Bayesian DMV with interaction
+    features, 0.003 / 0.008) and far closer than the 0.5-max-variance heuristic's."""
     rng = np.random.default_rng(4)
     clf = LinearClassifier([[1.0, 1.0]], [-1.0])
     dmv = DMV(hidden=0, n_masks=8, random_seed=0).fit(

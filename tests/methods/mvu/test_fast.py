@@ -22,7 +22,7 @@ from bayeval.methods.mvu.fast import (
 
 
 def quad_vote_prob(alpha, j):
-    """P(vote = j) by adaptive quadrature over u = log g (the spec's log-space reference)."""
+    """P(vote = j) by adaptive quadrature over u = log g (a log-space reference)."""
     a_j, a_o = alpha[j], np.delete(alpha, j)
 
     def f(u):
@@ -41,7 +41,7 @@ def se(p, n):
     return np.sqrt(p * (1 - p) / n)
 
 
-def test_beta_closed_form_against_log_space_monte_carlo():  # T1
+def test_beta_closed_form_against_log_space_monte_carlo():
     alpha = np.array([[0.3, 0.7], [2.0, 5.0], [40.0, 38.0], [0.01, 0.02]])
     exact = vote_probs(alpha)[:, 1]
     np.testing.assert_allclose(exact, special.betainc(alpha[:, 0], alpha[:, 1], 0.5), atol=0)
@@ -49,7 +49,7 @@ def test_beta_closed_form_against_log_space_monte_carlo():  # T1
     assert np.all(np.abs(draws - exact) <= 4 * se(exact, 100_000) + 1e-9)
 
 
-def test_integral_equals_betainc_for_two_classes():  # T2
+def test_integral_equals_betainc_for_two_classes():
     rng = np.random.default_rng(2)
     alpha = np.exp(rng.uniform(np.log(0.05), np.log(2000), (200, 2)))
     via_integral = _vote_prob_of(alpha, np.ones(200, dtype=int), np.zeros(2))
@@ -58,7 +58,7 @@ def test_integral_equals_betainc_for_two_classes():  # T2
 
 
 @pytest.mark.parametrize("k", [3, 5, 10])
-def test_tanh_sinh_against_adaptive_quadrature(k):  # T3
+def test_tanh_sinh_against_adaptive_quadrature(k):
     rng = np.random.default_rng(k)
     alpha = np.exp(rng.uniform(np.log(0.05), np.log(2000), (8, k)))
     ours = vote_probs(alpha)
@@ -66,17 +66,17 @@ def test_tanh_sinh_against_adaptive_quadrature(k):  # T3
     np.testing.assert_allclose(ours, ref, atol=1e-8)
 
 
-def test_sums_symmetry_and_scaling_limits():  # T4
+def test_sums_symmetry_and_scaling_limits():
     mu = np.array([0.2, 0.5, 0.3])
     probs = vote_probs(np.array([mu * 1e-3, mu, mu * 10, mu * 1e3, np.full(3, 0.7)]))
     np.testing.assert_allclose(probs.sum(-1), 1.0, atol=1e-10)
     np.testing.assert_allclose(probs[0], mu, atol=1e-3)  # lambda -> 0: P(vote = j) -> mu_j
     assert probs[3, 1] > 0.99
     np.testing.assert_allclose(probs[4], 1 / 3, atol=1e-12)
-    np.testing.assert_allclose(probs[2], [0.077, 0.718, 0.204], atol=1e-3)  # spec §1.5 table
+    np.testing.assert_allclose(probs[2], [0.077, 0.718, 0.204], atol=1e-3)  # lambda = 10
 
 
-def test_argmax_alpha_is_the_vote_and_the_shortcut_is_exact():  # T5, Lemma 1
+def test_argmax_alpha_is_the_vote_and_the_shortcut_is_exact():  # likelihood-ratio order
     rng = np.random.default_rng(5)
     alpha = np.exp(rng.uniform(np.log(0.05), np.log(300), (1000, 6)))
     probs = vote_probs(alpha)
@@ -88,7 +88,7 @@ def test_argmax_alpha_is_the_vote_and_the_shortcut_is_exact():  # T5, Lemma 1
     assert np.all(c >= soft - 1e-12)  # a Dirichlet's hard confidence is at least its soft one
 
 
-def test_log_space_sampler_has_no_underflow_at_tiny_alpha():  # T12
+def test_log_space_sampler_has_no_underflow_at_tiny_alpha():
     alpha = np.array([[2e-4, 5e-4, 3e-4]])
     exact = vote_probs(alpha)[0]
     votes = sample_votes(alpha, draws=200_000, random_seed=3)[0]
@@ -132,7 +132,7 @@ def test_multiclass_gaussian_logits_are_orthant_probabilities():
 
 
 @pytest.mark.parametrize("rank", [1, 2, 4])
-def test_gaussian_votes_against_monte_carlo_on_the_logits(rank):  # T7, singular when rank < 3
+def test_gaussian_votes_against_monte_carlo_on_the_logits(rank):  # singular when rank < 3
     rng = np.random.default_rng(rank)
     n, k, s = 4, 4, 100_000
     a = rng.normal(size=(n, k))

@@ -42,7 +42,7 @@ def test_old_builder_names_warn_and_build_the_same_model(variant):
         mvu_package.model_d  # noqa: B018
 
 
-def test_model_b_posterior_is_centred_on_the_mle():  # T8
+def test_model_b_posterior_is_centred_on_the_mle():
     from bayeval.sampling import sample
 
     rng = np.random.default_rng(5)

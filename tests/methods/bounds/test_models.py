@@ -1,0 +1,114 @@
+"""The PyMC models M1-M3 of the bounds: the builder and its old names, NUTS draws inside their
+bounds and against M1's conjugate posterior, gold labels informing the coupling, and the
+catalogued reference posterior."""
+
+from __future__ import annotations
+
+import doctest
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import bayeval.methods.bounds as bounds_package
+from bayeval.methods.bounds import bounds, models
+from bayeval.methods.bounds.models import m1_posterior_bounds, model
+
+ROOT = Path(__file__).resolve().parents[3]
+FAST = {"draws": 400, "tune": 400}
+COUNTS, BETA = [[30, 70], [60, 40]], [[0.6, 0.4], [0.9, 0.1]]
+
+
+def test_doctests_run():
+    assert doctest.testmod(models).failed == 0
+
+
+def test_model_variants_and_their_old_names():
+    m1 = model(COUNTS, BETA, metrics=["accuracy"])
+    assert sorted(v.name for v in m1.free_RVs) == ["alpha", "u", "w"]
+    assert m1.named_vars_to_dims["value"] == ("metric",)
+    m2 = model(COUNTS, [[1, 1], [0, -1]], variant="m2", metrics=["accuracy"])
+    assert "lf_accuracy" in m2.named_vars
+    with pytest.raises(ValueError, match="variant must be one of 'm1', 'm2', 'm3'"):
+        model(COUNTS, BETA, variant="m4")
+    for variant in ("m1", "m2", "m3"):
+        with pytest.warns(FutureWarning, match=f"model_{variant} is now .*variant='{variant}'"):
+            old = getattr(bounds_package, f"model_{variant}")
+        assert old.func is model and old.keywords == {"variant": variant}
+    ip = m1.initial_point()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        same = bounds_package.model_m1(COUNTS, BETA, metrics=["accuracy"])
+    assert same.compile_logp()(ip) == m1.compile_logp()(ip)
+
+
+def test_conjugate_draws_take_the_old_keyword_with_a_warning():
+    new = m1_posterior_bounds(COUNTS, BETA, ["accuracy"], draws=50, random_seed=3)
+    with pytest.warns(FutureWarning, match=r"m1_posterior_bounds\(n_draws=\) is now"):
+        old = m1_posterior_bounds(COUNTS, BETA, ["accuracy"], n_draws=50, random_seed=3)
+    np.testing.assert_array_equal(old, new)
+
+
+def _inside(ev):
+    post = ev.tree["posterior"]
+    return bool(((post["lower_bound"] <= post["value"])
+                 & (post["value"] <= post["upper_bound"])).all())
+
+
+def test_m1_draws_lie_inside_their_bounds_and_match_the_conjugate_posterior(simulate):
+    sim = simulate(4000, seed=5)
+    ev = bounds(sim.h, sim.weak, label_model=sim.oracle, method="both", random_seed=1,
+                sample_kwargs=FAST)
+    assert _inside(ev)
+    check = ev.check()
+    assert check.attrs["passed"], check
+    s, closed = ev.summary(), ev.summary("closed_form")
+    assert (s["lower"] <= s["lower_bound"]).all() and (s["upper_bound"] <= s["upper"]).all()
+    # The posterior sd of each bound and the analytic SE agree to first order.
+    ratio = s["lower_bound_sd"] / closed["lower_bound_sd"]
+    assert ((ratio > 0.75) & (ratio < 1.33)).all(), ratio
+
+
+def test_conjugate_draws_are_ordered():
+    d = m1_posterior_bounds([[30, 70], [5, 1], [40, 10]], [[0.6, 0.4], [0.1, 0.9], [0.5, 0.5]],
+                            ["accuracy", "precision", "recall", "f1"], draws=5000,
+                            random_seed=2)
+    assert (d[..., 0] <= d[..., 1]).all() and (d >= 0).all() and (d <= 1).all()
+
+
+def test_m2_draws_lie_inside_their_bounds(simulate):
+    sim = simulate(1500, seed=6, n_classes=3)
+    ev = bounds(sim.h, sim.weak, method="pymc", model="m2", random_seed=2,
+                sample_kwargs={"draws": 200, "tune": 300})
+    assert _inside(ev)
+    acc = ev.tree["posterior"]["lf_accuracy"].mean(("chain", "draw")).values
+    assert np.all(acc > 1 / 3)
+    with pytest.raises(ValueError, match="conjugate"):
+        ev.check()
+
+
+def test_m3_gold_labels_inform_the_coupling(simulate):
+    sim = simulate(4000, seed=9)
+    gold = np.full(len(sim.y), np.nan)
+    picked = np.random.default_rng(0).choice(len(sim.y), 300, replace=False)
+    gold[picked] = sim.y[picked]
+    ev = bounds(sim.h, sim.weak, label_model=sim.oracle, method="pymc", model="m3",
+                labels=gold, random_seed=3, sample_kwargs=FAST)
+    assert _inside(ev)
+    # u is uniform a priori (sd 0.289); 300 gold triples must shrink it.
+    assert float(ev.tree["posterior"]["u"].std()) < 0.2
+
+
+def test_m1_reference_posterior_is_the_conjugate_one():
+    spec = json.loads((ROOT / "models" / "bounds_m1" / "reference.json").read_text())
+    kw = spec["kwargs"]
+    draws = m1_posterior_bounds(kw["cell_counts"], kw["beta"], kw["metrics"], draws=100000,
+                                random_seed=4)
+    for i, metric in enumerate(kw["metrics"]):
+        for j, side in enumerate(("lower", "upper")):
+            ref = spec["reference"][f"{side}_bound[{metric}]"]
+            conj = draws[:, i, j]
+            se = np.hypot(ref["mcse_mean"], conj.std() / np.sqrt(len(conj)))
+            assert abs(ref["mean"] - conj.mean()) <= 4 * se, (metric, side)
