@@ -4,6 +4,7 @@ import os
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy: no oversubscription
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -37,3 +38,98 @@ def both(data):
 
     return be.labelled(data.scores, data.labels, method="both", random_seed=5,
                        sample_kwargs={"draws": 300, "tune": 300})
+
+
+# ------------------------------------------------------------------------ the bayeval command
+class Run:
+    """What a run of the ``bayeval`` command gave: its exit code, stdout and stderr."""
+
+    def __init__(self, returncode, stdout, stderr):
+        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
+
+
+#: what Python hides by default; any other warning reaches the command's stderr
+_HIDDEN = (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning)
+
+
+def run_main(*args) -> int:
+    """``bayeval.cli.main(args)`` in this process, as the command would end: its exit code
+    (argparse's usage errors included), and the warnings a user would see written to stderr."""
+    import warnings
+
+    from bayeval.cli import main
+
+    with warnings.catch_warnings(record=True) as caught:
+        for category in _HIDDEN:
+            warnings.filterwarnings("ignore", category=category)
+        try:
+            code = main([str(a) for a in args])
+        except SystemExit as stop:
+            code = stop.code
+    for w in caught:
+        sys.stderr.write(warnings.formatwarning(w.message, w.category, w.filename, w.lineno))
+    return code
+
+
+@pytest.fixture
+def command(capfd):
+    """``command(*args)``: the bayeval command run in this process through ``main(argv)``, with
+    its exit code and everything written to stdout and stderr (file-descriptor level)."""
+
+    def run(*args) -> Run:
+        capfd.readouterr()
+        code = run_main(*args)
+        out, err = capfd.readouterr()
+        return Run(code, out, err)
+
+    return run
+
+
+@pytest.fixture
+def command_on_a_terminal(monkeypatch):
+    """``command_on_a_terminal(*args)``: the command run in this process with stderr on a
+    pseudo-terminal; (exit code, stdout, what the terminal got)."""
+    import io
+    import threading
+
+    def run(*args) -> tuple[int, str, str]:
+        master, slave = os.openpty()
+        seen = bytearray()
+
+        def read():  # drain the terminal while the command writes to it
+            while True:
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:  # EIO: the terminal was closed
+                    break
+                if not chunk:
+                    break
+                seen.extend(chunk)
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        out = io.StringIO()
+        with open(slave, "w", encoding="utf-8") as terminal, monkeypatch.context() as patch:
+            patch.setattr(sys, "stdout", out)
+            patch.setattr(sys, "stderr", terminal)
+            code = run_main(*args)
+        reader.join(timeout=60)
+        os.close(master)
+        return code, out.getvalue(), seen.decode(errors="replace")
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def command_line():
+    """``command_line(*args)``: the installed ``bayeval`` console script (``python -m
+    bayeval.cli`` where none is installed next to this Python) run in a subprocess, for the one
+    end-to-end test of each subcommand."""
+    script = Path(sys.executable).with_name("bayeval")
+    argv = [str(script)] if script.is_file() else [sys.executable, "-m", "bayeval.cli"]
+
+    def run(*args, **kwargs) -> subprocess.CompletedProcess:
+        return subprocess.run([*argv, *map(str, args)], capture_output=True, text=True,
+                              timeout=600, **kwargs)
+
+    return run

@@ -1,31 +1,9 @@
-"""The bayeval command, run for real in a subprocess."""
-
-import os
-import subprocess
-import sys
+"""The bayeval command: in this process through ``main(argv)`` (the ``command`` fixture), and
+once per subcommand end to end, the installed command in a subprocess (``command_line``)."""
 
 import numpy as np
 import pandas as pd
 import pytest
-
-
-def bayeval(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "bayeval.cli", *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, timeout=600)
-
-
-def test_demo_writes_a_report(tmp_path):
-    run = bayeval("demo", "--out", tmp_path / "demo", "--seed", "1")
-    assert run.returncode == 0, run.stderr
-    assert "95% equal-tailed intervals" in run.stdout
-    report = tmp_path / "demo" / "report.html"
-    assert report.is_file() and f"report: {report}" in run.stdout
-    assert "<table" in report.read_text()
-
-
-def test_unknown_command_is_a_usage_error():
-    run = bayeval("frobnicate")
-    assert run.returncode == 2 and "invalid choice" in run.stderr
 
 
 @pytest.fixture(scope="module")
@@ -48,25 +26,109 @@ def files(tmp_path_factory):
     return folder
 
 
+@pytest.fixture(scope="module")
+def cbpe_files(tmp_path_factory):
+    """A labelled reference (CSV) and 200 production scores (Parquet) of the breast-cancer
+    classifier."""
+    from bayeval import datasets
+
+    folder = tmp_path_factory.mktemp("cbpe")
+    d = datasets.breast_cancer()
+    pd.DataFrame({"score": d.scores, "label": d.labels}).to_csv(folder / "ref.csv", index=False)
+    pd.DataFrame({"score": d.scores[:200]}).to_parquet(folder / "prod.parquet")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def weak_file(tmp_path_factory):
+    """Predictions and the votes of three labelling functions (CSV)."""
+    from bayeval import datasets
+
+    w = datasets.weak_labels(1000, min_votes=1, random_seed=2)
+    path = tmp_path_factory.mktemp("bounds") / "weak.csv"
+    pd.DataFrame(w.weak_labels, columns=["lf1", "lf2", "lf3"]).assign(pred=w.y_pred).to_csv(
+        path, index=False)
+    return path
+
+
+# ---------------------------------------------------------------- end to end, one per command
+def test_demo_writes_a_report(command_line, tmp_path):
+    run = command_line("demo", "--out", tmp_path / "demo", "--seed", "1")
+    assert run.returncode == 0, run.stderr
+    assert "95% equal-tailed intervals" in run.stdout
+    report = tmp_path / "demo" / "report.html"
+    assert report.is_file() and f"report: {report}" in run.stdout
+    assert "<table" in report.read_text()
+
+
+def test_cbpe_end_to_end(command_line, cbpe_files, command):
+    args = ("cbpe", cbpe_files / "prod.parquet", "--score-col", "score", "--reference",
+            cbpe_files / "ref.csv", "--ref-label-col", "label", "--chunk-size", "50")
+    run = command_line(*args)
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+    assert "[150:199]" in run.stdout and "all" in run.stdout
+    assert run.stdout == command(*args).stdout  # in process: the same
+
+
+def test_pemi_end_to_end(command_line, files, tmp_path):
+    run = command_line("pemi", files / "pemi.csv", "--score-col", "score", "--label-col",
+                       "label", "--report", tmp_path / "pemi.html")
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+    assert "precision" in run.stdout and (tmp_path / "pemi.html").is_file()
+
+
+def test_judge_end_to_end(command_line, files, tmp_path):
+    run = command_line("judge", files / "judge.csv", "--label-col", "human", "--judge-col",
+                       "llm", "--method", "all", "--netcdf", tmp_path / "judge.nc")
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+    assert "eif" in run.stdout and "rogan_gladen" in run.stdout
+    assert (tmp_path / "judge.nc").is_file()
+
+
+def test_bounds_end_to_end(command_line, weak_file):
+    run = command_line("bounds", weak_file, "--pred-col", "pred", "--weak-cols", "lf1,lf2,lf3")
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+    assert "lower_bound" in run.stdout and "accuracy" in run.stdout
+    run = command_line("bounds", weak_file, "--pred-col", "pred", "--weak-cols", "lf1,lf9")
+    assert run.returncode == 2 and "--weak-cols: column 'lf9' is not in" in run.stderr
+
+
+# ----------------------------------------------------------------------------------- in process
+def test_unknown_command_is_a_usage_error(command):
+    run = command("frobnicate")
+    assert run.returncode == 2 and "invalid choice" in run.stderr
+
+
+def test_main_returns_the_exit_code(files, capsys):
+    from bayeval.cli import EXIT_OK, EXIT_USAGE, main
+
+    assert main(["judge", str(files / "judge.csv"), "--label-col", "human", "--judge-col",
+                 "llm"]) == EXIT_OK
+    assert main(["judge", str(files / "judge.csv"), "--label-col", "human"]) == EXIT_USAGE
+    shown = capsys.readouterr()
+    assert "eif" in shown.out and shown.err.strip() == (
+        "bayeval judge: error: --judge-col is required")
+
+
 @pytest.mark.parametrize("name", ["judge.csv", "judge.parquet"])
-def test_judge_from_csv_and_parquet(files, name, tmp_path):
-    run = bayeval("judge", files / name, "--label-col", "human", "--judge-col", "llm",
+def test_judge_from_csv_and_parquet(command, files, name, tmp_path):
+    run = command("judge", files / name, "--label-col", "human", "--judge-col", "llm",
                   "--method", "all", "--netcdf", tmp_path / "judge.nc")
     assert run.returncode == 0, run.stderr
     assert "eif" in run.stdout and "rogan_gladen" in run.stdout
     assert (tmp_path / "judge.nc").is_file()
 
 
-def test_csv_and_parquet_give_the_same_numbers(files):
-    csv = bayeval("judge", files / "judge.csv", "--label-col", "human", "--judge-col", "llm")
-    parquet = bayeval("judge", files / "judge.parquet", "--label-col", "human",
+def test_csv_and_parquet_give_the_same_numbers(command, files):
+    csv = command("judge", files / "judge.csv", "--label-col", "human", "--judge-col", "llm")
+    parquet = command("judge", files / "judge.parquet", "--label-col", "human",
                       "--judge-col", "llm")
     assert csv.returncode == parquet.returncode == 0
     assert csv.stdout == parquet.stdout
 
 
-def test_pemi_with_a_report(files, tmp_path):
-    run = bayeval("pemi", files / "pemi.csv", "--score-col", "score", "--label-col", "label",
+def test_pemi_with_a_report(command, files, tmp_path):
+    run = command("pemi", files / "pemi.csv", "--score-col", "score", "--label-col", "label",
                   "--report", tmp_path / "pemi.html")
     assert run.returncode == 0, run.stderr
     assert "precision" in run.stdout and (tmp_path / "pemi.html").is_file()
@@ -89,73 +151,43 @@ def test_pemi_with_a_report(files, tmp_path):
     (["judge", "{d}/judge.csv", "--label-col", "human", "--judge-col", "llm", "--group-col",
       "team"], "--group-col: column 'team' is not in {d}/judge.csv (its columns: human, llm)"),
 ])
-def test_bad_input_is_one_line_and_exit_code_2(files, args, message):
-    run = bayeval(*(a.format(d=files) for a in args))
+def test_bad_input_is_one_line_and_exit_code_2(command, files, args, message):
+    run = command(*(a.format(d=files) for a in args))
     assert run.returncode == 2, (run.stdout, run.stderr)
     assert message.format(d=files) in run.stderr
     assert "Traceback" not in run.stderr and len(run.stderr.strip().splitlines()) == 1
 
 
-def test_cbpe_with_a_reference_and_chunks(tmp_path):
-    from bayeval import datasets
-
-    d = datasets.breast_cancer()
-    pd.DataFrame({"score": d.scores, "label": d.labels}).to_csv(tmp_path / "ref.csv",
-                                                                index=False)
-    pd.DataFrame({"p": d.scores[:200]}).to_parquet(tmp_path / "prod.parquet")
-    run = bayeval("cbpe", tmp_path / "prod.parquet", "--score-col", "p", "--reference",
-                  tmp_path / "ref.csv", "--ref-label-col", "label", "--chunk-size", "50")
+def test_cbpe_with_a_reference_and_chunks(command, cbpe_files, tmp_path):
+    ref = cbpe_files / "ref.csv"
+    pd.DataFrame({"p": pd.read_parquet(cbpe_files / "prod.parquet")["score"]}).to_parquet(
+        tmp_path / "p.parquet")
+    run = command("cbpe", tmp_path / "p.parquet", "--score-col", "p", "--reference", ref,
+                  "--ref-label-col", "label", "--chunk-size", "50")
     assert run.returncode == 2 and "--score-col: column 'p' is not in" in run.stderr
-    pd.DataFrame({"score": d.scores[:200]}).to_parquet(tmp_path / "prod.parquet")
-    run = bayeval("cbpe", tmp_path / "prod.parquet", "--score-col", "score", "--reference",
-                  tmp_path / "ref.csv", "--ref-label-col", "label", "--chunk-size", "50")
+    prod = cbpe_files / "prod.parquet"
+    run = command("cbpe", prod, "--score-col", "score", "--reference", ref, "--ref-label-col",
+                  "label", "--chunk-size", "50")
     assert run.returncode == 0, run.stderr
     assert "[150:199]" in run.stdout and "all" in run.stdout
     calibrated = run.stdout
-    run = bayeval("cbpe", tmp_path / "prod.parquet", "--score-col", "score", "--reference",
-                  tmp_path / "ref.csv", "--ref-label-col", "label", "--chunk-size", "50",
-                  "--noise", "binning")
+    run = command("cbpe", prod, "--score-col", "score", "--reference", ref, "--ref-label-col",
+                  "label", "--chunk-size", "50", "--noise", "binning")
     assert run.returncode == 0, run.stderr
     assert "[150:199]" in run.stdout and run.stdout != calibrated  # wider intervals
-    run = bayeval("cbpe", tmp_path / "prod.parquet", "--score-col", "score", "--noise", "beta")
+    run = command("cbpe", prod, "--score-col", "score", "--noise", "beta")
     assert run.returncode == 2 and "noise='beta' needs kappa" in run.stderr
 
 
-def test_bounds_from_weak_label_columns(tmp_path):
-    from bayeval import datasets
-
-    w = datasets.weak_labels(1000, min_votes=1, random_seed=2)
-    frame = pd.DataFrame(w.weak_labels, columns=["lf1", "lf2", "lf3"]).assign(pred=w.y_pred)
-    frame.to_csv(tmp_path / "weak.csv", index=False)
-    run = bayeval("bounds", tmp_path / "weak.csv", "--pred-col", "pred", "--weak-cols",
-                  "lf1,lf2,lf3")
+def test_bounds_from_weak_label_columns(command, weak_file):
+    run = command("bounds", weak_file, "--pred-col", "pred", "--weak-cols", "lf1,lf2,lf3")
     assert run.returncode == 0, run.stderr
     assert "lower_bound" in run.stdout and "accuracy" in run.stdout
-    run = bayeval("bounds", tmp_path / "weak.csv", "--pred-col", "pred", "--weak-cols",
-                  "lf1,lf9")
+    run = command("bounds", weak_file, "--pred-col", "pred", "--weak-cols", "lf1,lf9")
     assert run.returncode == 2 and "--weak-cols: column 'lf9' is not in" in run.stderr
 
 
 # ----------------------------------------------------------------------------------- progress
-def bayeval_on_a_terminal(*args):
-    """The command with stderr on a pseudo-terminal: (exit code, stdout, what the terminal got)."""
-    master, slave = os.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "bayeval.cli", *map(str, args)],
-                            stdout=subprocess.PIPE, stderr=slave, text=True)
-    os.close(slave)
-    seen = bytearray()
-    while True:
-        try:
-            chunk = os.read(master, 4096)
-        except OSError:  # EIO: the command closed the terminal
-            break
-        if not chunk:
-            break
-        seen += chunk
-    os.close(master)
-    return proc.wait(timeout=600), proc.stdout.read(), seen.decode(errors="replace")
-
-
 PROGRESS = "Progress"  # the header of PyMC's progress table
 
 
@@ -165,22 +197,23 @@ def sampling(files, *options):
             "--method", "pymc", "--seed", "1", *options)
 
 
-def test_progress_on_request_goes_to_stderr_and_not_by_default_off_a_terminal(files):
-    run = bayeval(*sampling(files, "--progress"))
+@pytest.mark.xdist_group("judge_model_a")
+def test_progress_on_request_goes_to_stderr_and_not_by_default_off_a_terminal(command, files):
+    run = command(*sampling(files, "--progress"))
     assert run.returncode == 0, run.stderr
     assert PROGRESS in run.stderr and "━" in run.stderr  # the bars, one per chain
     assert PROGRESS not in run.stdout and "theta" in run.stdout  # stdout: the results only
-    quiet = bayeval(*sampling(files))
+    quiet = command(*sampling(files))
     assert quiet.returncode == 0 and quiet.stderr == ""
     assert quiet.stdout == run.stdout
 
 
-def test_progress_by_default_on_a_terminal_unless_no_progress(files):
-    code, out, terminal = bayeval_on_a_terminal(*sampling(files))
+@pytest.mark.xdist_group("judge_model_a")
+def test_progress_by_default_on_a_terminal_unless_no_progress(command_on_a_terminal, files):
+    code, out, terminal = command_on_a_terminal(*sampling(files))
     assert code == 0 and PROGRESS in terminal and "theta" in out
-    code, out, terminal = bayeval_on_a_terminal(*sampling(files, "--no-progress"))
+    code, out, terminal = command_on_a_terminal(*sampling(files, "--no-progress"))
     assert code == 0 and terminal == "" and "theta" in out
-
 
 
 def test_progress_beyond_nuts_mvu_imputation(capsys):
@@ -203,7 +236,7 @@ def test_progress_beyond_nuts_mvu_imputation(capsys):
 
     def run(progress):
         with _progress(argparse.Namespace(progress=progress)):
-            ev = be.mvu(nonlinear, rows, train=train, method="mc", n_draws=50, random_seed=0)
+            ev = be.mvu(nonlinear, rows, train=train, method="mc", draws=50, random_seed=0)
         return ev.summary(), capsys.readouterr()
 
     summary, shown = run(True)

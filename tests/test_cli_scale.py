@@ -1,7 +1,5 @@
-"""The bayeval command on a dask scheduler and by group (the scale extra)."""
-
-import subprocess
-import sys
+"""The bayeval command on a dask scheduler and by group (the scale extra), in this process
+through ``main(argv)`` (the ``command`` fixture)."""
 
 import numpy as np
 import pandas as pd
@@ -10,12 +8,7 @@ import pytest
 import bayeval as be
 
 
-def bayeval(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "bayeval.cli", *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, timeout=600)
-
-
-def test_cbpe_on_a_scheduler_reads_parquet_by_partition(tmp_path):
+def test_cbpe_on_a_scheduler_reads_parquet_by_partition(command, tmp_path):
     pytest.importorskip("distributed", reason="--scheduler needs the 'scale' extra")
     rng = np.random.default_rng(0)
     folder = tmp_path / "scores"
@@ -23,7 +16,7 @@ def test_cbpe_on_a_scheduler_reads_parquet_by_partition(tmp_path):
     for i in range(3):
         pd.DataFrame({"score": rng.beta(2, 5, 1000), "day": np.repeat([i, i + 1], 500)}
                      ).to_parquet(folder / f"part-{i}.parquet")
-    run = bayeval("cbpe", folder, "--score-col", "score", "--chunk-col", "day", "--scheduler",
+    run = command("cbpe", folder, "--score-col", "score", "--chunk-col", "day", "--scheduler",
                   "local", "--netcdf", tmp_path / "ev.nc")
     assert run.returncode == 0, run.stderr
     ev = be.load(tmp_path / "ev.nc")
@@ -31,7 +24,7 @@ def test_cbpe_on_a_scheduler_reads_parquet_by_partition(tmp_path):
     assert ev.closed_form["n"].values.tolist() == [500, 1000, 1000, 500, 3000]
 
 
-def test_cbpe_on_a_scheduler_with_reference_and_labels_equals_in_memory(tmp_path):
+def test_cbpe_on_a_scheduler_with_reference_and_labels_equals_in_memory(command, tmp_path):
     pytest.importorskip("distributed", reason="--scheduler needs the 'scale' extra")
     rng = np.random.default_rng(1)
     ref_scores = rng.beta(2, 3, 2000)
@@ -42,18 +35,18 @@ def test_cbpe_on_a_scheduler_with_reference_and_labels_equals_in_memory(tmp_path
     pd.DataFrame({"score": scores, "y": labels}).to_parquet(tmp_path / "prod.parquet")
     args = ("cbpe", tmp_path / "prod.parquet", "--score-col", "score", "--label-col", "y",
             "--reference", tmp_path / "ref.csv", "--chunk-size", "400", "--seed", "3")
-    run = bayeval(*args, "--scheduler", "local", "--netcdf", tmp_path / "dask.nc")
+    run = command(*args, "--scheduler", "local", "--netcdf", tmp_path / "dask.nc")
     assert run.returncode == 0, run.stderr
-    run = bayeval(*args, "--netcdf", tmp_path / "memory.nc")
+    run = command(*args, "--netcdf", tmp_path / "memory.nc")
     assert run.returncode == 0, run.stderr
     dask_cf, mem_cf = (be.load(tmp_path / f"{n}.nc").closed_form for n in ("dask", "memory"))
     for var in ("mean", "sd", "lower", "upper", "realized", "n_labelled", "lower_threshold"):
         np.testing.assert_allclose(dask_cf[var], mem_cf[var], rtol=1e-12, atol=1e-14)
-    run = bayeval(*args, "--scheduler", "local", "--noise", "binning")
+    run = command(*args, "--scheduler", "local", "--noise", "binning")
     assert run.returncode == 2 and "--noise: with --scheduler" in run.stderr
 
 
-def test_group_col_runs_one_evaluation_per_group_and_reports_failures(tmp_path):
+def test_group_col_runs_one_evaluation_per_group_and_reports_failures(command, tmp_path):
     rng = np.random.default_rng(1)
     y = (rng.random(900) < 0.3).astype(float)
     judge = np.where(y == 1, rng.random(900) < 0.85, rng.random(900) < 0.2).astype(int)
@@ -62,7 +55,7 @@ def test_group_col_runs_one_evaluation_per_group_and_reports_failures(tmp_path):
     y[groups == "llama"] = np.where(np.isnan(y[groups == "llama"]), np.nan, 1.0)  # one class
     pd.DataFrame({"human": y, "llm": judge, "judge": groups}).to_csv(tmp_path / "j.csv",
                                                                       index=False)
-    run = bayeval("judge", tmp_path / "j.csv", "--label-col", "human", "--judge-col", "llm",
+    run = command("judge", tmp_path / "j.csv", "--label-col", "human", "--judge-col", "llm",
                   "--group-col", "judge")
     assert run.returncode == 0, run.stderr
     assert "gpt" in run.stdout and "claude" in run.stdout

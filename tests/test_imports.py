@@ -229,12 +229,13 @@ def test_no_module_is_over_900_lines():
 def test_the_display_registry_is_filled_by_the_faces():
     """``Evaluation.plot()``/``report()`` find their functions in the core's registry, which
     bayeval.plots, bayeval.report and MVU's plots fill when ``import bayeval`` imports them."""
-    import bayeval.methods.mvu.plots
-    from bayeval import evaluation, plots, report
+    import importlib
 
+    evaluation, plots, report, mvu_plots = (importlib.import_module(f"bayeval.{name}") for name in
+                                            ("evaluation", "plots", "report", "methods.mvu.plots"))
     assert evaluation.DISPLAYS == {"plot": plots.plot, "report": report.report}
     assert plots.KINDS is evaluation.PLOT_KINDS
-    assert evaluation.PLOT_KINDS["confidence"].draw is bayeval.methods.mvu.plots.confidence
+    assert evaluation.PLOT_KINDS["confidence"].draw is mvu_plots.confidence
     assert evaluation.DEFAULT_PLOT_KINDS["mvu"] == "confidence"
 
 
