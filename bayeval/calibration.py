@@ -11,11 +11,11 @@ All share one small interface, ``fit(scores, labels) -> self`` and ``predict(sco
   :math:`a,b\ge0` (Kull, Silva Filho & Flach 2017), which contains the identity and Platt's
   family on the logit scale;
 * :class:`ScalingBinning`: Platt, then the mean Platt output of equal-mass bins (Kumar, Liang &
-  Ma 2019; ``specs/missing_labels.md`` §2.3), at most ``n_bins`` distinct values;
+  Ma 2019; used by Dervovic & Cashmore 2025), at most ``n_bins`` distinct values;
 * :class:`Identity`: no calibration;
 * :class:`SplitAtThreshold`: one calibrator per side of the decision threshold, so that a
   calibrated value never mixes predicted classes (class-conditional calibration,
-  ``specs/cbpe.md`` §3).
+  Kivimäki et al. 2025).
 
 :func:`select_calibrator` fits candidates on held-out folds of labelled data and keeps the one
 with the lowest out-of-fold calibration error, the identity unless another is strictly better
@@ -33,7 +33,14 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from bayeval.validation import as_binary, as_choice, as_scores, as_seed, check_same_length
+from bayeval.validation import (
+    as_binary,
+    as_choice,
+    as_positive_int,
+    as_scores,
+    as_seed,
+    check_same_length,
+)
 
 __all__ = [
     "CALIBRATORS",
@@ -45,6 +52,7 @@ __all__ = [
     "ScalingBinning",
     "SplitAtThreshold",
     "ace",
+    "binned_error",
     "calibration_error",
     "cross_fitted",
     "ece",
@@ -176,7 +184,10 @@ class Calibrator(ABC):
         >>> Platt().fit([0.2, 0.3, 0.6, 0.8, 0.4, 0.7], [0, 0, 1, 1, 1, 0]).fitted
         True
         """
-        s, y = _labelled(scores, labels)
+        return self._fitted(*_labelled(scores, labels))
+
+    def _fitted(self, s: np.ndarray, y: np.ndarray) -> Calibrator:
+        """``self`` fitted on validated scores and labels."""
         self._fit(s, y)
         self.fitted = True
         return self
@@ -364,12 +375,10 @@ class ScalingBinning(Calibrator):
 
     def __init__(self, n_bins: int = 10) -> None:
         super().__init__()
-        if int(n_bins) != n_bins or n_bins < 1:
-            raise ValueError(f"n_bins must be a positive integer, got {n_bins!r}.")
-        self.n_bins = int(n_bins)
+        self.n_bins = as_positive_int(n_bins, "n_bins")
 
     def _fit(self, s: np.ndarray, y: np.ndarray) -> None:
-        self.platt_ = Platt().fit(s, y)
+        self.platt_ = Platt()._fitted(s, y)
         g = np.sort(self.platt_._predict(s))
         firsts = np.cumsum(_split_sizes(g.size, self.n_bins))[:-1]  # first value of groups 2..
         self.edges_ = np.unique(np.r_[(g[firsts - 1] + g[firsts]) / 2, 1.0])
@@ -397,7 +406,7 @@ class SplitAtThreshold(Calibrator):
     A calibrator pooled across the threshold can give the same value to rows of both predicted
     classes (an isotonic block straddling the threshold), so that
     :math:`P(Y=1\mid\hat Y, \hat p)\ne\hat p`; fitting each side on its own keeps class-conditional
-    calibration (``specs/cbpe.md`` §3). A side whose labels hold a single class (or no row) is
+    calibration (Kivimäki et al. 2025). A side whose labels hold a single class (or no row) is
     left uncalibrated.
 
     Parameters
@@ -421,7 +430,7 @@ class SplitAtThreshold(Calibrator):
 
     def __init__(self, name: str, threshold: float = 0.5) -> None:
         super().__init__()
-        self.base = as_choice(name, "name", CALIBRATORS)
+        self.base = name if name in CALIBRATORS else as_choice(name, "name", CALIBRATORS)
         self.name = self.base
         self.threshold = float(threshold)
 
@@ -467,7 +476,11 @@ def make_calibrator(name: str, threshold: float | None = None) -> Calibrator:
     >>> make_calibrator("isotonic", threshold=0.5)
     SplitAtThreshold('isotonic', threshold=0.5)
     """
-    name = as_choice(name, "calibration", CALIBRATORS)
+    return _make(as_choice(name, "calibration", CALIBRATORS), threshold)
+
+
+def _make(name: str, threshold: float | None) -> Calibrator:
+    """:func:`make_calibrator` of a valid name."""
     if threshold is None or name == "none":
         return CALIBRATORS[name]()
     return SplitAtThreshold(name, threshold)
@@ -498,7 +511,7 @@ def calibration_error(scores: Any, labels: Any, *, n_bins: int = 10,
         bins skipped (the classic ECE).
     kind : {"positive", "top_label"}
         ``positive``: :math:`A_m` the mean label and :math:`C_m` the mean score in bin
-        :math:`m` (Definition 1 of ``specs/cbpe.md``); ``top_label``: :math:`A_m` the mean of
+        :math:`m` (Definition 1 of Kivimäki et al. 2025); ``top_label``: :math:`A_m` the mean of
         :math:`\mathbb 1[y=\hat y]` with :math:`\hat y=\mathbb 1[s\ge\frac12]` and :math:`C_m`
         the mean of :math:`\max(s,1-s)`, binned by that confidence.
 
@@ -512,10 +525,24 @@ def calibration_error(scores: Any, labels: Any, *, n_bins: int = 10,
     0.25
     """
     s, y = _labelled(scores, labels)
-    if int(n_bins) != n_bins or n_bins < 1:
-        raise ValueError(f"n_bins must be a positive integer, got {n_bins!r}.")
+    n_bins = as_positive_int(n_bins, "n_bins")
     binning = as_choice(binning, "binning", BINNINGS)
-    kind = as_choice(kind, "kind", KINDS)
+    return binned_error(s, y, n_bins, binning, as_choice(kind, "kind", KINDS))
+
+
+def binned_error(s: np.ndarray, y: np.ndarray, n_bins: int = 10, binning: str = "equal_count",
+                 kind: str = "positive") -> float:
+    """:func:`calibration_error` without its checks, for arguments already checked.
+
+    ``s`` must be a float numpy array in [0, 1], ``y`` 0/1 labels of its length, ``n_bins`` a
+    positive int, ``binning`` one of :data:`BINNINGS` and ``kind`` one of :data:`KINDS`.
+    ``binned_error(s, y, 20)`` is :func:`ace`.
+
+    Examples
+    --------
+    >>> binned_error(np.array([0.25, 0.25, 0.75, 0.75]), np.array([0, 0, 1, 1]), 2)
+    0.25
+    """
     if kind == "top_label":
         y = (y == (s >= 0.5)).astype(np.int8)
         s = np.maximum(s, 1 - s)
@@ -652,8 +679,8 @@ def _out_of_fold(names: list[str], s: np.ndarray, y: np.ndarray, threshold: floa
     for k in range(n_folds):
         test = fold == k
         for name in names:
-            cal = make_calibrator(name, threshold).fit(s[~test], y[~test])
-            oof[name][order[test]] = cal.predict(s[test])
+            cal = _make(name, threshold)._fitted(s[~test], y[~test])
+            oof[name][order[test]] = cal._predict(s[test])
     return oof
 
 
@@ -706,12 +733,13 @@ def select_calibrator(scores: Any, labels: Any, *,
     beta               0.0140    True
     """
     s, y = _labelled(scores, labels)
-    names = ["none", *(as_choice(c, "candidates", CALIBRATORS) for c in candidates
-                       if c != "none")]
+    names = ["none", *(c if c in CALIBRATORS else as_choice(c, "candidates", CALIBRATORS)
+                       for c in candidates if c != "none")]
     oof = _out_of_fold(names, s, y, threshold, n_folds, random_seed)
-    errors = pd.DataFrame({"heldout_error": [calibration_error(oof[name], y, n_bins=n_bins)
+    n_bins = as_positive_int(n_bins, "n_bins")
+    errors = pd.DataFrame({"heldout_error": [binned_error(oof[name], y, n_bins)
                                              for name in names]},
                           index=pd.Index(names, name="calibrator"))
     best = names[int(np.argmin(errors["heldout_error"].to_numpy()))]
     errors["chosen"] = errors.index == best
-    return make_calibrator(best, threshold).fit(s, y), errors, oof[best]
+    return _make(best, threshold)._fitted(s, y), errors, oof[best]

@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from bayeval.validation import as_positive_int
+
 __all__ = ["WHOLE", "Chunking", "contiguous", "make_chunks"]
 
 WHOLE = "all"
@@ -85,15 +87,6 @@ class Chunking:
         return np.split(by_chunk, np.cumsum(self.sizes)[:-1])
 
 
-def _positive_int(value: Any, name: str, most: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}.")
-    if value > most:
-        raise ValueError(f"{name}={value} exceeds the number of rows ({most}): some chunks "
-                         "would be empty.")
-    return int(value)
-
-
 def contiguous(n: int, *, chunk_size: Any = None,
                n_chunks: Any = None) -> tuple[np.ndarray, tuple[str, ...]]:
     """The first rows and labels of contiguous chunks by size or count, as :func:`make_chunks`
@@ -110,9 +103,9 @@ def contiguous(n: int, *, chunk_size: Any = None,
         raise ValueError("give at most one of chunks, chunk_size and n_chunks; got chunk_size "
                          "and n_chunks.")
     if chunk_size is not None:
-        starts = np.arange(0, n, _positive_int(chunk_size, "chunk_size", n))
+        starts = np.arange(0, n, as_positive_int(chunk_size, "chunk_size", most=n))
     else:
-        count = 1 if n_chunks is None else _positive_int(n_chunks, "n_chunks", n)
+        count = 1 if n_chunks is None else as_positive_int(n_chunks, "n_chunks", most=n)
         sizes = np.full(count, n // count)
         sizes[: n % count] += 1
         starts = np.r_[0, np.cumsum(sizes)[:-1]]

@@ -1,4 +1,4 @@
-r"""Metrics of a binary classifier when its labels are uncertain: exact laws and moments.
+r"""Metrics of a binary classifier when its labels are uncertain: their exact laws.
 
 Row :math:`i` has a prediction :math:`\hat y_i\in\{0,1\}` and a label that is either known or an
 independent :math:`Y_i\sim\mathrm{Bernoulli}(p_i)`. With :math:`U=\sum Y_i` over the unknown rows
@@ -8,17 +8,18 @@ predicted positive and :math:`V` over those predicted negative (independent Pois
 
 where :math:`TP_K, FN_K` count the known rows and :math:`N_{pp}, N_{pn}` the predicted positives
 and negatives. Every confusion-matrix metric is therefore a function :math:`g(TP, FN)`
-(``specs/cbpe.md`` §2.1–2.3, ``specs/missing_labels.md`` §2.4–2.6).
+(Kivimäki et al. 2025; Dervovic & Cashmore 2025).
 
 * :func:`metric_distribution`: the exact law of :math:`g(TP, FN)`, pushed forward from the
   product of the two count PMFs, each cut to the counts whose probability exceeds
   :data:`TOL` (so the grid is :math:`O(\sigma_{TP}\sigma_{FN})`, not :math:`O(n^2)`). Its
   mean, sd, masses and equal-tailed interval never list the grid's support: on a diagonal
   :math:`TP+FN=s` the metric is affine in :math:`TP`, and along :math:`FN` monotone.
-* :func:`metric_moments`: PEMI-Gauss mean and variance, exact for the linear metrics, second-order
-  delta method for the others.
-* :func:`auc_numerator_moments`, :func:`auc_moments`: exact moments of the Mann–Whitney count and
-  of :math:`N_+N_-` in :math:`O(n\log n)`, and the delta-method ROC-AUC moments.
+* :func:`count_distribution`: the same from the laws of the two counts (or a mixture of them).
+
+Their moments without the laws (PEMI-Gauss, and ROC-AUC) are in :mod:`bayeval.confusion_moments`.
+The public functions check their arguments; each has a twin without checks for arguments already
+checked (:func:`metric_law`, :func:`count_law`, :meth:`MetricDistribution.interval_ends`).
 
 Input convention: ``p`` has one value per row; where ``labels`` is known (0 or 1) the label is
 fixed and ``p`` is ignored (but must still be a probability).
@@ -28,15 +29,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 from scipy import signal, special
 
-from bayeval.metrics import METRICS, from_counts, metric_value
-from bayeval.poibin import _truncated_pmf
+from bayeval.intervals import pmf_interval
+from bayeval.metrics import METRICS, REGISTRY, metric_value
+from bayeval.poibin import pmf_window
 from bayeval.validation import (
-    as_array,
     as_beta,
     as_binary,
     as_choice,
@@ -51,15 +52,13 @@ __all__ = [
     "INTERVAL_KINDS",
     "SUPPORT_CELLS",
     "TOL",
+    "LabelRows",
     "MetricDistribution",
-    "RatioMoments",
-    "auc_moments",
-    "auc_numerator_moments",
     "count_distribution",
-    "count_moments",
+    "count_law",
+    "label_rows",
     "metric_distribution",
-    "metric_moments",
-    "ratio_moments",
+    "metric_law",
 ]
 
 TOL = 1e-16
@@ -72,7 +71,7 @@ many grid cells (about 0.7 GB while sorting)."""
 INTERVAL_KINDS = ("eti", "hdi", "paper_hdi")
 """Kinds of :meth:`MetricDistribution.interval`."""
 
-_ONE_COUNT = ("accuracy", "precision", "npv")  # metrics of one count: their PMF is cheap
+_TWO_COUNTS = tuple(m for m in METRICS if not REGISTRY[m].one_count)  # the others: one PMF
 _ENUMERATE = 1 << 14  # a quantile's bracket is narrowed to this many grid cells, then sorted
 
 
@@ -81,33 +80,82 @@ _ENUMERATE = 1 << 14  # a quantile's bracket is narrowed to this many grid cells
 
 
 @dataclass(frozen=True)
-class _Rows:
-    """What the metrics depend on: the fixed counts and the p of the unknown labels."""
+class LabelRows:
+    """What the metrics depend on: the fixed counts and the p of the unknown labels.
 
-    n_pos: int  # rows predicted positive
-    n_neg: int  # rows predicted negative
+    Attributes
+    ----------
+    n_pos, n_neg : int
+        Rows predicted positive and negative.
+    tp_known, fn_known, tn_known : int
+        TP, FN and TN of the rows whose label is known.
+    p_pos, p_neg : numpy.ndarray
+        :math:`P(Y_i=1)` of the unknown labels predicted positive (their sum is :math:`U`) and
+        negative (:math:`V`).
+
+    Examples
+    --------
+    >>> LabelRows.split(np.array([True, True, False]), np.array([0.9, 0.6, 0.2]),
+    ...                 np.array([1.0, np.nan, np.nan])).p_pos
+    array([0.6])
+    """
+
+    n_pos: int
+    n_neg: int
     tp_known: int
     fn_known: int
     tn_known: int
-    p_pos: np.ndarray  # p of the unknown labels predicted positive (U)
-    p_neg: np.ndarray  # p of the unknown labels predicted negative (V)
+    p_pos: np.ndarray
+    p_neg: np.ndarray
+
+    @classmethod
+    def split(cls, y_pred: np.ndarray, p: np.ndarray, labels: np.ndarray | None) -> LabelRows:
+        """The rows of checked arrays: boolean ``y_pred``, ``p`` in [0, 1] and ``labels`` (0, 1
+        or NaN; None: all unknown), of one length (:func:`label_rows` checks them)."""
+        yp, pp, y = y_pred, p, labels
+        if y is None:  # every label unknown
+            n_pos = int(yp.sum())
+            return cls(n_pos, yp.size - n_pos, 0, 0, 0, np.compress(yp, pp),
+                       np.compress(~yp, pp))
+        unknown = np.isnan(y)
+        return cls(n_pos=int(yp.sum()), n_neg=int((~yp).sum()),
+                   tp_known=int((yp & (y == 1)).sum()), fn_known=int((~yp & (y == 1)).sum()),
+                   tn_known=int((~yp & (y == 0)).sum()),
+                   p_pos=np.compress(unknown & yp, pp),
+                   p_neg=np.compress(unknown & ~yp, pp))
 
 
-def _rows(y_pred: Any, p: Any, labels: Any) -> _Rows:
-    """Validate one row per element of ``y_pred``, ``p`` and ``labels`` and split them."""
+def label_rows(y_pred: Any, p: Any, labels: Any) -> LabelRows:
+    """Check one row per element of ``y_pred``, ``p`` and ``labels`` and split them.
+
+    Parameters
+    ----------
+    y_pred : array-like of {0, 1}, shape (n,)
+        Predictions.
+    p : array-like, shape (n,)
+        :math:`P(Y_i=1)` in [0, 1]; ignored (but checked) where ``labels`` is known.
+    labels : array-like, shape (n,), optional
+        Known labels 0/1, NaN where unknown; None: all unknown.
+
+    Returns
+    -------
+    LabelRows
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is not binary, not a probability, or of another length.
+
+    Examples
+    --------
+    >>> label_rows([1, 1, 0], [0.9, 0.6, 0.2], [1, np.nan, np.nan]).tp_known
+    1
+    """
     yp = as_binary(y_pred, "y_pred").astype(bool)
     pp = as_probabilities(p, "p")
     y = None if labels is None else as_labels(labels, "labels", allow_missing=True)
     check_same_length(y_pred=yp, p=pp, labels=y)
-    if y is None:  # every label unknown
-        n_pos = int(yp.sum())
-        return _Rows(n_pos, yp.size - n_pos, 0, 0, 0, np.compress(yp, pp), np.compress(~yp, pp))
-    unknown = np.isnan(y)
-    return _Rows(n_pos=int(yp.sum()), n_neg=int((~yp).sum()),
-                 tp_known=int((yp & (y == 1)).sum()), fn_known=int((~yp & (y == 1)).sum()),
-                 tn_known=int((~yp & (y == 0)).sum()),
-                 p_pos=np.compress(unknown & yp, pp),
-                 p_neg=np.compress(unknown & ~yp, pp))
+    return LabelRows.split(yp, pp, y)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -116,7 +164,7 @@ def _rows(y_pred: Any, p: Any, labels: Any) -> _Rows:
 
 def _window(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(counts, probs) of PB(p) on the counts with probability above TOL, renormalised."""
-    start, probs = _truncated_pmf(p, TOL)  # p checked by _rows
+    start, probs = pmf_window(p, TOL)
     return start + np.arange(probs.size, dtype=float), probs / probs.sum()
 
 
@@ -126,7 +174,7 @@ def _count(p: np.ndarray, known: int) -> tuple[np.ndarray, np.ndarray]:
     return counts + known, probs
 
 
-def _one_count(metric: str, rows: _Rows) -> tuple[np.ndarray, np.ndarray]:
+def _one_count(metric: str, rows: LabelRows) -> tuple[np.ndarray, np.ndarray]:
     r"""Value (NaN where undefined) and probability of every count of a one-count metric.
 
     Precision depends on TP only and NPV on FN only (their denominators are fixed); accuracy on
@@ -135,14 +183,14 @@ def _one_count(metric: str, rows: _Rows) -> tuple[np.ndarray, np.ndarray]:
     """
     if metric == "precision":
         tp, probs = _count(rows.p_pos, rows.tp_known)
-        return from_counts(metric, tp, rows.n_pos - tp, 0.0, 0.0, zero_division=np.nan), probs
+        return metric_value(metric, tp, rows.n_pos - tp, 0.0, 0.0, 1.0, np.nan), probs
     if metric == "npv":
         fn, probs = _count(rows.p_neg, rows.fn_known)
-        return from_counts(metric, 0.0, 0.0, fn, rows.n_neg - fn, zero_division=np.nan), probs
+        return metric_value(metric, 0.0, 0.0, fn, rows.n_neg - fn, 1.0, np.nan), probs
     correct, probs = _count(np.concatenate([rows.p_pos, 1.0 - rows.p_neg]),
                             rows.tp_known + rows.tn_known)
     wrong = rows.n_pos + rows.n_neg - correct
-    return from_counts(metric, correct, wrong, 0.0, 0.0, zero_division=np.nan), probs
+    return metric_value(metric, correct, wrong, 0.0, 0.0, 1.0, np.nan), probs
 
 
 def _sort(values: np.ndarray, probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -255,7 +303,7 @@ class _GridLaw:
         self.defined = bool((self.start < self.end).any())
 
     @classmethod
-    def of_rows(cls, metric: str, rows: _Rows, beta: float, zero_division: float) -> _GridLaw:
+    def of_rows(cls, metric: str, rows: LabelRows, beta: float, zero_division: float) -> _GridLaw:
         """The law of independent labels: one component, the two counts' Poisson-binomials."""
         tp, a = _count(rows.p_pos, rows.tp_known)
         fn, b = _count(rows.p_neg, rows.fn_known)
@@ -661,21 +709,13 @@ class MetricDistribution:
     def interval(self, ci_prob: float = 0.95, kind: str = "eti") -> tuple[float, float]:
         r"""Interval ``(lower, upper)`` of support values holding at least ``ci_prob`` of the mass.
 
-        With :math:`\alpha=1-p` for ``ci_prob`` :math:`p` and :math:`Q(q)=\min\{v: F(v)\ge q\}`:
-
-        * ``"eti"``: equal-tailed :math:`[Q(\alpha/2),\,Q(1-\alpha/2)]`; each tail left out has
-          mass at most :math:`\alpha/2`. The upper end is :math:`\min\{v: P(X>v)\le\alpha/2\}`.
-        * ``"hdi"``: the shortest :math:`[v_i, v_j]` with mass :math:`\ge p` (ties: more mass,
-          then lower). For a unimodal law (accuracy, precision, NPV) it is the highest-density
-          interval; recall, F1 and the others have spiky, multimodal PMFs, whose highest-density
-          *region* is a useless union of spikes, so the shortest interval is reported instead.
-        * ``"paper_hdi"``: Algorithm 3 of the CBPE paper (``specs/cbpe.md`` §2.5): trim the
-          smaller end (ties: the upper) while the trimmed mass stays below :math:`\alpha`. Valid
-          (mass :math:`>p`) but not always the shortest; kept to reproduce the paper.
-
-        Masses are summed from the tails, so rounding is relative to :math:`\alpha`, not to 1.
-        A lazy law finds the ETI without its support (:meth:`_GridLaw.quantile`); the others
-        build it.
+        With :math:`\alpha=1-p` for ``ci_prob`` :math:`p`: equal-tailed (``"eti"``), shortest
+        (``"hdi"``) or Algorithm 3 of the CBPE paper (``"paper_hdi"``: valid but not always the
+        shortest, kept to reproduce the paper), as :func:`bayeval.intervals.pmf_interval`. For a
+        unimodal law (accuracy, precision, NPV) the shortest interval is the highest-density one;
+        recall, F1 and the others have spiky, multimodal PMFs, whose highest-density *region* is
+        a useless union of spikes. A lazy law finds the ETI without its support
+        (:meth:`_GridLaw.quantile`); the others build it.
 
         Parameters
         ----------
@@ -697,64 +737,23 @@ class MetricDistribution:
         >>> d.interval(0.9, kind="hdi")  # [1/2, 1] holds 0.9474
         (0.5, 1.0)
         """
-        ci_prob = as_ci_prob(ci_prob)
-        kind = as_choice(kind, "kind", INTERVAL_KINDS)
+        return self.interval_ends(as_ci_prob(ci_prob), as_choice(kind, "kind", INTERVAL_KINDS))
+
+    def interval_ends(self, ci_prob: float, kind: str) -> tuple[float, float]:
+        """:meth:`interval` without its checks: ``ci_prob`` in (0, 1), ``kind`` one of
+        :data:`INTERVAL_KINDS`.
+
+        Examples
+        --------
+        >>> metric_distribution("recall", [1, 1, 0, 0], [0.9, 0.6, 0.3, 0.1]).interval_ends(
+        ...     0.9, "hdi")
+        (0.5, 1.0)
+        """
         alpha = 1.0 - ci_prob
         if kind == "eti" and self._grid is not None:
             return self._grid.quantile(alpha / 2, False), self._grid.quantile(alpha / 2, True)
-        below, above = _tails(self.probs)
-        if kind == "eti":
-            i, j = _eti(below, above, alpha)
-        elif kind == "hdi":
-            i, j = _shortest(self.values, below, above, alpha)
-        else:
-            i, j = _trimmed(self.probs, alpha)
+        i, j = pmf_interval(self.values, self.probs, alpha, kind)
         return float(self.values[i]), float(self.values[j])
-
-
-def _tails(probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """below[k] = P(X < v_k) and above[k] = P(X > v_k), each summed from its own end."""
-    below = np.r_[0.0, np.cumsum(probs[:-1])]
-    above = np.r_[np.cumsum(probs[:0:-1])[::-1], 0.0]
-    return below, above
-
-
-def _eti(below: np.ndarray, above: np.ndarray, alpha: float) -> tuple[int, int]:
-    """First k with F(v_k) >= alpha/2 and first k with P(X > v_k) <= alpha/2."""
-    cdf = np.r_[below[1:], 1.0]
-    return int(np.argmax(cdf >= alpha / 2)), int(np.argmax(above <= alpha / 2))
-
-
-def _shortest(values: np.ndarray, below: np.ndarray, above: np.ndarray,
-              alpha: float) -> tuple[int, int]:
-    """Shortest [v_i, v_j] with P(X < v_i) + P(X > v_j) <= alpha."""
-    starts = np.flatnonzero(below <= alpha)
-    # above is non-increasing: the first j with above[j] <= alpha - below[i]
-    ends = np.searchsorted(-above, -(alpha - below[starts]), side="left")
-    width = values[ends] - values[starts]
-    left_out = below[starts] + above[ends]
-    best = np.lexsort((starts, left_out, width))[0]
-    return int(starts[best]), int(ends[best])
-
-
-def _trimmed(probs: np.ndarray, alpha: float) -> tuple[int, int]:
-    """Algorithm 3 (greedy tail trimming), vectorised.
-
-    The loop compares the probabilities at the two ends and trims the smaller. This is a merge of
-    the sequence read from the left with the one read from the right, and such a merge takes
-    whole runs at once: a run starts at each new running maximum of its sequence and is taken
-    when its first element is the smaller head. So the trimming order is a stable sort of the
-    running maxima (upper end first on ties), and the loop stops at the first trim that would
-    bring the trimmed mass to ``alpha``.
-    """
-    m = probs.size
-    key_up = np.maximum.accumulate(probs[::-1])
-    key_lo = np.maximum.accumulate(probs)
-    order = np.argsort(np.r_[key_up, key_lo], kind="stable")
-    trimmed = np.r_[probs[::-1], probs][order]
-    n_trim = int(np.count_nonzero(np.cumsum(trimmed) < alpha))
-    from_lower = int(np.count_nonzero(order[:n_trim] >= m))
-    return from_lower, m - 1 - (n_trim - from_lower)
 
 
 def metric_distribution(metric: str, y_pred: Any, p: Any, labels: Any = None, *,
@@ -805,8 +804,9 @@ def metric_distribution(metric: str, y_pred: Any, p: Any, labels: Any = None, *,
 
     References
     ----------
-    ``specs/cbpe.md`` §2.3 (general grid algorithm), ``specs/missing_labels.md`` §2.6 (exact limit
-    distribution of PEMI).
+    Kivimäki et al. (2025), "Performance estimation in binary classification using calibrated
+    confidence", arXiv:2505.05295 (the grid algorithm); Dervovic & Cashmore (2025), "Model
+    Evaluation in the Dark", AISTATS (the exact limit distribution of PEMI).
 
     Examples
     --------
@@ -816,9 +816,23 @@ def metric_distribution(metric: str, y_pred: Any, p: Any, labels: Any = None, *,
     """
     metric = as_choice(metric, "metric", METRICS)
     zero_division = as_zero_division(zero_division)
-    beta = as_beta(beta)
-    rows = _rows(y_pred, p, labels)
-    if metric in _ONE_COUNT:
+    return metric_law(metric, label_rows(y_pred, p, labels), as_beta(beta), zero_division)
+
+
+def metric_law(metric: str, rows: LabelRows, beta: float,
+               zero_division: float) -> MetricDistribution:
+    """:func:`metric_distribution` without its checks, of rows split by :class:`LabelRows`.
+
+    ``metric`` must be one of :data:`bayeval.metrics.METRICS`, ``beta`` a number >= 0,
+    ``zero_division`` 0.0, 1.0 or NaN.
+
+    Examples
+    --------
+    >>> rows = label_rows([1, 1, 0], [0.5, 0.5, 0.2], None)
+    >>> metric_law("precision", rows, 1.0, 0.0).probs
+    array([0.25, 0.5 , 0.25])
+    """
+    if REGISTRY[metric].one_count:
         return MetricDistribution.from_cells(metric, *_one_count(metric, rows), zero_division)
     return _of_grid(_GridLaw.of_rows(metric, rows, beta, zero_division))
 
@@ -874,403 +888,26 @@ def count_distribution(metric: str, n_pos: int, n_neg: int, tp: Any, a: Any, fn:
     >>> d.values.round(4), d.probs
     (array([0.5   , 0.6667, 1.    ]), array([0.25, 0.25, 0.5 ]))
     """
-    metric = as_choice(metric, "metric", [m for m in METRICS if m not in _ONE_COUNT])
+    metric = as_choice(metric, "metric", _TWO_COUNTS)
+    return count_law(metric, n_pos, n_neg, tp, a, fn, b, weights, as_beta(beta),
+                     as_zero_division(zero_division))
+
+
+def count_law(metric: str, n_pos: int, n_neg: int, tp: Any, a: Any, fn: Any, b: Any,
+              weights: Any, beta: float, zero_division: float) -> MetricDistribution:
+    """:func:`count_distribution` without its checks, for arguments already checked.
+
+    ``metric`` must be a two-count metric of :data:`bayeval.metrics.METRICS` (not one of
+    accuracy, precision, NPV), ``beta`` a number >= 0, ``zero_division`` 0.0, 1.0 or NaN;
+    ``weights`` may be None (one component).
+
+    Examples
+    --------
+    >>> d = count_law("recall", 2, 1, [1, 2], [0.5, 0.5], [0, 1], [0.5, 0.5], None, 1.0, 0.0)
+    >>> round(d.mean, 6)
+    0.791667
+    """
     a, b = np.atleast_2d(np.asarray(a, float)), np.atleast_2d(np.asarray(b, float))
     weights = np.ones(1) if weights is None else np.asarray(weights, float)
     return _of_grid(_GridLaw(metric, int(n_pos), int(n_neg), np.asarray(tp, float), a,
-                             np.asarray(fn, float), b, weights, as_beta(beta),
-                             as_zero_division(zero_division)))
-
-
-# ---------------------------------------------------------------------------------------------
-# moments (PEMI-Gauss)
-
-
-class _Affine(NamedTuple):
-    """c0 + ct * TP + cf * FN."""
-
-    c0: float
-    ct: float
-    cf: float
-
-
-def _ratio_terms(metric: str, rows: _Rows, beta: float,
-                 mean_tp: float, mean_fn: float) -> list[tuple[float, _Affine, _Affine]]:
-    r"""The metric as :math:`\sum_k a_k Z_k/W_k` with :math:`Z_k, W_k` affine in (TP, FN).
-
-    These are the definitions of :mod:`bayeval.metrics` with FP = N_pp - TP, TN = N_pn - FN.
-    Balanced accuracy with one true class absent (its expected count is 0, so it is absent
-    almost surely) is the recall of the other class, as in :func:`bayeval.metrics.from_counts`.
-    """
-    n_pos, n_neg = rows.n_pos, rows.n_neg
-    n = n_pos + n_neg
-    recall = (1.0, _Affine(0, 1, 0), _Affine(0, 1, 1))
-    specificity = (1.0, _Affine(n_neg, 0, -1), _Affine(n, -1, -1))
-    b2 = 1.0 if metric == "f1" else beta**2
-    if metric == "balanced_accuracy":
-        if mean_tp + mean_fn == 0:
-            return [specificity]
-        if mean_tp + mean_fn == n:
-            return [recall]
-        return [(0.5, *recall[1:]), (0.5, *specificity[1:])]
-    if metric in ("f1", "fbeta"):
-        return [recall] if np.isinf(b2) else [(1.0, _Affine(0, 1 + b2, 0), _Affine(n_pos, b2, b2))]
-    return [{
-        "accuracy": (1.0, _Affine(n_neg, 1, -1), _Affine(n, 0, 0)),
-        "precision": (1.0, _Affine(0, 1, 0), _Affine(n_pos, 0, 0)),
-        "npv": (1.0, _Affine(n_neg, 0, -1), _Affine(n_neg, 0, 0)),
-        "recall": recall,
-        "specificity": specificity,
-    }[metric]]
-
-
-def _ratio_derivatives(terms: list[tuple[float, _Affine, _Affine]], t: float,
-                       f: float) -> np.ndarray | None:
-    r"""(g, g_t, g_f, g_tt, g_ff) of :math:`g=\sum a Z/W` at (t, f); None if some W is 0.
-
-    .. math:: g_t=\frac{z_tW-Zw_t}{W^2},\qquad g_{tt}=-\frac{2w_t\,g_t}{W}
-              \quad(\text{likewise in } f).
-    """
-    out = np.zeros(5)
-    for a, z, w in terms:
-        num, den = z.c0 + z.ct * t + z.cf * f, w.c0 + w.ct * t + w.cf * f
-        if den == 0:
-            return None
-        g_t, g_f = (z.ct * den - num * w.ct) / den**2, (z.cf * den - num * w.cf) / den**2
-        out += a * np.array([num / den, g_t, g_f, -2 * w.ct * g_t / den, -2 * w.cf * g_f / den])
-    return out
-
-
-def _mcc_derivatives(rows: _Rows, t: float, f: float) -> np.ndarray | None:
-    r"""(g, g_t, g_f, g_tt, g_ff) of MCC at (t, f); None where its denominator is 0.
-
-    With :math:`P=TP+FN`, :math:`MCC=L/\sqrt h`, :math:`L=N_{pn}TP-N_{pp}FN` and
-    :math:`h=N_{pp}N_{pn}P(n-P)`; for :math:`x\in\{t,f\}` (:math:`\partial P/\partial x=1`)
-
-    .. math:: g_x=L_xh^{-1/2}-\tfrac12Lh'h^{-3/2},\qquad
-              g_{xx}=-L_xh'h^{-3/2}+\tfrac34Lh'^2h^{-5/2}-\tfrac12Lh''h^{-3/2}.
-    """
-    n_pos, n_neg = rows.n_pos, rows.n_neg
-    n, c, total = n_pos + n_neg, n_pos * n_neg, t + f
-    h = c * total * (n - total)
-    if h <= 0:
-        return None
-    lin = n_neg * t - n_pos * f
-    h1, h2 = c * (n - 2 * total), -2.0 * c
-    lx = np.array([n_neg, -n_pos], dtype=float)
-    first = lx * h**-0.5 - 0.5 * lin * h1 * h**-1.5
-    second = -lx * h1 * h**-1.5 + 0.75 * lin * h1**2 * h**-2.5 - 0.5 * lin * h2 * h**-1.5
-    return np.r_[lin / np.sqrt(h), first, second]
-
-
-def metric_moments(metric: str, y_pred: Any, p: Any, labels: Any = None, *, beta: float = 1.0,
-                   zero_division: float = 0.0, second_order: bool = True) -> tuple[float, float]:
-    r"""Mean and variance of a confusion-matrix metric (PEMI-Gauss).
-
-    Parameters
-    ----------
-    metric, y_pred, p, labels, beta
-        As in :func:`metric_distribution`.
-    zero_division : {0.0, 1.0, np.nan}
-        Returned as the mean (variance 0; both NaN for NaN) when the metric's denominator is 0
-        with probability 1. Otherwise the undefined event is ignored, as in the paper.
-    second_order : bool
-        Add the second-order term to the mean of the non-linear metrics; ``False`` gives the
-        paper's first-order mean :math:`g(\mu)` (for recall and F1 the ratio of means).
-
-    Returns
-    -------
-    mean, var : float
-
-    Notes
-    -----
-    With :math:`T=TP`, :math:`F=FN` independent, :math:`\sigma_T^2=\sum_{\hat y=1}v_i` and
-    :math:`\sigma_F^2=\sum_{\hat y=0}v_i` over the unknown rows (:math:`v_i=p_i(1-p_i)`),
-
-    .. math:: \mathbb E\,g\approx g(\mu)+\tfrac12\big(g_{TT}\sigma_T^2+g_{FF}\sigma_F^2\big),
-              \qquad \operatorname{Var}g\approx g_T^2\sigma_T^2+g_F^2\sigma_F^2 .
-
-    Accuracy, precision and NPV are linear in (T, F), so both are exact. For a ratio
-    :math:`Z/W` of affine functions this is ``specs/missing_labels.md`` §2.6: the variance is
-    Theorem 2's :math:`(\mu_z^2\sigma_w^2+\mu_w^2\sigma_z^2-2\mu_z\mu_w\operatorname{Cov})/\mu_w^4`
-    and the second-order mean is :math:`\mu_z/\mu_w-\operatorname{Cov}(Z,W)/\mu_w^2+
-    \mu_z\sigma_w^2/\mu_w^3`, whose remaining bias is :math:`O(n^{-2})` instead of
-    :math:`O(n^{-1})`. Balanced accuracy adds two ratios; MCC uses its own derivatives.
-
-    Examples
-    --------
-    Accuracy is linear in the counts, so its moments are exact (those of
-    :func:`metric_distribution`); recall's are a delta-method approximation:
-
-    >>> y_pred, p = [1, 1, 0, 0], [0.9, 0.6, 0.3, 0.1]
-    >>> [round(x, 6) for x in metric_moments("accuracy", y_pred, p)]
-    [0.775, 0.039375]
-    >>> d = metric_distribution("accuracy", y_pred, p)
-    >>> round(d.mean, 6), round(d.sd**2, 6)
-    (0.775, 0.039375)
-    >>> [round(x, 4) for x in metric_moments("recall", y_pred, p, second_order=False)]
-    [0.7895, 0.0558]
-    """
-    rows = _rows(y_pred, p, labels)
-    return count_moments(metric, rows.n_pos, rows.n_neg,
-                         mean_tp=rows.tp_known + float(rows.p_pos.sum()),
-                         mean_fn=rows.fn_known + float(rows.p_neg.sum()),
-                         var_tp=float((rows.p_pos * (1 - rows.p_pos)).sum()),
-                         var_fn=float((rows.p_neg * (1 - rows.p_neg)).sum()), beta=beta,
-                         zero_division=zero_division, second_order=second_order)
-
-
-def count_moments(metric: str, n_pos: int, n_neg: int, *, mean_tp: float, mean_fn: float,
-                  var_tp: float, var_fn: float, beta: float = 1.0, zero_division: float = 0.0,
-                  second_order: bool = True) -> tuple[float, float]:
-    r""":func:`metric_moments` from the first two moments of :math:`TP` and :math:`FN`.
-
-    Parameters
-    ----------
-    metric, beta, zero_division, second_order
-        As in :func:`metric_moments`.
-    n_pos, n_neg : int
-        Rows predicted positive and negative.
-    mean_tp, mean_fn, var_tp, var_fn : float
-        :math:`\mathbb E\,TP=TP_K+\sum_{\hat y=1}p_i`, :math:`\operatorname{Var}TP=
-        \sum_{\hat y=1}p_i(1-p_i)` over the unknown rows, likewise :math:`FN`: sums over rows,
-        so those of data split in partitions add (:func:`bayeval.scale.pemi_gauss`).
-
-    Returns
-    -------
-    mean, var : float
-
-    Examples
-    --------
-    The sums of :func:`metric_moments`'s example, :math:`\mathbb E\,TP=0.9+0.6`,
-    :math:`\operatorname{Var}TP=0.09+0.24`, give its result:
-
-    >>> m = count_moments("recall", 2, 2, mean_tp=1.5, mean_fn=0.4, var_tp=0.33, var_fn=0.3)
-    >>> [round(x, 4) for x in m]
-    [0.8358, 0.0558]
-    >>> [round(x, 4) for x in metric_moments("recall", [1, 1, 0, 0], [0.9, 0.6, 0.3, 0.1])]
-    [0.8358, 0.0558]
-    """
-    metric = as_choice(metric, "metric", METRICS)
-    zero_division = as_zero_division(zero_division)
-    beta = as_beta(beta)
-    rows = _Rows(n_pos, n_neg, 0, 0, 0, np.empty(0), np.empty(0))  # the derivatives need sizes
-    t, f, var_t, var_f = mean_tp, mean_fn, var_tp, var_fn
-    if metric == "mcc":
-        d = _mcc_derivatives(rows, t, f)
-    else:
-        d = _ratio_derivatives(_ratio_terms(metric, rows, beta, t, f), t, f)
-    if d is None:
-        return zero_division, np.nan if np.isnan(zero_division) else 0.0
-    g, g_t, g_f, g_tt, g_ff = d
-    mean = g + 0.5 * (g_tt * var_t + g_ff * var_f) if second_order else g
-    return float(mean), float(g_t**2 * var_t + g_f**2 * var_f)
-
-
-# ---------------------------------------------------------------------------------------------
-# ROC-AUC
-
-
-class RatioMoments(NamedTuple):
-    r"""Exact moments of the Mann–Whitney count :math:`A` and of :math:`D=N_+N_-`.
-
-    ROC-AUC is :math:`A/D`; :func:`auc_numerator_moments` computes these.
-
-    Attributes
-    ----------
-    mean_num, var_num : float
-        Mean and variance of :math:`A`.
-    mean_den, var_den : float
-        Mean and variance of :math:`D`.
-    cov : float
-        :math:`\operatorname{Cov}(A, D)`.
-
-    Examples
-    --------
-    >>> m = auc_numerator_moments([0.9, 0.6, 0.3, 0.1], [0.9, 0.6, 0.3, 0.1])
-    >>> round(m.mean_num / m.mean_den, 4)  # the first-order AUC
-    0.9018
-    """
-
-    mean_num: float
-    var_num: float
-    mean_den: float
-    var_den: float
-    cov: float
-
-
-def _auc_inputs(scores: Any, p: Any, labels: Any,
-                ties: str) -> tuple[np.ndarray, np.ndarray, float]:
-    """Validated scores, label probabilities (known labels as 0/1) and the tie weight."""
-    ties = as_choice(ties, "ties", ("half", "one"))
-    s = as_array(scores, "scores")
-    pp = as_probabilities(p, "p")
-    y = None if labels is None else as_labels(labels, "labels", allow_missing=True)
-    check_same_length(scores=s, p=pp, labels=y)
-    if y is not None:
-        pp = np.where(np.isnan(y), pp, y)
-    return s, pp, 0.5 if ties == "half" else 1.0
-
-
-def _auc_moments(s: np.ndarray, p: np.ndarray, w: float) -> RatioMoments:
-    r"""Exact moments of :math:`A=\sum_{i\ne j}\xi_{ij}Y_i(1-Y_j)` and :math:`D=N_+N_-`.
-
-    :math:`\xi_{ij}=\mathbb 1\{s_i>s_j\}+w\,\mathbb 1\{s_i=s_j\}`. Writing :math:`Y_i=p_i+e_i`,
-    :math:`A-\mathbb EA=\sum_ie_ic_i-\sum_{i<j}(\xi_{ij}+\xi_{ji})e_ie_j` with uncorrelated
-    linear and quadratic parts and
-    :math:`c_i=\sum_{j\ne i}\xi_{ij}q_j-\sum_{j\ne i}\xi_{ji}p_j` (``specs/missing_labels.md``
-    §2.5). :math:`\xi_{ij}+\xi_{ji}` is 1, or :math:`2w` for a tie, so with
-    :math:`\Pi=\sum_{i<j}v_iv_j` and :math:`\Pi_=` its sum over tied pairs
-
-    .. math:: \operatorname{Var}A=\sum_iv_ic_i^2+\Pi+(4w^2-1)\Pi_=,\quad
-              \operatorname{Cov}(A,D)=\sum_iv_ic_ic_i^D+2\Pi+2(2w-1)\Pi_=,\quad
-              \operatorname{Var}D=\sum_iv_i(c_i^D)^2+4\Pi,
-
-    :math:`c^D_i=\sum_{j\ne i}(1-2p_j)`. One sort (none if ``s`` is sorted) and cumulative sums
-    over tie groups; without ties, row :math:`i` of the sorted scores has
-    :math:`c_i=i+p_i-\sum_jp_j` and :math:`\mathbb EA=\sum_iip_i-\sum_{i<j}p_ip_j`, no sums at
-    all.
-    """
-    if not (s[1:] >= s[:-1]).all():
-        order = np.argsort(s)  # the order within tie groups does not matter
-        s, p = s[order], p[order]
-    n, total_p = p.size, p.sum()
-    total_q, p_p = n - total_p, p @ p
-    v = p * (1.0 - p)
-    tie = s[1:] == s[:-1]
-    if not tie.any():  # row i has i rows below: forward_i = i - C_i, C_i = sum_{j<i} p_j
-        c_num = np.arange(n, dtype=float)
-        mean_num = p @ c_num - (total_p**2 - p_p) / 2  # sum_i p_i C_i = sum_{j<i} p_i p_j
-        c_num -= total_p
-        c_num += p  # c_i = i - C_i - (P - C_i - p_i)
-        tied = 0.0
-    else:
-        q = 1.0 - p
-        first = np.flatnonzero(np.r_[True, ~tie])
-        group = np.repeat(np.arange(first.size), np.diff(np.r_[first, n]))
-        sum_q, sum_p, sum_v = (np.add.reduceat(x, first) for x in (q, p, v))
-        q_below = (np.cumsum(sum_q) - sum_q)[group]  # sum of q_j over s_j < s_i
-        p_above = (total_p - np.cumsum(sum_p))[group]  # sum of p_j over s_j > s_i
-        forward = q_below + w * (sum_q[group] - q)  # sum_{j != i} xi_ij q_j
-        backward = p_above + w * (sum_p[group] - p)  # sum_{j != i} xi_ji p_j
-        mean_num = p @ forward
-        c_num = forward - backward
-        tied = float(((sum_v**2 - np.add.reduceat(v**2, first)) / 2).sum())
-    c_den = 2.0 * p + (total_q - total_p - 1.0)  # sum_{j != i} (q_j - p_j)
-    pairs = (v.sum() ** 2 - v @ v) / 2
-    v_num = v * c_num
-    return RatioMoments(
-        mean_num=float(mean_num),
-        var_num=float(v_num @ c_num + pairs + (4 * w * w - 1) * tied),
-        mean_den=float(total_p * total_q - (total_p - p_p)),
-        var_den=float(v @ c_den**2 + 4 * pairs),
-        cov=float(v_num @ c_den + 2 * pairs + 2 * (2 * w - 1) * tied))
-
-
-def auc_numerator_moments(scores: Any, p: Any, labels: Any = None, *,
-                          ties: str = "half") -> RatioMoments:
-    r"""Exact mean, variance and covariance of ROC-AUC's numerator and denominator.
-
-    Parameters
-    ----------
-    scores : array-like, shape (n,)
-        Finite real scores (only their order matters).
-    p : array-like, shape (n,)
-        :math:`P(Y_i=1)`, ignored (but checked) where ``labels`` is known.
-    labels : array-like, shape (n,), optional
-        Known labels 0/1, NaN where unknown.
-    ties : {"half", "one"}
-        A tied positive–negative pair counts 1/2 (scikit-learn) or 1 (the PEMI paper's
-        :math:`\ge`).
-
-    Returns
-    -------
-    RatioMoments
-        ``mean_num, var_num`` of :math:`A=\sum_{i\ne j}\xi_{ij}Y_i(1-Y_j)`, ``mean_den,
-        var_den`` of :math:`D=N_+N_-` and ``cov`` :math:`=\operatorname{Cov}(A,D)`; exact, in
-        :math:`O(n\log n)` (the paper's Lemma 13 is :math:`O(n^4)`).
-
-    Examples
-    --------
-    >>> m = auc_numerator_moments([0.9, 0.6, 0.3, 0.1], [0.9, 0.6, 0.3, 0.1])
-    >>> [round(x, 4) for x in m]
-    [3.03, 0.9843, 3.36, 0.7272, 0.6486]
-    """
-    return _auc_moments(*_auc_inputs(scores, p, labels, ties))
-
-
-def auc_moments(scores: Any, p: Any, labels: Any = None, *, ties: str = "half",
-                second_order: bool = True) -> tuple[float, float]:
-    r"""Mean and variance of ROC-AUC :math:`=A/D` by the delta method (PEMI-Gauss).
-
-    Parameters
-    ----------
-    scores, p, labels, ties
-        As in :func:`auc_numerator_moments`.
-    second_order : bool
-        Add the second-order term to the mean; ``False`` gives the paper's :math:`\mu_A/\mu_D`.
-
-    Returns
-    -------
-    mean, var : float
-        From the exact moments of :math:`A` and :math:`D`:
-
-        .. math:: \mathbb E\approx\frac{\mu_A}{\mu_D}-\frac{\operatorname{Cov}(A,D)}{\mu_D^2}
-                  +\frac{\mu_A\sigma_D^2}{\mu_D^3},\qquad
-                  \operatorname{Var}\approx\frac{\mu_A^2\sigma_D^2+\mu_D^2\sigma_A^2
-                  -2\mu_A\mu_D\operatorname{Cov}(A,D)}{\mu_D^4}.
-
-    Raises
-    ------
-    ValueError
-        If every completion of the labels has a single class (:math:`\mu_D=0`).
-
-    Examples
-    --------
-    Scores that are calibrated probabilities (Monte Carlo over the labels gives mean 0.902, var
-    0.0350); knowing two labels shrinks the variance:
-
-    >>> scores = [0.9, 0.6, 0.3, 0.1]
-    >>> [round(x, 4) for x in auc_moments(scores, scores)]
-    [0.9024, 0.036]
-    >>> [round(x, 4) for x in auc_moments(scores, scores, labels=[1, np.nan, 0, np.nan])]
-    [0.9601, 0.0157]
-    """
-    return ratio_moments(auc_numerator_moments(scores, p, labels, ties=ties), second_order)
-
-
-def ratio_moments(m: RatioMoments, second_order: bool = True) -> tuple[float, float]:
-    r"""Mean and variance of :math:`A/D` by the delta method, from :class:`RatioMoments`.
-
-    The formulas of :func:`auc_moments`, which this finishes.
-
-    Parameters
-    ----------
-    m : RatioMoments
-        Moments of the numerator :math:`A` and denominator :math:`D`.
-    second_order : bool
-        Add the second-order term to the mean.
-
-    Returns
-    -------
-    mean, var : float
-
-    Raises
-    ------
-    ValueError
-        If :math:`\mu_D=0` (every completion of the labels has a single class).
-
-    Examples
-    --------
-    >>> m = auc_numerator_moments([0.1, 0.4, 0.35, 0.8], [0.1, 0.4, 0.35, 0.8])
-    >>> [round(x, 6) for x in ratio_moments(m)] == [round(x, 6) for x in auc_moments(
-    ...     [0.1, 0.4, 0.35, 0.8], [0.1, 0.4, 0.35, 0.8])]
-    True
-    """
-    if m.mean_den == 0:
-        raise ValueError("ROC-AUC is undefined: with these labels and p every completion has a "
-                         "single class; both classes must be possible.")
-    ratio = m.mean_num / m.mean_den
-    var = (ratio**2 * m.var_den + m.var_num - 2 * ratio * m.cov) / m.mean_den**2
-    mean = ratio - m.cov / m.mean_den**2 + ratio * m.var_den / m.mean_den**2
-    return float(mean if second_order else ratio), max(float(var), 0.0)
+                             np.asarray(fn, float), b, weights, beta, zero_division))

@@ -14,9 +14,8 @@ kind, the estimand's draws, seed, versions, warnings), so that the tree is alway
 netCDF and reads back identical.
 
 :meth:`Evaluation.plot` and :meth:`Evaluation.report` dispatch through the display registry of
-this module (:data:`DISPLAYS`, :data:`PLOT_KINDS`): :mod:`bayeval.plots`, :mod:`bayeval.report`
-and the methods' ``plots`` modules fill it when they are imported (``import bayeval`` imports
-them), so that this module imports none of them. ArviZ is imported by the functions that use it.
+:mod:`bayeval.display`, which :mod:`bayeval.plots` and :mod:`bayeval.report` fill when
+``import bayeval`` imports them: this module imports neither.
 """
 
 from __future__ import annotations
@@ -24,7 +23,6 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib.metadata import version
 from typing import Any
@@ -34,12 +32,12 @@ import pandas as pd
 import xarray as xr
 
 from bayeval.check import compare
+from bayeval.display import DISPLAYS
 from bayeval.sampling import SAMPLE_DIMS, add_log_densities, draws_intervals, draws_summary
 from bayeval.table import Table, table
 from bayeval.validation import as_choice, as_ci_prob
 
-__all__ = ["DISPLAYS", "PLOT_KINDS", "Evaluation", "PlotKind", "draws_intervals", "for_methods",
-           "load", "register_display", "register_plot"]
+__all__ = ["Evaluation", "draws_intervals", "load"]
 
 CI_KINDS = ("eti", "hdi")
 #: thresholds of the MCMC diagnostics (Vehtari et al. 2021; Betancourt 2016)
@@ -615,8 +613,9 @@ class Evaluation:
 
     # ------------------------------------------------------------------ figures and report
     def plot(self, kind: str | None = None, **kwargs):
-        """One figure of this evaluation: the registered display ``"plot"``,
-        :func:`bayeval.plots.plot` (see it for the kinds, and :data:`PLOT_KINDS`).
+        """One figure of this evaluation, drawn by the registered display ``"plot"``.
+
+        ``import bayeval`` registers :func:`bayeval.plots.plot` (see it for the kinds).
 
         Parameters
         ----------
@@ -642,8 +641,9 @@ class Evaluation:
         return _display("plot")(self, kind, **kwargs)
 
     def report(self, path, **kwargs):
-        """Write a self-contained HTML report: the registered display ``"report"``,
-        :func:`bayeval.report.report`.
+        """Write a self-contained HTML report with the registered display ``"report"``.
+
+        ``import bayeval`` registers :func:`bayeval.report.report`.
 
         Parameters
         ----------
@@ -775,99 +775,10 @@ def load(path) -> Evaluation:
     return _CLASSES.get(json.loads(tree.attrs["bayeval"])["method"], Evaluation)(tree)
 
 
-
-# ------------------------------------------------------------------------------ displays
-#: colours of every figure: posterior draws, fast path, alerts
-DRAWS_COLOR, FAST_COLOR, ALERT_COLOR = "#1f5a96", "#d55e00", "#b2182b"
-#: the functions behind :meth:`Evaluation.plot` (``"plot"``) and :meth:`Evaluation.report`
-#: (``"report"``), registered by :mod:`bayeval.plots` and :mod:`bayeval.report`
-DISPLAYS: dict[str, Callable[..., Any]] = {}
-
-
-def register_display(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Make ``fn`` the display ``name`` of every Evaluation, and return it.
-
-    ``name`` is ``"plot"`` (``fn(ev, kind, **kwargs)``) or ``"report"`` (``fn(ev, path,
-    **kwargs)``).
-
-    Examples
-    --------
-    >>> DISPLAYS["plot"].__module__, DISPLAYS["report"].__module__
-    ('bayeval.plots', 'bayeval.report')
-    """
-    DISPLAYS[name] = fn
-    return fn
-
-
 def _display(name: str) -> Callable[..., Any]:
     if name not in DISPLAYS:
         raise RuntimeError(f"no {name!r} display is registered; `import bayeval` registers it.")
     return DISPLAYS[name]
-
-
-@dataclass(frozen=True)
-class PlotKind:
-    """A figure of Evaluations: ``draw(ev, **kwargs) -> Figure``, a one-line ``description``
-    (shown in the HTML report), and ``applies(ev)``: None where it applies, else the reason."""
-
-    draw: Callable[..., Any]
-    description: str
-    applies: Callable[[Evaluation], str | None]
-
-
-#: every plot kind, in the order the report shows them (:mod:`bayeval.plots` has the generic ones)
-PLOT_KINDS: dict[str, PlotKind] = {}
-#: the default kind of a method, where it is not the generic one
-DEFAULT_PLOT_KINDS: dict[str, str] = {}
-
-
-def register_plot(name: str, description: str,
-                  applies: Callable[[Evaluation], str | None] = lambda ev: None):
-    """Decorator adding a drawing function ``fn(ev, **kwargs) -> Figure`` as plot kind ``name``.
-
-    Parameters
-    ----------
-    name : str
-        The kind, for ``Evaluation.plot`` (a registered name is replaced).
-    description : str
-        One line saying what the figure shows.
-    applies : callable, optional
-        ``applies(ev) -> str | None`` (e.g. :func:`for_methods`); by default every evaluation.
-
-    Returns
-    -------
-    callable
-        The decorator; it returns ``fn`` unchanged.
-
-    Examples
-    --------
-    >>> @register_plot("nothing", "no figure", applies=for_methods("labelled"))
-    ... def nothing(ev):
-    ...     return None
-    >>> PLOT_KINDS.pop("nothing").draw is nothing
-    True
-    """
-    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
-        PLOT_KINDS[name] = PlotKind(fn, description, applies)
-        return fn
-    return wrap
-
-
-def for_methods(*methods: str) -> Callable[[Evaluation], str | None]:
-    """The applicability test of a kind specific to ``methods`` (for :func:`register_plot`).
-
-    Examples
-    --------
-    >>> import bayeval as be
-    >>> ev = be.labelled(labels=[1, 0, 1, 1], y_pred=[1, 0, 0, 1])
-    >>> for_methods("labelled")(ev) is None, for_methods("cbpe", "pemi")(ev)
-    (True, 'it is specific to method cbpe or pemi')
-    """
-    def applies(ev: Evaluation) -> str | None:
-        if ev.meta["method"] in methods:
-            return None
-        return f"it is specific to method {' or '.join(methods)}"
-    return applies
 
 
 def _flatten(var: str, values: xr.DataArray):

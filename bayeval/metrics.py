@@ -22,38 +22,98 @@ the other class (scikit-learn drops the undefined class recall with a warning).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from bayeval.validation import as_array, as_beta, as_binary, as_choice, as_zero_division
+from bayeval.validation import as_array, as_beta, as_binary, as_choice, as_counts, as_zero_division
 
-__all__ = ["METRICS", "confusion_counts", "from_counts", "metric_value", "roc_auc", "undefined"]
+__all__ = [
+    "BINARY_METRICS",
+    "METRICS",
+    "PROPORTIONS",
+    "REGISTRY",
+    "Metric",
+    "auc_value",
+    "confusion_counts",
+    "counts_of",
+    "from_counts",
+    "is_undefined",
+    "metric_value",
+    "roc_auc",
+    "undefined",
+]
 
-METRICS = ("accuracy", "precision", "recall", "specificity", "npv", "f1", "fbeta",
-           "balanced_accuracy", "mcc")
+
+@dataclass(frozen=True)
+class Metric:
+    r"""One metric of the registry: its name, definition and range.
+
+    Attributes
+    ----------
+    name : str
+        The name used in arguments, summaries and plots.
+    definition : str
+        The formula, in LaTeX (as in the module docstring).
+    low, high : float
+        The range of its values.
+    count_ratio : bool
+        A ratio of the confusion counts of two classes, computed by :func:`from_counts`.
+    proportion : bool
+        Successes over trials of the rows: a binomial proportion (its numerator counts rows of
+        its denominator), so labelled data give it a Beta posterior.
+    one_count : bool
+        Given the predictions, a function of one count (TP, FN, or the correct predictions):
+        its denominator is fixed by them.
+    binary : bool
+        Defined for two classes only.
+
+    Examples
+    --------
+    >>> REGISTRY["mcc"].low, REGISTRY["recall"].proportion, REGISTRY["roc_auc"].count_ratio
+    (-1.0, True, False)
+    """
+
+    name: str
+    definition: str
+    low: float = 0.0
+    high: float = 1.0
+    count_ratio: bool = True
+    proportion: bool = False
+    one_count: bool = False
+    binary: bool = True
 
 
-def _as_counts(tp: Any, fp: Any, fn: Any, tn: Any) -> list[np.ndarray]:
-    out = []
-    for name, x in (("tp", tp), ("fp", fp), ("fn", fn), ("tn", tn)):
-        arr = as_array(x, name, ndim=None, allow_empty=True)
-        if (arr < 0).any():
-            raise ValueError(f"{name} must hold non-negative counts; got "
-                             f"{int((arr < 0).sum())} negative value(s).")
-        out.append(arr)
-    try:
-        return np.broadcast_arrays(*out)
-    except ValueError:
-        names = ("tp", "fp", "fn", "tn")
-        shapes = ", ".join(f"{k} {a.shape}" for k, a in zip(names, out, strict=True))
-        raise ValueError(f"tp, fp, fn and tn must broadcast to one shape; got {shapes}.") from None
+REGISTRY: dict[str, Metric] = {m.name: m for m in (
+    Metric("accuracy", r"(TP+TN)/(TP+FP+FN+TN)", proportion=True, one_count=True),
+    Metric("precision", r"TP/(TP+FP)", proportion=True, one_count=True),
+    Metric("recall", r"TP/(TP+FN)", proportion=True),
+    Metric("specificity", r"TN/(TN+FP)", proportion=True),
+    Metric("npv", r"TN/(TN+FN)", proportion=True, one_count=True),
+    Metric("f1", r"2TP/(2TP+FP+FN)"),
+    Metric("fbeta", r"(1+\beta^2)TP/((1+\beta^2)TP+\beta^2FN+FP)"),
+    Metric("balanced_accuracy", r"\tfrac12\,(TP/(TP+FN)+TN/(TN+FP))"),
+    Metric("mcc", r"(TP\,TN-FP\,FN)/\sqrt{(TP+FP)(TP+FN)(TN+FP)(TN+FN)}", low=-1.0),
+    Metric("roc_auc", r"P(S_+>S_-)+\tfrac12P(S_+=S_-)", count_ratio=False),
+    Metric("macro_f1", r"\tfrac1K\sum_k F_1^{(k)}", count_ratio=False, binary=False),
+)}
+"""Every metric bayeval knows, by name."""
+
+METRICS = tuple(name for name, m in REGISTRY.items() if m.count_ratio)
+"""The confusion-matrix metrics of two classes (:func:`from_counts`)."""
+
+BINARY_METRICS = tuple(name for name, m in REGISTRY.items() if m.binary)
+"""The metrics of a binary classifier: :data:`METRICS` and ``roc_auc``."""
+
+PROPORTIONS = tuple(name for name, m in REGISTRY.items() if m.proportion)
+"""The metrics that are binomial proportions of the rows."""
 
 
 def _beta2(beta: Any) -> tuple[float, float]:
     """beta^2 as (m, d) with beta^2 = m/d, small integers when beta^2 is a short rational."""
-    b2 = as_beta(beta) ** 2
+    b2 = float(beta) ** 2
     if np.isinf(b2):
         return b2, 1.0
     frac = Fraction(b2).limit_denominator(1000)
@@ -95,6 +155,8 @@ def from_counts(metric: str, tp: Any, fp: Any, fn: Any, tn: Any, *, beta: float 
                 zero_division: float = 0.0) -> np.ndarray | float:
     """A confusion-matrix metric from counts, broadcast over any leading dimensions.
 
+    Checks its arguments; :func:`metric_value` is the same without checks.
+
     Parameters
     ----------
     metric : str
@@ -118,15 +180,15 @@ def from_counts(metric: str, tp: Any, fp: Any, fn: Any, tn: Any, *, beta: float 
     """
     metric = as_choice(metric, "metric", METRICS)
     zd = as_zero_division(zero_division)
-    return metric_value(metric, *_as_counts(tp, fp, fn, tn), beta, zd)
+    return metric_value(metric, *as_counts(tp, fp, fn, tn), as_beta(beta), zd)
 
 
 def metric_value(metric: str, tp: np.ndarray, fp: np.ndarray, fn: np.ndarray, tn: np.ndarray,
                  beta: float, zero_division: float) -> np.ndarray | float:
-    """:func:`from_counts` without its checks, for arguments already checked (inner loops).
+    """:func:`from_counts` without its checks, for arguments already checked.
 
     ``metric`` must be one of :data:`METRICS`, the counts numpy arrays (or floats) of one
-    broadcast shape, ``zero_division`` 0.0, 1.0 or NaN.
+    broadcast shape, ``beta`` a number >= 0 and ``zero_division`` 0.0, 1.0 or NaN.
 
     Examples
     --------
@@ -172,11 +234,25 @@ def undefined(metric: str, tp: Any, fp: Any, fn: Any, tn: Any, *,
     >>> from_counts("precision", [3, 0], [1, 0], [2, 4], [4, 5])
     array([0.75, 0.  ])
     """
-    metric = as_choice(metric, "metric", (*METRICS, "roc_auc"))
-    tp, fp, fn, tn = _as_counts(tp, fp, fn, tn)
+    metric = as_choice(metric, "metric", BINARY_METRICS)
+    return is_undefined(metric, *as_counts(tp, fp, fn, tn), as_beta(beta))
+
+
+def is_undefined(metric: str, tp: np.ndarray, fp: np.ndarray, fn: np.ndarray, tn: np.ndarray,
+                 beta: float = 1.0) -> np.ndarray | bool:
+    """:func:`undefined` without its checks, for arguments already checked.
+
+    ``metric`` must be one of :data:`BINARY_METRICS`, the counts numpy arrays (or floats) of
+    one broadcast shape, ``beta`` a number >= 0.
+
+    Examples
+    --------
+    >>> is_undefined("roc_auc", np.array([0, 2]), 1.0, np.array([0, 1]), 3.0)
+    array([ True, False])
+    """
     if metric == "roc_auc":
-        return ((tp + fn == 0) | (fp + tn == 0))[()]
-    return (_ratio(metric, tp, fp, fn, tn, beta)[1] == 0)[()]
+        return np.asarray((tp + fn == 0) | (fp + tn == 0))[()]
+    return np.asarray(_ratio(metric, tp, fp, fn, tn, beta)[1] == 0)[()]
 
 
 def confusion_counts(labels: Any, y_pred: Any) -> tuple[np.ndarray, ...]:
@@ -213,8 +289,8 @@ def confusion_counts(labels: Any, y_pred: Any) -> tuple[np.ndarray, ...]:
     >>> confusion_counts([[1, 0, 1, 1, 0, 0], [1, 1, 1, 1, 0, 0]], [1, 0, 0, 1, 1, 0])
     (array([2, 2]), array([1, 1]), array([1, 2]), array([2, 1]))
     """
-    y = as_binary(labels, "labels", ndim=None).astype(np.int64)
-    yp = as_binary(y_pred, "y_pred", ndim=None).astype(np.int64)
+    y = as_binary(labels, "labels", ndim=None)
+    yp = as_binary(y_pred, "y_pred", ndim=None)
     try:
         if y.ndim == 0 or yp.ndim == 0 or y.shape[-1] != yp.shape[-1]:
             raise ValueError
@@ -222,6 +298,21 @@ def confusion_counts(labels: Any, y_pred: Any) -> tuple[np.ndarray, ...]:
     except ValueError:
         raise ValueError(f"labels (shape {y.shape}) and y_pred (shape {yp.shape}) must have "
                          "shapes (..., n) that broadcast, n rows each.") from None
+    return counts_of(y, yp)
+
+
+def counts_of(labels: np.ndarray, y_pred: np.ndarray) -> tuple[np.ndarray, ...]:
+    """:func:`confusion_counts` without its checks, for arrays already checked.
+
+    ``labels`` and ``y_pred`` must be numpy arrays of 0 and 1 (any integer or boolean dtype)
+    of shapes (..., n) that broadcast.
+
+    Examples
+    --------
+    >>> [int(c) for c in counts_of(np.array([1, 0, 1]), np.array([1, 1, 0]))]
+    [1, 1, 1, 0]
+    """
+    y, yp = labels.astype(np.int64, copy=False), y_pred.astype(np.int64, copy=False)
     tp = y @ yp if yp.ndim == 1 else (y * yp).sum(axis=-1)
     pos, pred = y.sum(axis=-1), yp.sum(axis=-1)
     fn, fp = pos - tp, pred - tp
@@ -278,6 +369,26 @@ def roc_auc(labels: Any, scores: Any, *, ties: str = "half",
     if y.ndim == 0 or y.shape[-1] != s.size:
         raise ValueError(f"labels must have shape (..., n) with n = len(scores) = {s.size}; "
                          f"got shape {y.shape}.")
+    if y.ndim == 1 and (y.min() == y.max()):
+        raise ValueError(f"labels hold only class {int(y[0])}; ROC-AUC needs both classes "
+                         "(0 and 1).")
+    return auc_value(y, s, ties, zd)
+
+
+def auc_value(labels: np.ndarray, scores: np.ndarray, ties: str = "half",
+              zero_division: float = 0.0) -> np.ndarray | float:
+    """:func:`roc_auc` without its checks, for arrays already checked.
+
+    ``labels`` must be a numpy array of 0 and 1 of shape (..., n), ``scores`` a finite float
+    array of shape (n,), ``ties`` "half" or "one"; every draw with one class, a single label
+    vector included, gives ``zero_division``.
+
+    Examples
+    --------
+    >>> auc_value(np.array([[1, 0, 1], [1, 1, 1]]), np.array([0.9, 0.2, 0.4]))
+    array([1., 0.])
+    """
+    s, y = scores, labels
     order = np.argsort(s)  # the order within a tie group does not matter
     starts = np.flatnonzero(np.r_[True, np.diff(s[order]) != 0])
     size = np.diff(np.r_[starts, s.size])
@@ -289,9 +400,6 @@ def roc_auc(labels: Any, scores: Any, *, ties: str = "half",
         num, den = (pos * (2 * below + neg)).sum(axis=-1), 2 * npos * nneg
     else:
         num, den = (pos * (below + neg)).sum(axis=-1), npos * nneg
-    if y.ndim == 1 and den == 0:
-        raise ValueError(f"labels hold only class {int(y[0])}; ROC-AUC needs both classes "
-                         "(0 and 1).")
-    out = np.full(np.shape(num), zd)
+    out = np.full(np.shape(num), zero_division)
     np.divide(num, den, out=out, where=den > 0)
     return out[()]

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from bayeval.chunks import WHOLE, Chunking, make_chunks
-from bayeval.confusion import RatioMoments, ratio_moments
+from bayeval.confusion_moments import RatioMoments, ratio_moments
 from bayeval.poibin import convolve, truncated_pmf
 from bayeval.validation import (
     as_array,
@@ -377,8 +377,8 @@ def _rank_sums(s: np.ndarray, y: np.ndarray | None) -> tuple[int, int, int]:
 
 
 def _range_sums(s: np.ndarray, p: np.ndarray, y: np.ndarray | None, tie: float) -> RangeSums:
-    """The sums of rows sorted by score ``s`` (:func:`bayeval.confusion.auc_numerator_moments`'
-    terms, restricted to the range)."""
+    """The sums of rows sorted by score ``s``
+    (:func:`bayeval.confusion_moments.auc_numerator_moments`' terms, restricted to the range)."""
     q, v = 1.0 - p, p * (1.0 - p)
     first, group = _ties(s)
     sum_q, sum_p, sum_v = (np.add.reduceat(x, first) for x in (q, p, v))
@@ -510,7 +510,7 @@ def range_sums_by_chunk(blocks: list[dict], where: list[dict], edges: np.ndarray
 
 
 def range_ratio_moments(sums: RangeSums, tie: float) -> RatioMoments:
-    r""":func:`bayeval.confusion.auc_numerator_moments` from the sums of all the rows.
+    r""":func:`bayeval.confusion_moments.auc_numerator_moments` from the sums of all the rows.
 
     Over all rows :math:`l_i=c_i` and :math:`c^D_i=D_0+r_i` with :math:`D_0=\sum q-\sum p`, so
     :math:`\sum v(c^D)^2=D_0^2\sum v+2D_0\sum vr+\sum vr^2` and
@@ -539,7 +539,7 @@ def auc_numerator_moments(scores: Any, p: Any, labels: Any = None, *, ties: str 
         Known labels, NaN where unknown.
     ties : {"half", "one"}
         Weight of a tied positive-negative pair (as in
-        :func:`bayeval.confusion.auc_numerator_moments`).
+        :func:`bayeval.confusion_moments.auc_numerator_moments`).
     score_ranges : int, optional
         Score ranges the rows are shuffled into (default: one per :data:`RANGE_ROWS` rows);
         a range's task holds its rows, and every partition sends one piece to every range.
@@ -553,7 +553,7 @@ def auc_numerator_moments(scores: Any, p: Any, labels: Any = None, *, ties: str 
     Notes
     -----
     The moments are sums over pairs :math:`(i, j)` ordered by score
-    (:func:`bayeval.confusion.auc_numerator_moments`): with
+    (:func:`bayeval.confusion_moments.auc_numerator_moments`): with
     :math:`c_i=\sum_{j\ne i}\xi_{ij}q_j-\sum_{j\ne i}\xi_{ji}p_j`,
     :math:`\operatorname{Var}A=\sum_iv_ic_i^2+\Pi+(4w^2-1)\Pi_=`. A first pass samples the
     scores of every partition and picks range edges at their quantiles; every partition
@@ -569,7 +569,7 @@ def auc_numerator_moments(scores: Any, p: Any, labels: Any = None, *, ties: str 
     >>> import dask
     >>> import dask.array as da
     >>> import numpy as np
-    >>> from bayeval.confusion import auc_numerator_moments as in_memory
+    >>> from bayeval.confusion_moments import auc_numerator_moments as in_memory
     >>> rng = np.random.default_rng(0)
     >>> scores = rng.integers(0, 50, 2_000) / 50  # many ties
     >>> p = rng.beta(2, 3, 2_000)
@@ -602,12 +602,12 @@ def auc_moments(scores: Any, p: Any, labels: Any = None, *, ties: str = "half",
     scores, p, labels, ties, score_ranges
         As in :func:`auc_numerator_moments`.
     second_order : bool
-        As in :func:`bayeval.confusion.auc_moments`.
+        As in :func:`bayeval.confusion_moments.auc_moments`.
 
     Returns
     -------
     mean, var : float
-        ``bayeval.confusion.auc_moments(scores, p, labels, ...)`` to 1e-12 relative.
+        ``bayeval.confusion_moments.auc_moments(scores, p, labels, ...)`` to 1e-12 relative.
 
     Raises
     ------
@@ -624,7 +624,7 @@ def auc_moments(scores: Any, p: Any, labels: Any = None, *, ties: str = "half",
     >>> labels = np.where(rng.random(1_000) < 0.5, np.nan, rng.random(1_000) < scores)
     >>> with dask.config.set(scheduler="synchronous"):
     ...     mean, var = auc_moments(da.from_array(scores, chunks=300), scores, labels)
-    >>> from bayeval.confusion import auc_moments as in_memory
+    >>> from bayeval.confusion_moments import auc_moments as in_memory
     >>> bool(np.allclose((mean, var), in_memory(scores, scores, labels), rtol=1e-12, atol=0))
     True
     """

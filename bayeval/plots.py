@@ -1,7 +1,7 @@
 """Figures of an :class:`~bayeval.evaluation.Evaluation`, one function per kind.
 
 :func:`plot` dispatches on ``kind`` through the registry :data:`KINDS` (the core's
-:data:`~bayeval.evaluation.PLOT_KINDS`); importing this module registers :func:`plot` as the
+:data:`bayeval.display.PLOT_KINDS`); importing this module registers :func:`plot` as the
 display behind ``Evaluation.plot()``. Generic kinds work for every evaluation: ``distribution``
 and ``intervals`` for any fast path or draws, ``trace``, ``rank`` and ``sensitivity`` where MCMC
 ran; ``chunks`` (CBPE) and ``bounds`` are drawn from the evaluation alone. A method adds its own
@@ -20,7 +20,6 @@ Matplotlib and ArviZ are imported when a figure is drawn, not with this module.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from itertools import product
 from typing import TYPE_CHECKING
 
@@ -28,19 +27,18 @@ import numpy as np
 import xarray as xr
 from scipy import stats
 
-from bayeval.evaluation import (
+from bayeval.display import (
     ALERT_COLOR,
     DEFAULT_PLOT_KINDS,
     DRAWS_COLOR,
     FAST_COLOR,
     PLOT_KINDS,
-    PSENSE_THRESHOLD,
-    Evaluation,
     PlotKind,
     for_methods,
     register_display,
     register_plot,
 )
+from bayeval.evaluation import PSENSE_THRESHOLD, Evaluation
 from bayeval.sampling import SAMPLE_DIMS, draws_intervals
 
 if TYPE_CHECKING:
@@ -57,10 +55,6 @@ STYLE = {
     "legend.fontsize": 8.5, "legend.frameon": False, "axes.spines.top": False,
     "axes.spines.right": False, "axes.grid": False, "figure.dpi": 100,
 }
-
-#: a kind's applicability test: None when it applies, else the reason why not
-Applies = Callable[[Evaluation], str | None]
-
 
 #: a registered plot kind (``draw``, ``description``, ``applies``)
 Kind = PlotKind

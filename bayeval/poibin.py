@@ -32,7 +32,7 @@ import scipy.fft
 
 from bayeval.validation import as_array, as_probabilities, as_scores, as_seed
 
-__all__ = ["PoissonBinomial", "convolve", "truncated_pmf"]
+__all__ = ["PoissonBinomial", "convolve", "convolve_pmfs", "pmf_window", "truncated_pmf"]
 
 _BLOCK = 16  # trials per leaf product, formed by direct recursion
 _DIRECT = 65  # rows (and `convolve` inputs) at most this long are convolved directly
@@ -488,6 +488,20 @@ def convolve(*pmfs: Any) -> np.ndarray:
             raise ValueError(f"pmfs[{i}] must be non-negative probabilities; got "
                              f"{int((arr < 0).sum())} negative value(s).")
         arrs.append(arr)
+    return convolve_pmfs(*arrs)
+
+
+def convolve_pmfs(*pmfs: np.ndarray) -> np.ndarray:
+    """:func:`convolve` without its checks, for PMFs already checked.
+
+    Each of ``pmfs`` must be a 1-D float numpy array of non-negative entries.
+
+    Examples
+    --------
+    >>> convolve_pmfs(np.array([0.5, 0.5]), np.array([0.5, 0.5]))
+    array([0.25, 0.5 , 0.25])
+    """
+    arrs = list(pmfs)
     if not arrs:
         return np.ones(1)
     while len(arrs) > 1:
@@ -526,11 +540,19 @@ def truncated_pmf(p: Any, tol: float = 1e-16) -> tuple[int, np.ndarray]:
     p = _as_p(p)
     if not (isinstance(tol, (int, float, np.floating, np.integer)) and 0 <= tol < 1):
         raise ValueError(f"tol must be a number in [0, 1), got {tol!r}.")
-    return _truncated_pmf(p, tol)
+    return pmf_window(p, tol)
 
 
-def _truncated_pmf(p: np.ndarray, tol: float) -> tuple[int, np.ndarray]:
-    """:func:`truncated_pmf` of probabilities already checked (the engine's inner calls)."""
+def pmf_window(p: np.ndarray, tol: float) -> tuple[int, np.ndarray]:
+    """:func:`truncated_pmf` without its checks, for arguments already checked.
+
+    ``p`` must be a 1-D float numpy array of probabilities in [0, 1], ``tol`` in [0, 1).
+
+    Examples
+    --------
+    >>> pmf_window(np.array([0.1, 0.2, 0.2]), 0.01)
+    (0, array([0.576, 0.352, 0.068]))
+    """
     ones, _, inside = _split(p)
     start, probs = _window(inside)
     keep = np.flatnonzero(probs > tol)

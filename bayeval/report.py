@@ -31,14 +31,8 @@ import pandas as pd
 import xarray as xr
 
 from bayeval import plots
-from bayeval.evaluation import (
-    BFMI_MIN,
-    ESS_MIN,
-    PSENSE_THRESHOLD,
-    RHAT_MAX,
-    Evaluation,
-    register_display,
-)
+from bayeval.display import register_display
+from bayeval.evaluation import BFMI_MIN, ESS_MIN, PSENSE_THRESHOLD, RHAT_MAX, Evaluation
 from bayeval.table import Table
 
 __all__ = ["report"]

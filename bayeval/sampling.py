@@ -180,6 +180,16 @@ def add_log_densities(tree: xr.DataTree, model) -> xr.DataTree:
     -------
     xarray.DataTree
         ``tree`` itself when it has both groups.
+
+    Examples
+    --------
+    >>> import pymc as pm
+    >>> with pm.Model() as model:
+    ...     theta = pm.Beta("theta", 1, 1)
+    ...     k = pm.Binomial("k", n=10, p=theta, observed=7)
+    >>> tree = sample(model, 0, {"draws": 50, "tune": 50, "step": pm.Slice(model=model)})
+    >>> sorted(set(add_log_densities(tree, model).children) - set(tree.children))
+    ['log_likelihood', 'log_prior']
     """
     missing = [g for g in ("log_prior", "log_likelihood") if g not in tree.children]
     if not missing:

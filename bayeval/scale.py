@@ -9,37 +9,32 @@ Poisson-binomial windows, ROC-AUC score ranges). Two kinds of scale, on an exist
 
 * **Rows that outgrow memory**: each partitioned fast path reduces every partition (a block of
   rows) to a small exact summary, combines the summaries up a tree and finishes on the client
-  with the in-memory code, so the results equal the in-memory ones to 1e-12:
-
-  ==================================  =======================================  ================
-  entry point                         summary of a partition :math:`b`         combined by
-  ==================================  =======================================  ================
-  :func:`poisson_binomial`            the PMF window of :math:`K_b`             convolution
-  :func:`cbpe`                        per chunk: windows of :math:`TP_b,        convolution,
-                                      FN_b`, row counts, :math:`\sum p`, the    sums
-                                      labelled rows' confusion counts
-  :func:`auc_numerator_moments`,      its rows, cut into score ranges (also     concatenation
-  :func:`auc_moments`                 CBPE's and PEMI's ROC-AUC); each range    of score ranges
-                                      reduced to 13 sums
-  :func:`pemi_gauss`,                 known counts and sums of the calibrated   sums
-  :func:`pemi_sums`                   scores per MNAR node
-  :func:`judge_counts`,               the labelled 2x2 table, :math:`T_1,       sums
-  :func:`judge_estimates`             T_0`
-  :func:`bounds_cells`,               items per (weak-label pattern,            sums on the
-  :func:`bounds_exact`                prediction)                               union
-  :func:`mvu_hard_confidence`         the rows' :math:`(y_\mathrm{hard},        none (a row
-                                      c_\mathrm{hard})`                         map)
-  ==================================  =======================================  ================
-
-  A count over independent rows is the sum of its partitions' counts, :math:`K=\sum_b K_b`, so
-  its PMF is the convolution :math:`f_K=f_{K_1}*\dots*f_{K_B}`; sufficient statistics are sums.
-  Inputs are dask arrays or columns of one dask DataFrame; numpy and pandas inputs are one
-  partition. The reductions run on dask's current scheduler (a ``distributed.Client``
-  registers itself as that scheduler when it is created).
+  with the in-memory code, so the results equal the in-memory ones to 1e-12. Inputs are dask
+  arrays or columns of one dask DataFrame; numpy and pandas inputs are one partition. The
+  reductions run on dask's current scheduler (a ``distributed.Client`` registers itself as that
+  scheduler when it is created).
 * **Many evaluations** (models, segments, judges, chunks): :func:`map_evaluations` runs one
   evaluation per group, on a ``distributed.Client`` or in this process, PyMC fits included,
   and gathers them into one :class:`~bayeval.evaluation.Evaluation` with a ``group``
   dimension. A group that fails is reported for that group; the others are kept.
+
+The partitioned entry points, with what a partition :math:`b` sends and how the summaries
+combine (a count over independent rows is the sum of its partitions' counts,
+:math:`K=\sum_b K_b`, so its PMF is the convolution :math:`f_K=f_{K_1}*\dots*f_{K_B}`;
+sufficient statistics are sums):
+
+* :func:`poisson_binomial`: the PMF window of :math:`K_b`; convolved;
+* :func:`cbpe`: per chunk, the windows of the PMFs of :math:`TP_b` and :math:`FN_b`, row
+  counts, :math:`\sum p` and the labelled rows' confusion counts; convolved and summed;
+* :func:`auc_numerator_moments`, :func:`auc_moments` (also CBPE's and PEMI's ROC-AUC): the rows,
+  cut into score ranges, each range reduced to 13 sums; ranges concatenated in score order;
+* :func:`pemi_sums`, :func:`pemi_gauss`: known counts and sums of the calibrated scores per
+  MNAR node; summed;
+* :func:`judge_counts`, :func:`judge_estimates`: the labelled 2x2 table, :math:`T_1`,
+  :math:`T_0`; summed;
+* :func:`bounds_cells`, :func:`bounds_exact`: the items per (weak-label pattern, prediction);
+  summed on the union;
+* :func:`mvu_hard_confidence`: the rows' :math:`(y_\mathrm{hard}, c_\mathrm{hard})`; a row map.
 
 The gathered Evaluation holds every group's ``closed_form``, ``posterior``, ``sample_stats``...
 concatenated along ``group`` (indexes such as ``chunk`` are united in order of first

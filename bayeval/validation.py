@@ -15,12 +15,19 @@ __all__ = [
     "as_array",
     "as_beta",
     "as_binary",
+    "as_calibration",
     "as_choice",
     "as_ci_prob",
+    "as_counts",
     "as_labels",
+    "as_metrics",
+    "as_positive_int",
+    "as_predictions",
     "as_probabilities",
+    "as_reference",
     "as_scores",
     "as_seed",
+    "as_threshold",
     "as_zero_division",
     "check_same_length",
 ]
@@ -465,3 +472,331 @@ def as_seed(random_seed: Any, name: str = "random_seed") -> np.random.Generator:
         return np.random.default_rng(random_seed)
     raise ValueError(f"{name} must be None, a non-negative int or a numpy Generator, "
                      f"got {type(random_seed).__name__}.")
+
+
+def as_threshold(threshold: Any, name: str = "threshold") -> float:
+    """A decision threshold on scores: a number in [0, 1] (rows with ``scores >= threshold``
+    are predicted positive).
+
+    Parameters
+    ----------
+    threshold : float
+        The threshold.
+    name : str
+        The argument's public name, used in error messages.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If ``threshold`` is not a real number in [0, 1] (a string or a bool included).
+
+    Examples
+    --------
+    >>> as_threshold(0.5), as_threshold(1)
+    (0.5, 1.0)
+    >>> as_threshold("0.5")
+    Traceback (most recent call last):
+        ...
+    ValueError: threshold must be a number in [0, 1], got '0.5'.
+    """
+    if (isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.number))
+            or not 0.0 <= threshold <= 1.0):
+        raise ValueError(f"{name} must be a number in [0, 1], got {_describe(threshold)}.")
+    return float(threshold)
+
+
+def as_positive_int(value: Any, name: str, *, most: int | None = None) -> int:
+    """A positive integer (a count, a size, a number of bins or draws), at most ``most``.
+
+    Integral floats such as ``10.0`` are accepted; bools are not.
+
+    Parameters
+    ----------
+    value : int
+        The value.
+    name : str
+        The argument's public name, used in error messages.
+    most : int, optional
+        The largest value accepted: the number of rows, for a chunk size or count.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not a positive integer, or exceeds ``most``.
+
+    Examples
+    --------
+    >>> as_positive_int(10, "n_bins"), as_positive_int(4.0, "draws")
+    (10, 4)
+    >>> as_positive_int(0, "chunk_size")
+    Traceback (most recent call last):
+        ...
+    ValueError: chunk_size must be a positive integer, got 0.
+    >>> as_positive_int(3, "n_chunks", most=2)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    ValueError: n_chunks=3 exceeds the number of rows (2): some chunks would be empty.
+    """
+    if (isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating))
+            or not np.isfinite(value) or int(value) != value or value < 1):
+        raise ValueError(f"{name} must be a positive integer, got {_describe(value)}.")
+    if most is not None and value > most:
+        raise ValueError(f"{name}={int(value)} exceeds the number of rows ({most}): some chunks "
+                         "would be empty.")
+    return int(value)
+
+
+def as_counts(tp: Any, fp: Any, fn: Any, tn: Any) -> list[np.ndarray]:
+    """Confusion counts: non-negative finite numbers (integers or expected counts) that
+    broadcast to one shape.
+
+    Parameters
+    ----------
+    tp, fp, fn, tn : array-like
+        The counts.
+
+    Returns
+    -------
+    list of numpy.ndarray
+        The four float arrays, broadcast to one shape.
+
+    Raises
+    ------
+    ValueError
+        Naming the count that is negative, NaN or infinite, or the shapes that do not broadcast.
+
+    Examples
+    --------
+    >>> [a.tolist() for a in as_counts([3, 0], 1, 2, 4)]
+    [[3.0, 0.0], [1.0, 1.0], [2.0, 2.0], [4.0, 4.0]]
+    >>> as_counts(3, -1, 2, 4)
+    Traceback (most recent call last):
+        ...
+    ValueError: fp must hold non-negative counts; got 1 negative value(s).
+    """
+    out = []
+    for name, x in (("tp", tp), ("fp", fp), ("fn", fn), ("tn", tn)):
+        arr = as_array(x, name, ndim=None, allow_empty=True)
+        if (arr < 0).any():
+            raise ValueError(f"{name} must hold non-negative counts; got "
+                             f"{int((arr < 0).sum())} negative value(s).")
+        out.append(arr)
+    try:
+        return np.broadcast_arrays(*out)
+    except ValueError:
+        names = ("tp", "fp", "fn", "tn")
+        shapes = ", ".join(f"{k} {a.shape}" for k, a in zip(names, out, strict=True))
+        raise ValueError(f"tp, fp, fn and tn must broadcast to one shape; got {shapes}.") from None
+
+
+def as_metrics(metrics: Any, accepted: Iterable[str], default: Iterable[str],
+               name: str = "metrics") -> tuple[str, ...]:
+    """Metric names: one name or a sequence of distinct names among ``accepted``.
+
+    Parameters
+    ----------
+    metrics : str, sequence of str or None
+        The names given; None gives ``default``.
+    accepted : iterable of str
+        The names the method accepts (from :data:`bayeval.metrics.REGISTRY`).
+    default : iterable of str
+        The names for ``metrics=None``.
+    name : str
+        The argument's public name, used in error messages.
+
+    Returns
+    -------
+    tuple of str
+
+    Raises
+    ------
+    ValueError
+        For a name not among ``accepted`` (the message lists them) or a name given twice.
+
+    Examples
+    --------
+    >>> as_metrics("f1", ("f1", "recall"), ("recall",)), as_metrics(None, ("f1",), ("f1",))
+    (('f1',), ('f1',))
+    >>> as_metrics(["f1", "f1"], ("f1", "recall"), ())
+    Traceback (most recent call last):
+        ...
+    ValueError: metrics lists a metric twice: ['f1', 'f1'].
+    """
+    if metrics is None:
+        return tuple(default)
+    accepted = tuple(accepted)
+    names = tuple(str(as_choice(m, name, accepted)) for m in np.atleast_1d(metrics).tolist())
+    if len(set(names)) < len(names):
+        raise ValueError(f"{name} lists a metric twice: {list(names)}.")
+    return names
+
+
+def as_predictions(y_pred: Any, scores: np.ndarray | None, threshold: float, *,
+                   name: str = "y_pred", thresholded: bool = False) -> np.ndarray:
+    """The predictions: ``y_pred`` as given, or ``scores >= threshold``.
+
+    Parameters
+    ----------
+    y_pred : array-like of 0/1 or None
+        The predictions given (None: made from the scores).
+    scores : numpy.ndarray or None
+        Checked scores (:func:`as_scores`), one per row; None when only ``y_pred`` is given.
+    threshold : float
+        Checked threshold (:func:`as_threshold`).
+    name : str
+        The public name of ``y_pred``, used in error messages.
+    thresholded : bool
+        Require ``y_pred`` to equal ``scores >= threshold`` (methods that need the rule).
+
+    Returns
+    -------
+    numpy.ndarray
+        int8 zeros and ones.
+
+    Raises
+    ------
+    ValueError
+        Neither ``y_pred`` nor ``scores``; ``y_pred`` not binary, of another length than
+        ``scores``, or (``thresholded``) not ``scores >= threshold``.
+
+    Examples
+    --------
+    >>> as_predictions(None, np.array([0.2, 0.7]), 0.5)
+    array([0, 1], dtype=int8)
+    >>> as_predictions([1, 1], np.array([0.2, 0.7]), 0.5, thresholded=True)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    ValueError: y_pred disagrees with scores >= threshold (0.5) on 1 row(s) (first at index 0)...
+    """
+    if y_pred is None:
+        if scores is None:
+            raise ValueError(f"give scores (with threshold) or {name}; both are None.")
+        return (scores >= threshold).astype(np.int8)
+    y_pred = as_binary(y_pred, name)
+    if scores is None:
+        return y_pred
+    check_same_length(**{name: y_pred, "scores": scores})
+    if not thresholded:
+        return y_pred
+    bad = y_pred != (scores >= threshold)
+    if bad.any():
+        neg, pos = scores[y_pred == 0], scores[y_pred == 1]
+        hint = ""
+        if neg.size and pos.size and neg.max() < pos.min():
+            hint = (f" They follow a threshold in ({neg.max():.6g}, {pos.min():.6g}]; pass "
+                    "that threshold.")
+        raise ValueError(f"{name} disagrees with scores >= threshold ({threshold:g}) on "
+                         f"{int(bad.sum())} row(s) (first at index {int(np.flatnonzero(bad)[0])})"
+                         f"; predictions must be made by thresholding the scores.{hint}")
+    return y_pred
+
+
+def as_reference(reference: Any, *, with_y_pred: bool = False, both_classes: bool = False,
+                 name: str = "reference") -> tuple[np.ndarray, ...]:
+    """Labelled reference data: ``(scores, labels)``, or with ``with_y_pred`` also
+    ``(scores, labels, y_pred)``.
+
+    Parameters
+    ----------
+    reference : tuple
+        Scores in [0, 1] and 0/1 labels of one length (and predictions).
+    with_y_pred : bool
+        Accept a third element, the reference predictions (returned unchecked, None if absent:
+        check them with :func:`as_predictions`).
+    both_classes : bool
+        Require both classes among the labels.
+    name : str
+        The argument's public name, used in error messages.
+
+    Returns
+    -------
+    tuple
+        ``(scores, labels)`` as float64 and int8 arrays; with ``with_y_pred`` a third element,
+        the predictions as given (or None).
+
+    Raises
+    ------
+    ValueError
+        Not such a tuple; bad scores or labels; different lengths; one class with
+        ``both_classes``.
+
+    Examples
+    --------
+    >>> as_reference(([0.2, 0.9], [0, 1]))[1]
+    array([0, 1], dtype=int8)
+    >>> as_reference([0.2, 0.3])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    ValueError: reference must be a tuple (scores, labels) of arrays of labelled data; got ...
+    """
+    sizes = (2, 3) if with_y_pred else (2,)
+    if (not isinstance(reference, (tuple, list)) or len(reference) not in sizes
+            or any(np.ndim(part) == 0 for part in reference)):
+        shapes = "(scores, labels) or (scores, labels, y_pred)" if with_y_pred else \
+            "(scores, labels)"
+        raise ValueError(f"{name} must be a tuple {shapes} of arrays of labelled data; got "
+                         f"{type(reference).__name__} {_describe(reference)}.")
+    scores = as_scores(reference[0], f"{name} scores")
+    labels = as_binary(reference[1], f"{name} labels")
+    check_same_length(**{f"{name} scores": scores, f"{name} labels": labels})
+    if both_classes and labels.min() == labels.max():
+        raise ValueError(f"{name} labels hold only class {int(labels[0])}; calibration and "
+                         f"alert thresholds need both classes (0 and 1) in the {name}.")
+    if not with_y_pred:
+        return scores, labels
+    return scores, labels, reference[2] if len(reference) == 3 else None
+
+
+def as_calibration(calibration: Any, names: Iterable[str], *, kind: type | None = None,
+                   name: str = "calibration") -> Any:
+    """A calibration map: one of ``names``, or an object that fits and predicts.
+
+    Parameters
+    ----------
+    calibration : str or object
+        A name, or an object with ``fit(scores, labels)`` and ``predict(scores)`` (an instance
+        of ``kind`` if given, e.g. :class:`bayeval.calibration.Calibrator`).
+    names : iterable of str
+        The accepted names.
+    kind : type, optional
+        The class that an object must be an instance of.
+    name : str
+        The argument's public name, used in error messages.
+
+    Returns
+    -------
+    str or object
+        ``calibration`` unchanged.
+
+    Raises
+    ------
+    ValueError
+        An unknown name, or an object that does not fit and predict.
+
+    Examples
+    --------
+    >>> as_calibration("platt", ("platt", "none"))
+    'platt'
+    >>> as_calibration(1, ("platt", "none"))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    ValueError: calibration must be a name ('platt', 'none') or an object with fit(...; got int.
+    """
+    names = tuple(names)
+    if isinstance(calibration, str):
+        return as_choice(calibration, name, names)
+    fits = hasattr(calibration, "fit") and hasattr(calibration, "predict")
+    if not fits or (kind is not None and not isinstance(calibration, kind)):
+        what = (f"a {kind.__name__}" if kind is not None else
+                "an object with fit(scores, labels) and predict(scores)")
+        raise ValueError(f"{name} must be a name ({', '.join(map(repr, names))}) or {what}; "
+                         f"got {type(calibration).__name__}.")
+    return calibration

@@ -18,7 +18,8 @@ from __future__ import annotations
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
-from bayeval.confusion import auc_moments, metric_distribution
+from bayeval.confusion import metric_distribution
+from bayeval.confusion_moments import auc_moments
 from bayeval.poibin import PoissonBinomial
 from benchmarks.timing import best_time
 

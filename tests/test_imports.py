@@ -227,32 +227,34 @@ def test_no_module_is_over_900_lines():
 
 
 def test_the_display_registry_is_filled_by_the_faces():
-    """``Evaluation.plot()``/``report()`` find their functions in the core's registry, which
-    bayeval.plots, bayeval.report and MVU's plots fill when ``import bayeval`` imports them."""
+    """``Evaluation.plot()``/``report()`` find their functions in the core's registry
+    (bayeval.display), which bayeval.plots, bayeval.report and MVU's plots fill when
+    ``import bayeval`` imports them."""
     import importlib
 
-    evaluation, plots, report, mvu_plots = (importlib.import_module(f"bayeval.{name}") for name in
-                                            ("evaluation", "plots", "report", "methods.mvu.plots"))
-    assert evaluation.DISPLAYS == {"plot": plots.plot, "report": report.report}
-    assert plots.KINDS is evaluation.PLOT_KINDS
-    assert evaluation.PLOT_KINDS["confidence"].draw is mvu_plots.confidence
-    assert evaluation.DEFAULT_PLOT_KINDS["mvu"] == "confidence"
+    display, plots, report, mvu_plots = (importlib.import_module(f"bayeval.{name}") for name in
+                                         ("display", "plots", "report", "methods.mvu.plots"))
+    assert display.DISPLAYS == {"plot": plots.plot, "report": report.report}
+    assert plots.KINDS is display.PLOT_KINDS
+    assert display.PLOT_KINDS["confidence"].draw is mvu_plots.confidence
+    assert display.DEFAULT_PLOT_KINDS["mvu"] == "confidence"
 
 
 # ------------------------------------------------------------------------------ import time
+def _heavy_after(module: str) -> list[str]:
+    """The heavy libraries in ``sys.modules`` after ``import <module>`` in a fresh process."""
+    code = f"import sys, {module}; print(' '.join(m for m in {HEAVY!r} if m in sys.modules))"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode == 0, f"import {module} failed:\n{run.stderr}"
+    return run.stdout.split()
+
+
 def test_import_bayeval_leaves_the_heavy_libraries_unimported():
     """ArviZ, matplotlib and PyMC are imported by the functions that use them; together they
     take most of the time of an eager ``import bayeval``."""
-    code = (f"import sys, bayeval; print(' '.join(m for m in {HEAVY!r} if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout.split()
-    assert out == [], f"import bayeval imported {', '.join(out)}"
+    assert _heavy_after("bayeval") == []
 
 
 @pytest.mark.parametrize("module", ["bayeval.scale", "bayeval.cli"])
 def test_the_faces_import_lightly_too(module):
-    code = (f"import sys, {module}; "
-            f"print(' '.join(m for m in {HEAVY!r} if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout.split()
-    assert out == [], f"import {module} imported {', '.join(out)}"
+    assert _heavy_after(module) == []

@@ -28,8 +28,8 @@ Fast path (``method="exact"``): the laws of TP and FN (Poisson-binomial, Beta-bi
 convolutions, their mixture over the grid posterior of :math:`\kappa`) pushed through each
 metric (:mod:`bayeval.methods.cbpe.fast`), with NannyML's ratio of expected counts
 :math:`g(\mathbb E\,TP, \mathbb E\,FN)` alongside (``plugin``), and ROC-AUC's mean and sd from
-the exact moments of :func:`bayeval.confusion.auc_moments` (normal interval). Generative models
-(``method="pymc"``): :func:`bayeval.methods.cbpe.models.model`; ``"both"`` runs the two and
+the exact moments of :func:`bayeval.confusion_moments.auc_moments` (normal interval). Generative
+models (``method="pymc"``): :func:`bayeval.methods.cbpe.models.model`; ``"both"`` runs the two and
 :meth:`Evaluation.check` compares them. The same fast path on dask partitions:
 :mod:`bayeval.methods.cbpe.partitioned`.
 
@@ -51,7 +51,7 @@ from bayeval.calibration import (
     CALIBRATORS,
     Calibrator,
     Identity,
-    ace,
+    binned_error,
     cross_fitted,
     make_calibrator,
     select_calibrator,
@@ -82,15 +82,22 @@ from bayeval.methods.cbpe.models import (
     posterior_predictive,
     predictive_v2b,
 )
+from bayeval.metrics import BINARY_METRICS, REGISTRY, auc_value, metric_value
 from bayeval.metrics import METRICS as CONFUSION_METRICS
-from bayeval.metrics import from_counts, roc_auc
 from bayeval.sampling import sample
 from bayeval.validation import (
-    as_binary,
+    as_beta,
+    as_calibration,
     as_choice,
     as_ci_prob,
     as_labels,
+    as_metrics,
+    as_positive_int,
+    as_predictions,
+    as_reference,
     as_scores,
+    as_threshold,
+    as_zero_division,
     check_same_length,
 )
 
@@ -98,7 +105,7 @@ __all__ = ["ALERT_SD", "ASSUMPTIONS", "METRICS", "NOISES", "Reference", "add_rea
            "alert_bounds", "cbpe", "check_metrics", "check_options", "estimates", "evaluation",
            "realized", "realized_metrics", "reference_period", "size_notes", "without_reference"]
 
-METRICS = (*CONFUSION_METRICS, "roc_auc")
+METRICS = BINARY_METRICS
 METHODS = ("exact", "pymc", "both")
 NOISES = ("none", "beta", "learned", "binning")
 CALIBRATIONS = ("auto", *CALIBRATORS)
@@ -123,41 +130,11 @@ ASSUMPTIONS = (
 # inputs
 
 
-def _predictions(scores: np.ndarray, y_pred: Any, threshold: float, name: str) -> np.ndarray:
-    """y_pred, checked against scores >= threshold (CBPE needs the threshold rule)."""
-    rule = (scores >= threshold).astype(np.int8)
-    if y_pred is None:
-        return rule
-    y_pred = as_binary(y_pred, name)
-    check_same_length(**{name.replace(" ", "_"): y_pred, "scores": scores})
-    bad = y_pred != rule
-    if bad.any():
-        neg, pos = scores[y_pred == 0], scores[y_pred == 1]
-        hint = ""
-        if neg.size and pos.size and neg.max() < pos.min():
-            hint = (f" They follow a threshold in ({neg.max():.6g}, {pos.min():.6g}]; pass "
-                    "that threshold.")
-        raise ValueError(f"{name} disagrees with scores >= threshold ({threshold:g}) on "
-                         f"{int(bad.sum())} row(s) (first at index {int(np.flatnonzero(bad)[0])})"
-                         f"; CBPE needs predictions made by thresholding the scores.{hint}")
-    return y_pred
-
-
 def _reference_rows(reference: Any, threshold: float) -> tuple[np.ndarray, ...]:
     """(scores, labels, y_pred) of the reference, with both classes."""
-    if (not isinstance(reference, (tuple, list)) or len(reference) not in (2, 3)
-            or any(np.ndim(part) == 0 for part in reference)):
-        raise ValueError("reference must be a tuple (scores, labels) or (scores, labels, "
-                         f"y_pred) of arrays of labelled data; got {type(reference).__name__} "
-                         f"{str(reference)[:40]}.")
-    scores = as_scores(reference[0], "reference scores")
-    labels = as_binary(reference[1], "reference labels")
-    check_same_length(reference_scores=scores, reference_labels=labels)
-    if np.unique(labels).size < 2:
-        raise ValueError(f"reference labels hold only class {int(labels[0])}; calibration and "
-                         "alert thresholds need both classes (0 and 1) in the reference.")
-    y_pred = _predictions(scores, reference[2] if len(reference) == 3 else None, threshold,
-                          "reference y_pred")
+    scores, labels, y_pred = as_reference(reference, with_y_pred=True, both_classes=True)
+    y_pred = as_predictions(y_pred, scores, threshold, name="reference y_pred",
+                            thresholded=True)
     return scores, labels, y_pred
 
 
@@ -169,14 +146,10 @@ def check_metrics(metrics: Any, noise: str) -> tuple[str, ...]:
     >>> check_metrics(None, "beta")[-2:], [str(m) for m in check_metrics("f1", "none")]
     (('balanced_accuracy', 'mcc'), ['f1'])
     """
-    if metrics is None:
-        return METRICS if noise == "none" else CONFUSION_METRICS
-    names = tuple(as_choice(m, "metrics", METRICS) for m in np.atleast_1d(metrics))
+    names = as_metrics(metrics, METRICS, METRICS if noise == "none" else CONFUSION_METRICS)
     if "roc_auc" in names and noise != "none":
         raise ValueError("metrics: roc_auc is estimated with noise='none' only (its moments "
                          "assume independent labels); drop it or use noise='none'.")
-    if len(set(names)) < len(names):
-        raise ValueError(f"metrics lists a metric twice: {list(names)}.")
     return names
 
 
@@ -189,7 +162,7 @@ def _calibrate(reference, calibration, class_conditional: bool, threshold: float
     """
     scores, labels = reference
     split = threshold if class_conditional else None
-    report = xr.Dataset({"ace_raw": ace(scores, labels)})
+    report = xr.Dataset({"ace_raw": binned_error(scores, labels, 20)})
     if isinstance(calibration, Calibrator):
         cal = calibration if calibration.fitted else calibration.fit(scores, labels)
         oof = cal.predict(scores)
@@ -202,7 +175,7 @@ def _calibrate(reference, calibration, class_conditional: bool, threshold: float
         cal = make_calibrator(calibration, split).fit(scores, labels)
         oof = cross_fitted(calibration, scores, labels, threshold=split,
                            random_seed=random_seed)
-    report["ace_calibrated_heldout"] = ace(oof, labels)
+    report["ace_calibrated_heldout"] = binned_error(oof, labels, 20)
     return cal, oof, report
 
 
@@ -214,17 +187,12 @@ def check_options(calibration, threshold, zero_division, noise, kappa, kappa_pri
     >>> check_options("auto", 0.5, 0, "none", None, (4.6, 2.0), 10)
     ('auto', 0.5, 0.0)
     """
-    if not isinstance(calibration, Calibrator):
-        calibration = as_choice(calibration, "calibration", CALIBRATIONS)
-    if not (isinstance(threshold, (int, float, np.number)) and 0.0 < threshold <= 1.0):
-        raise ValueError(f"threshold must be a number in (0, 1], got {threshold!r}.")
-    if not (isinstance(zero_division, (int, float, np.number))
-            and (zero_division in (0, 1) or np.isnan(zero_division))):
-        raise ValueError(f"zero_division must be 0.0, 1.0 or np.nan, got {zero_division!r}.")
+    calibration = as_calibration(calibration, CALIBRATIONS, kind=Calibrator)
+    threshold = as_threshold(threshold)
+    zero_division = as_zero_division(zero_division)
     if noise == "beta" and not (isinstance(kappa, (int, float, np.number)) and kappa > 0):
         raise ValueError(f"noise='beta' needs kappa, a positive number; got {kappa!r}.")
-    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
-        raise ValueError(f"n_bins must be a positive integer, got {n_bins!r}.")
+    as_positive_int(n_bins, "n_bins")
     if noise in ("learned", "binning") and not (
             len(kappa_prior) == 2 and np.isfinite(kappa_prior[0]) and kappa_prior[1] > 0):
         raise ValueError("kappa_prior must be (mu, sigma) of the normal prior of log kappa, "
@@ -312,7 +280,7 @@ def realized_metrics(confusion: np.ndarray, auc: list[float] | None, metrics,
     out = np.full((n.size, len(metrics)), np.nan)
     for j, metric in enumerate(metrics):
         out[:, j] = (auc if metric == "roc_auc" else
-                     from_counts(metric, tp, fp, fn, tn, beta=beta, zero_division=zero_division))
+                     metric_value(metric, tp, fp, fn, tn, beta, zero_division))
     out[n == 0] = np.nan
     return out, n
 
@@ -362,11 +330,11 @@ def _realized_auc(labels, scores, zero_division) -> float:
         return np.nan
     if np.unique(labels).size < 2:
         return zero_division
-    return float(roc_auc(labels.astype(np.int8), scores))
+    return float(auc_value(labels.astype(np.int8), scores))
 
 
 def _limits(metric: str) -> tuple[float, float]:
-    return (-1.0, 1.0) if metric == "mcc" else (0.0, 1.0)
+    return REGISTRY[metric].low, REGISTRY[metric].high
 
 
 def alert_bounds(realized_ref: np.ndarray, metrics,
@@ -452,7 +420,7 @@ def reference_period(reference, threshold, calibration, class_conditional, rando
     scores, labels, y_pred = _reference_rows(reference, threshold)
     if calibration == "none":
         cal, p = Identity().fit(scores, labels), scores
-        data = xr.Dataset({"ace_raw": ace(scores, labels)})
+        data = xr.Dataset({"ace_raw": binned_error(scores, labels, 20)})
     else:
         cal, p, data = _calibrate((scores, labels), calibration, class_conditional, threshold,
                                   random_seed)
@@ -669,8 +637,9 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
     metrics = check_metrics(metrics, noise)
     calibration, threshold, zero_division = check_options(calibration, threshold, zero_division,
                                                           noise, kappa, kappa_prior, n_bins)
+    beta = as_beta(beta)
     scores = as_scores(scores, "scores")
-    y_pred = _predictions(scores, y_pred, threshold, "y_pred")
+    y_pred = as_predictions(y_pred, scores, threshold, thresholded=True)
     if labels is not None:
         labels = as_labels(labels, "labels", allow_missing=True)
         check_same_length(scores=scores, labels=labels)

@@ -37,23 +37,17 @@ import xarray as xr
 from scipy import special, stats
 
 from bayeval.chunks import WHOLE, Chunking
-from bayeval.confusion import (
-    TOL,
-    MetricDistribution,
-    RatioMoments,
-    auc_numerator_moments,
-    count_distribution,
-    ratio_moments,
-)
-from bayeval.metrics import from_counts, metric_value
-from bayeval.poibin import convolve, truncated_pmf
+from bayeval.confusion import TOL, MetricDistribution, count_law
+from bayeval.confusion_moments import RatioMoments, auc_count_moments, ratio_moments
+from bayeval.metrics import METRICS, REGISTRY, metric_value
+from bayeval.poibin import convolve_pmfs, pmf_window
 
 __all__ = ["GRID_CELLS", "KAPPA_PRIOR", "ONE_COUNT", "PMF_CELLS", "CountLaw", "NormalLaw",
            "Window", "auc_law", "beta_binomial_pmf", "beta_grid", "closed_form", "count_laws",
            "kappa_mixture", "kappa_posterior", "reference_bins", "single_class_probability",
            "threshold_grid", "window_auc_law", "windows", "with_whole"]
 
-ONE_COUNT = ("accuracy", "precision", "npv")
+ONE_COUNT = tuple(m for m in METRICS if REGISTRY[m].one_count)
 """Metrics that depend on one count: their PMF is always computed whole."""
 
 GRID_CELLS = 250_000
@@ -173,7 +167,7 @@ class CountLaw:
         negatives."""
         pos = y_pred == 1
         return cls.from_windows(int(pos.sum()), int((~pos).sum()),
-                                *(truncated_pmf(np.compress(side, p), tol=TOL)
+                                *(pmf_window(np.compress(side, p), TOL)
                                   for side in (pos, ~pos)))
 
     @classmethod
@@ -217,7 +211,7 @@ class CountLaw:
             parts = [_trim(0, beta_binomial_pmf(int(m), ag, bg))
                      for m, ag, bg in zip(n[side], a[:, side].T, b[:, side].T, strict=True)]
             start = sum(s for s, _ in parts)
-            rows = np.array([convolve(*(pmf[j] for _, pmf in parts)) for j in
+            rows = np.array([convolve_pmfs(*(pmf[j] for _, pmf in parts)) for j in
                              range(a.shape[0])]) if parts else np.ones((a.shape[0], 1))
             sides.append(_trim(start, rows))
         (ts, tp), (fs, fn) = sides
@@ -227,7 +221,7 @@ class CountLaw:
     def __add__(self, other: CountLaw) -> CountLaw:
         """Law of the summed counts of two windows, independent given the component."""
         def conv(a, b):
-            return np.array([convolve(x, y) for x, y in zip(a, b, strict=True)])
+            return np.array([convolve_pmfs(x, y) for x, y in zip(a, b, strict=True)])
 
         ts, tp = _trim(self.tp_start + other.tp_start, conv(self.tp, other.tp))
         fs, fn = _trim(self.fn_start + other.fn_start, conv(self.fn, other.fn))
@@ -248,7 +242,7 @@ class CountLaw:
     def law(self, metric: str, zero_division: float = 0.0,
             beta: float = 1.0) -> MetricDistribution:
         """The exact law of ``metric``: its whole PMF while the grid has at most
-        :data:`GRID_CELLS` cells, else lazy (:func:`bayeval.confusion.count_distribution`)."""
+        :data:`GRID_CELLS` cells, else lazy (:func:`bayeval.confusion.count_law`)."""
         if metric in ONE_COUNT:
             return self._one_count(metric, zero_division)
         if self.cells <= GRID_CELLS or min(self.tp.shape[1], self.fn.shape[1]) == 1:
@@ -267,7 +261,7 @@ class CountLaw:
         else:  # accuracy: correct = TP + n_neg - FN
             start, probs = _trim(
                 self.tp_start + self.n_neg - (self.fn_start + self.fn.shape[1] - 1),
-                (self.weights @ np.array([convolve(a, b[::-1]) for a, b in
+                (self.weights @ np.array([convolve_pmfs(a, b[::-1]) for a, b in
                                           zip(self.tp, self.fn, strict=True)]))[None, :])
             probs = probs[0]
             correct = start + np.arange(probs.size, dtype=float)
@@ -282,10 +276,10 @@ class CountLaw:
         return MetricDistribution(metric, law.values, law.probs, law.p_undefined, zero_division)
 
     def _lazy(self, metric: str, zero_division: float, beta: float) -> MetricDistribution:
-        return count_distribution(
+        return count_law(
             metric, self.n_pos, self.n_neg, self.tp_start + np.arange(self.tp.shape[1]), self.tp,
-            self.fn_start + np.arange(self.fn.shape[1]), self.fn, self.weights, beta=beta,
-            zero_division=zero_division)
+            self.fn_start + np.arange(self.fn.shape[1]), self.fn, self.weights, beta,
+            zero_division)
 
 
 class NormalLaw:
@@ -592,8 +586,8 @@ def auc_law(moments: RatioMoments, total_p: float, total_q: float, p_undefined: 
 
     The mean and variance of :math:`A/D` come from the exact moments of the Mann-Whitney
     numerator :math:`A` and the denominator :math:`D` by the delta method
-    (:func:`bayeval.confusion.ratio_moments`). NannyML's estimate is the area under the ROC curve
-    of the expected counts: with :math:`\xi_{ij}=\mathbb 1[s_i>s_j]+\frac12\mathbb 1[s_i=s_j]`,
+    (:func:`bayeval.confusion_moments.ratio_moments`). NannyML's estimate is the area under the ROC
+    curve of the expected counts: with :math:`\xi_{ij}=\mathbb 1[s_i>s_j]+\frac12\mathbb 1[s_i=s_j]`,
     :math:`q=1-p`, :math:`P=\sum p`, :math:`Q=\sum q`, it is :math:`\sum_{i,j}p_iq_j\xi_{ij}/(PQ)
     =(\mathbb E A+\frac12\sum_ip_iq_i)/(PQ)`, the pairs :math:`i=j` included, where
     :math:`\sum_ip_iq_i=PQ-\mathbb E D`.
@@ -602,7 +596,7 @@ def auc_law(moments: RatioMoments, total_p: float, total_q: float, p_undefined: 
     ----------
     moments : RatioMoments
         Exact moments of :math:`A` and :math:`D`
-        (:func:`bayeval.confusion.auc_numerator_moments`).
+        (:func:`bayeval.confusion_moments.auc_numerator_moments`).
     total_p, total_q : float
         :math:`P` and :math:`Q`.
     p_undefined : float
@@ -645,7 +639,7 @@ def window_auc_law(w: Window, zero_division: float) -> tuple[NormalLaw, float]:
     (0.80303, 0.0648)
     """
     total = float(w.p.sum())
-    moments = auc_numerator_moments(w.s, w.p)
+    moments = auc_count_moments(w.s, w.p, 0.5)
     p_undefined = single_class_probability(w.p, total) if moments.mean_den else 1.0
     return auc_law(moments, total, w.p.size - total, p_undefined, zero_division)
 
@@ -730,9 +724,10 @@ def closed_form(laws: list[CountLaw], auc: list[tuple[NormalLaw, float]] | None,
             law, plugin = auc[i]
         else:
             law = count_law.law(metric, zero_division, beta)
-            plugin = from_counts(metric, tp, count_law.n_pos - tp, fn, count_law.n_neg - fn,
-                                 beta=beta, zero_division=zero_division)
-        lo, hi = law.interval(ci_prob, ci_kind)
+            plugin = metric_value(metric, tp, count_law.n_pos - tp, fn, count_law.n_neg - fn,
+                                  beta, zero_division)
+        lo, hi = (law.interval(ci_prob, ci_kind) if metric == "roc_auc" else
+                  law.interval_ends(ci_prob, ci_kind))
         mass = law.mass(lo, hi) if metric != "roc_auc" else ci_prob
         alert = (1.0 - law.mass(lower_thr[i, j], upper_thr[i, j])
                  if np.isfinite(lower_thr[i, j]) or np.isfinite(upper_thr[i, j]) else np.nan)

@@ -1,7 +1,7 @@
 """The figure of MVU: hard confidence and its reliability (plot kind ``"confidence"``).
 
 Importing this module registers the kind with the core's display registry
-(:func:`~bayeval.evaluation.register_plot`) and makes it MVU's default, so that
+(:func:`bayeval.display.register_plot`) and makes it MVU's default, so that
 ``ev.plot()`` and the HTML report of an MVU evaluation draw it. Matplotlib is imported when the
 figure is drawn.
 """
@@ -12,11 +12,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from bayeval.evaluation import (
+from bayeval.display import (
     DEFAULT_PLOT_KINDS,
     DRAWS_COLOR,
     FAST_COLOR,
-    Evaluation,
     for_methods,
     register_plot,
 )
@@ -24,6 +23,8 @@ from bayeval.methods.mvu.calibration import reliability
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+
+    from bayeval.evaluation import Evaluation
 
 __all__ = ["confidence"]
 
@@ -47,6 +48,23 @@ def confidence(ev: Evaluation, n_bins: int = 10) -> Figure:
     -------
     matplotlib.figure.Figure
         Two axes: the histogram and the reliability diagram (bin counts annotated).
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> import numpy as np
+    >>> import bayeval as be
+    >>> from bayeval.methods.mvu.estimators import LinearClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> cov = [[0.3, 0.383406], [0.383406, 1]]
+    >>> X = rng.multivariate_normal([0, 0], cov, size=30)
+    >>> X[rng.random(X.shape) < 0.3] = np.nan
+    >>> ev = be.mvu(LinearClassifier([[1.0, 1.0]], [-1.0]), X,
+    ...             train=rng.multivariate_normal([0, 0], cov, size=2000), random_seed=0)
+    >>> left, right = confidence(ev).axes
+    >>> int(sum(bar.get_height() for bar in left.patches))  # every instance in the histogram
+    30
+    >>> plt.close("all")
     """
     import matplotlib.pyplot as plt
 

@@ -34,6 +34,7 @@ import numpy as np
 import xarray as xr
 from scipy import special, stats
 
+from bayeval import validation
 from bayeval.calibration import CALIBRATORS
 from bayeval.deprecation import renamed_arguments
 from bayeval.evaluation import CI_KINDS, SAMPLE_DIMS, Evaluation
@@ -57,16 +58,20 @@ from bayeval.methods.pemi.models import (
     predictive,
 )
 from bayeval.methods.pemi.protocol import complete_case, definitional_bounds
-from bayeval.metrics import METRICS
+from bayeval.metrics import BINARY_METRICS
 from bayeval.sampling import sample
 from bayeval.table import Table, table
 from bayeval.validation import (
-    as_binary,
+    as_beta,
     as_choice,
     as_ci_prob,
     as_labels,
+    as_positive_int,
+    as_predictions,
     as_probabilities,
     as_scores,
+    as_threshold,
+    as_zero_division,
     check_same_length,
 )
 
@@ -74,7 +79,8 @@ __all__ = ["delta_sensitivity", "pemi"]
 
 METHODS = ("gauss", "exact", "impute", "quadrature", "pymc", "both")
 MODELS = ("quadrature", "pymc", "both")
-ALL_METRICS = (*METRICS, "roc_auc")
+ALL_METRICS = BINARY_METRICS
+#: the default metrics, in the paper's order
 PAPER_METRICS = ("precision", "recall", "accuracy", "f1", "roc_auc")
 PRESETS = ("half", "prevalence")
 #: prior quantiles of delta at which ``delta_sensitivity`` reports PEMI-Gauss
@@ -162,9 +168,9 @@ def as_metrics(metrics: Any, method: str) -> tuple[str, ...]:
     >>> as_metrics(None, "exact"), as_metrics("f1", "gauss")
     (('precision', 'recall', 'accuracy', 'f1'), ('f1',))
     """
-    if metrics is None:  # the check of "both" is exact for confusion-matrix metrics only
-        return PAPER_METRICS[:4] if method in ("exact", "both") else PAPER_METRICS
-    names = tuple(as_choice(m, "metrics", ALL_METRICS) for m in np.atleast_1d(metrics).tolist())
+    # the check of "both" is exact for confusion-matrix metrics only
+    default = PAPER_METRICS[:4] if method in ("exact", "both") else PAPER_METRICS
+    names = validation.as_metrics(metrics, ALL_METRICS, default)
     if method == "exact" and "roc_auc" in names:
         raise ValueError("method='exact' gives PMFs of confusion-matrix metrics only; ROC-AUC has "
                          "none: use method='gauss' (exact moments) or 'impute' for it.")
@@ -172,12 +178,10 @@ def as_metrics(metrics: Any, method: str) -> tuple[str, ...]:
 
 
 def _rows(scores, labels, y_pred, threshold) -> Rows:
-    if not isinstance(threshold, (int, float, np.integer, np.floating)) or not (
-            0.0 <= threshold <= 1.0):
-        raise ValueError(f"threshold must be a number in [0, 1], got {threshold!r}.")
+    threshold = as_threshold(threshold)
     s = as_scores(scores, "scores")
     y = as_labels(labels, "labels", allow_missing=True)
-    yp = (s >= threshold).astype(np.int8) if y_pred is None else as_binary(y_pred, "y_pred")
+    yp = as_predictions(y_pred, s, threshold)
     check_same_length(scores=s, labels=y, y_pred=yp)
     return Rows(s, yp, y)
 
@@ -204,14 +208,7 @@ def as_reference(reference) -> tuple[np.ndarray, np.ndarray] | None:
     >>> as_reference(([0.2, 0.9], [0, 1]))[1].tolist()
     [0, 1]
     """
-    if reference is None:
-        return None
-    if not (isinstance(reference, (tuple, list)) and len(reference) == 2):
-        raise ValueError("reference must be (scores, labels) of labelled calibration data, got "
-                         f"{type(reference).__name__}.")
-    s, y = as_scores(reference[0], "reference scores"), as_binary(reference[1], "reference labels")
-    check_same_length(**{"reference scores": s, "reference labels": y})
-    return s, y
+    return None if reference is None else validation.as_reference(reference)
 
 
 def calibration_data(rows: Rows, reference, needs_both: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -280,13 +277,7 @@ def as_calibration(calibration: Any) -> Any:
     >>> as_calibration("platt")
     'platt'
     """
-    if isinstance(calibration, str):
-        return as_choice(calibration, "calibration", tuple(CALIBRATORS))
-    if not (hasattr(calibration, "fit") and hasattr(calibration, "predict")):
-        raise ValueError("calibration must be a name ('scaling_binning', 'platt', 'isotonic', "
-                         "'beta', 'none') or an object with fit(scores, labels) and "
-                         f"predict(scores); got {type(calibration).__name__}.")
-    return calibration
+    return validation.as_calibration(calibration, CALIBRATORS)
 
 
 def _p(rows: Rows, p, calibration, reference, method: str
@@ -546,9 +537,9 @@ def pemi(scores, labels, *, y_pred=None, threshold: float = 0.5, p=None,
                                         and random_seed >= 0):
         raise ValueError(f"random_seed must be None or a non-negative int, got {random_seed!r}.")
     prior_a, prior_log_b = _as_prior(prior_a, "prior_a"), _as_prior(prior_log_b, "prior_log_b")
-    if int(draws) != draws or draws < 1:
-        raise ValueError(f"draws must be a positive integer, got {draws!r}.")
-    opts = Options(as_choice(ties, "ties", ("half", "one")), zero_division, beta, second_order)
+    draws = as_positive_int(draws, "draws")
+    opts = Options(as_choice(ties, "ties", ("half", "one")), as_zero_division(zero_division),
+                   as_beta(beta), second_order)
     rows = _rows(scores, labels, y_pred, threshold)
     reference = as_reference(reference)
     common = dict(method="pemi", variant=method, ci_prob=ci_prob, ci_kind=ci_kind,

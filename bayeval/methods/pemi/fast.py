@@ -29,11 +29,12 @@ import numpy as np
 import xarray as xr
 from scipy import optimize, special, stats
 
-from bayeval.calibration import ece, make_calibrator
-from bayeval.confusion import MetricDistribution, auc_moments, metric_distribution, metric_moments
+from bayeval.calibration import binned_error, make_calibrator
+from bayeval.confusion import LabelRows, MetricDistribution, metric_law
+from bayeval.confusion_moments import auc_count_moments, moments_of_rows, ratio_moments
 from bayeval.deprecation import renamed_arguments
 from bayeval.intervals import normal_interval
-from bayeval.metrics import from_counts, roc_auc, undefined
+from bayeval.metrics import auc_value, is_undefined, metric_value
 
 __all__ = [
     "DEFAULT",
@@ -307,14 +308,14 @@ def imputation_probabilities(rows: Rows, *, p: Any = None, calibration: Any = "s
     if p == "prevalence":
         rate = float(cal_labels.mean())
         return (np.full(rows.n, rate), f"p = prevalence of the calibration labels ({rate:.4g})",
-                ece(np.full(cal_labels.size, rate), cal_labels))
+                binned_error(np.full(cal_labels.size, rate), cal_labels, 10, "equal_width"))
     fitted = fit_calibration(calibration, cal_scores, cal_labels)
     name = calibration if isinstance(calibration, str) else type(calibration).__name__
     where = "reference data" if reference else "the labelled test rows"
     fitted_cal = fitted.predict(cal_scores)
     return (fitted.predict(rows.scores),
             f"{name} calibrator fitted on {len(cal_labels)} rows of {where}",
-            ece(fitted_cal, cal_labels))
+            binned_error(fitted_cal, cal_labels, 10, "equal_width"))
 
 
 # ------------------------------------------------------------------------------- PEMI draws
@@ -365,16 +366,15 @@ def simulate(rows: Rows, metrics: tuple[str, ...], p_missing: Callable[[int, int
         y_mis = rng.random((stop - start, rows.m)) < p_missing(start, stop)
         u = np.count_nonzero(y_mis[:, : rows.m1], axis=1)
         v = np.count_nonzero(y_mis[:, rows.m1 :], axis=1)
-        tp, fp, fn, tn = rows.counts(u, v)
+        tp, fp, fn, tn = (np.asarray(c, float) for c in rows.counts(u, v))
         for j, metric in enumerate(metrics):
             if metric == "roc_auc":
                 y = np.repeat(template[None, :], stop - start, axis=0)
                 y[:, rows.order] = y_mis
-                out[start:stop, j] = roc_auc(y, rows.scores, ties=opts.ties,
-                                             zero_division=opts.zero_division)
+                out[start:stop, j] = auc_value(y, rows.scores, opts.ties, opts.zero_division)
             else:
-                out[start:stop, j] = from_counts(metric, tp, fp, fn, tn, beta=opts.beta,
-                                                 zero_division=opts.zero_division)
+                out[start:stop, j] = metric_value(metric, tp, fp, fn, tn, opts.beta,
+                                                  opts.zero_division)
     return out
 
 
@@ -448,14 +448,15 @@ def undefined_probability(known_counts, m1: int, m0: int, pi0: float, pi1: float
     """
     tp, fp, fn, tn = known_counts
 
-    def is_undefined(u: int, v: int) -> bool:
-        return bool(undefined(metric, tp + u, fp + m1 - u, fn + v, tn + m0 - v, beta=beta))
+    def undefined_at(u: int, v: int) -> bool:
+        counts = np.array([tp + u, fp + m1 - u, fn + v, tn + m0 - v], float)
+        return bool(is_undefined(metric, *counts, beta))
 
     if m1 + m0 == 0:
-        return float(is_undefined(0, 0))
+        return float(undefined_at(0, 0))
     mixed = (1, 0) if m1 else (0, 1)
     cases = [(pi0, (0, 0)), (pi1, (m1, m0)), (max(1.0 - pi0 - pi1, 0.0), mixed)]
-    return float(sum(w * is_undefined(*uv) for w, uv in (cases[:2] if m1 + m0 == 1 else cases)))
+    return float(sum(w * undefined_at(*uv) for w, uv in (cases[:2] if m1 + m0 == 1 else cases)))
 
 
 def roc_auc_moments(p_undef: float, exact_moments: Callable[[], tuple[float, float]],
@@ -513,12 +514,18 @@ def moments(rows: Rows, p: np.ndarray, metric: str, opts: Options) -> tuple[floa
     """
     full = rows.completed(p)
     if metric == "roc_auc":
+        tie = 0.5 if opts.ties == "half" else 1.0
         return roc_auc_moments(
             p_undefined(rows, p, metric),
-            lambda: auc_moments(rows.scores, full, rows.labels, ties=opts.ties,
-                                second_order=opts.second_order), opts.zero_division)
-    return metric_moments(metric, rows.y_pred, full, rows.labels, beta=opts.beta,
-                          zero_division=opts.zero_division, second_order=opts.second_order)
+            lambda: ratio_moments(auc_count_moments(rows.scores, full, tie), opts.second_order),
+            opts.zero_division)
+    return moments_of_rows(metric, _label_rows(rows, full), opts.beta, opts.zero_division,
+                           opts.second_order)
+
+
+def _label_rows(rows: Rows, full: np.ndarray) -> LabelRows:
+    """The rows of the completed probabilities, split by prediction and label."""
+    return LabelRows.split(rows.y_pred == 1, full, rows.labels)
 
 
 def delta_nodes(delta: tuple[float, float]) -> tuple[np.ndarray, np.ndarray]:
@@ -764,8 +771,8 @@ def law(rows: Rows, p: np.ndarray, metric: str, opts: Options) -> MetricDistribu
     >>> law(rows, np.full(3, 0.3), "precision", DEFAULT).probs.round(12).tolist()
     [0.7, 0.3]
     """
-    return metric_distribution(metric, rows.y_pred, rows.completed(p), rows.labels,
-                               zero_division=opts.zero_division, beta=opts.beta)
+    return metric_law(metric, _label_rows(rows, rows.completed(p)), opts.beta,
+                      opts.zero_division)
 
 
 def exact(rows: Rows, p: np.ndarray, metrics: tuple[str, ...], *, delta: tuple[float, float],
@@ -846,7 +853,7 @@ def closed_form(metrics: tuple[str, ...], laws: dict[str, MetricDistribution],
         if np.isnan(d.values).all():
             rows_out.append((np.nan,) * 5 + (d.p_undefined,))
             continue
-        lo, hi = d.interval(ci_prob, ci_kind)
+        lo, hi = d.interval_ends(ci_prob, ci_kind)
         rows_out.append((d.mean, d.sd, lo, hi, d.mass(lo, hi), d.p_undefined))
     arr = np.array(rows_out, dtype=float)
     names = ("mean", "sd", "lower", "upper", "interval_mass", "p_undefined")

@@ -5,9 +5,10 @@ over its missing rows, :math:`\sum q`, :math:`\sum q(1-q)`, :math:`\sum\log q` a
 :math:`\sum\log(1-q)` at each MNAR node :math:`\delta_k`
 (:math:`q=\sigma(\operatorname{logit}p+\delta_k)`). Sums add, so the partitions' sums combine up a
 tree (:func:`bayeval.partitions.tree_reduce`), and the client finishes with the in-memory code of
-:mod:`bayeval.methods.pemi.fast`: the moments of :func:`bayeval.confusion.count_moments`, the
-probability that a metric is undefined (:func:`~bayeval.methods.pemi.fast.undefined_probability`)
-and the normal mixture over the nodes (:func:`~bayeval.methods.pemi.fast.normal_laws`,
+:mod:`bayeval.methods.pemi.fast`: the moments of
+:func:`bayeval.confusion_moments.count_moments`, the probability that a metric is undefined
+(:func:`~bayeval.methods.pemi.fast.undefined_probability`) and the normal mixture over the
+nodes (:func:`~bayeval.methods.pemi.fast.normal_laws`,
 :func:`~bayeval.methods.pemi.fast.closed_form`). ROC-AUC's exact moments come from sums over
 score ranges (:func:`bayeval.partitions.auc_numerator_moments`).
 
@@ -24,7 +25,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import xarray as xr
 
-from bayeval.confusion import count_moments, ratio_moments
+from bayeval.confusion_moments import moments_of_counts, ratio_moments
 from bayeval.deprecation import renamed_arguments
 from bayeval.methods.pemi.api import (
     PAPER_METRICS,
@@ -196,13 +197,13 @@ def pemi_sums(y_pred: Any, p: Any, labels: Any, *, nodes: Any = (0.0,), scores: 
 
 def _moments(s: LabelSums, k: int, metric: str, beta: float, zero_division: float,
              second_order: bool) -> tuple[float, float]:
-    r"""Mean and variance of ``metric`` at node k (:func:`bayeval.confusion.count_moments`):
+    r"""Mean and variance of ``metric`` at node k
+    (:func:`bayeval.confusion_moments.count_moments`):
     :math:`\mathbb E\,TP=TP_K+\sum_{\hat y=1}q`, :math:`\operatorname{Var}TP=\sum_{\hat y=1}
     q(1-q)`, likewise FN."""
-    return count_moments(metric, s.tp + s.fp + s.m1, s.fn + s.tn + s.m0,
-                         mean_tp=s.tp + float(s.p1[k]), mean_fn=s.fn + float(s.p0[k]),
-                         var_tp=float(s.v1[k]), var_fn=float(s.v0[k]), beta=beta,
-                         zero_division=zero_division, second_order=second_order)
+    return moments_of_counts(metric, s.tp + s.fp + s.m1, s.fn + s.tn + s.m0,
+                             s.tp + float(s.p1[k]), s.fn + float(s.p0[k]), float(s.v1[k]),
+                             float(s.v0[k]), beta, zero_division, second_order)
 
 
 def _undefined(s: LabelSums, k: int, metric: str, beta: float) -> float:
@@ -299,7 +300,7 @@ def pemi_gauss(y_pred: Any, p: Any, labels: Any, *, scores: Any = None,
     The confusion-matrix moments depend on the rows only through :class:`LabelSums`: with
     :math:`T=TP`, :math:`F=FN`, :math:`\mathbb E\,g\approx g(\mu)+\tfrac12(g_{TT}\sigma_T^2
     +g_{FF}\sigma_F^2)` and :math:`\operatorname{Var}g\approx g_T^2\sigma_T^2+g_F^2\sigma_F^2`
-    (:func:`bayeval.confusion.metric_moments`). ROC-AUC's exact moments come from sums over
+    (:func:`bayeval.confusion_moments.metric_moments`). ROC-AUC's exact moments come from sums over
     score ranges (:func:`bayeval.partitions.auc_numerator_moments`), a known label counting as a
     probability 0 or 1, at every MNAR node in the same pass. The calibration map is fitted in
     memory exactly as :func:`bayeval.methods.pemi.api.pemi` fits it (same rows, same order), so

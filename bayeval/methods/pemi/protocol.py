@@ -23,7 +23,7 @@ import numpy as np
 from scipy import stats
 
 from bayeval.methods.pemi.fast import DEFAULT, Options
-from bayeval.metrics import confusion_counts, from_counts, roc_auc
+from bayeval.metrics import auc_value, counts_of, metric_value
 from bayeval.validation import as_seed
 
 __all__ = ["complete_case", "complete_case_bootstrap", "definitional_bounds", "metric_values",
@@ -59,11 +59,11 @@ def metric_values(scores: np.ndarray, labels: np.ndarray, y_pred: np.ndarray,
            [0.5   , 0.6667, 0.4444]])
     """
     y = np.asarray(labels, dtype=np.int8)
-    tp, fp, fn, tn = confusion_counts(y, y_pred)
-    cols = [roc_auc(y.reshape(-1, y.shape[-1]), scores, ties=opts.ties,
-                    zero_division=opts.zero_division).reshape(y.shape[:-1])
+    tp, fp, fn, tn = (np.asarray(c, float) for c in counts_of(y, np.asarray(y_pred)))
+    cols = [np.asarray(auc_value(y.reshape(-1, y.shape[-1]), np.asarray(scores, float),
+                                 opts.ties, opts.zero_division)).reshape(y.shape[:-1])
             if metric == "roc_auc" else
-            from_counts(metric, tp, fp, fn, tn, beta=opts.beta, zero_division=opts.zero_division)
+            metric_value(metric, tp, fp, fn, tn, opts.beta, opts.zero_division)
             for metric in metrics]
     return np.stack(np.broadcast_arrays(*cols), axis=-1)
 
@@ -196,9 +196,10 @@ def complete_case_bootstrap(scores, labels, y_pred, metrics, *, n_boot: int = 10
     w = rng.multinomial(y.size, np.full(y.size, 1.0 / y.size), size=n_boot)
     tp, fp, fn = w @ (y * yp), w @ ((1 - y) * yp), w @ (y * (1 - yp))
     tn = y.size - tp - fp - fn
+    tp, fp, fn, tn = (np.asarray(c, float) for c in (tp, fp, fn, tn))
     cols = [_weighted_auc(s, y, w, opts) if metric == "roc_auc" else
-            from_counts(metric, tp, fp, fn, tn, beta=opts.beta,
-                        zero_division=opts.zero_division) for metric in metrics]
+            metric_value(metric, tp, fp, fn, tn, opts.beta, opts.zero_division)
+            for metric in metrics]
     return np.stack(cols, axis=-1)
 
 
