@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils import Bunch
 
-from bayeval.validation import as_binary, as_choice, as_seed
+from bayeval.validation import as_binary, as_choice, as_positive_int, as_seed
 
 __all__ = ["breast_cancer", "calibrated_scores", "mask_labels", "noisy_judge", "weak_labels"]
 
@@ -23,9 +23,7 @@ def _rate(x, name: str) -> float:
 
 
 def _size(n, name: str) -> int:
-    if int(n) != n or n < 1:
-        raise ValueError(f"{name} must be a positive integer, got {n!r}.")
-    return int(n)
+    return as_positive_int(n, name)
 
 
 def calibrated_scores(n: int = 1000, *, a: float = 2.0, b: float = 2.0, threshold: float = 0.5,

@@ -18,6 +18,12 @@ The others are undefined where their denominator is 0. Where a metric is undefin
 value ``zero_division`` (0.0, 1.0 or NaN); the default 0.0 is also what scikit-learn's
 ``matthews_corrcoef`` returns there. ``balanced_accuracy`` with one class absent is the recall of
 the other class (scikit-learn drops the undefined class recall with a warning).
+
+:data:`REGISTRY` lists every metric bayeval knows (these, ``roc_auc`` and the bounds' ``macro_f1``)
+with its definition and range; the lists of names (:data:`METRICS`, :data:`BINARY_METRICS`,
+:data:`PROPORTIONS`) are read from it. The public functions check their arguments; each has a
+twin without checks for arguments already checked: :func:`metric_value`, :func:`is_undefined`,
+:func:`counts_of`, :func:`auc_value`.
 """
 
 from __future__ import annotations
@@ -61,14 +67,16 @@ class Metric:
         The range of its values.
     count_ratio : bool
         A ratio of the confusion counts of two classes, computed by :func:`from_counts`.
+    ranking : bool
+        A metric of how the scores rank the rows (ROC-AUC, :func:`roc_auc`).
     proportion : bool
         Successes over trials of the rows: a binomial proportion (its numerator counts rows of
         its denominator), so labelled data give it a Beta posterior.
     one_count : bool
         Given the predictions, a function of one count (TP, FN, or the correct predictions):
         its denominator is fixed by them.
-    binary : bool
-        Defined for two classes only.
+    multiclass : bool
+        Also defined for more than two classes (accuracy; macro F1 is defined for any number).
 
     Examples
     --------
@@ -81,13 +89,15 @@ class Metric:
     low: float = 0.0
     high: float = 1.0
     count_ratio: bool = True
+    ranking: bool = False
     proportion: bool = False
     one_count: bool = False
-    binary: bool = True
+    multiclass: bool = False
 
 
 REGISTRY: dict[str, Metric] = {m.name: m for m in (
-    Metric("accuracy", r"(TP+TN)/(TP+FP+FN+TN)", proportion=True, one_count=True),
+    Metric("accuracy", r"(TP+TN)/(TP+FP+FN+TN)", proportion=True, one_count=True,
+           multiclass=True),
     Metric("precision", r"TP/(TP+FP)", proportion=True, one_count=True),
     Metric("recall", r"TP/(TP+FN)", proportion=True),
     Metric("specificity", r"TN/(TN+FP)", proportion=True),
@@ -96,16 +106,16 @@ REGISTRY: dict[str, Metric] = {m.name: m for m in (
     Metric("fbeta", r"(1+\beta^2)TP/((1+\beta^2)TP+\beta^2FN+FP)"),
     Metric("balanced_accuracy", r"\tfrac12\,(TP/(TP+FN)+TN/(TN+FP))"),
     Metric("mcc", r"(TP\,TN-FP\,FN)/\sqrt{(TP+FP)(TP+FN)(TN+FP)(TN+FN)}", low=-1.0),
-    Metric("roc_auc", r"P(S_+>S_-)+\tfrac12P(S_+=S_-)", count_ratio=False),
-    Metric("macro_f1", r"\tfrac1K\sum_k F_1^{(k)}", count_ratio=False, binary=False),
+    Metric("roc_auc", r"P(S_+>S_-)+\tfrac12P(S_+=S_-)", count_ratio=False, ranking=True),
+    Metric("macro_f1", r"\tfrac1K\sum_k F_1^{(k)}", count_ratio=False, multiclass=True),
 )}
 """Every metric bayeval knows, by name."""
 
 METRICS = tuple(name for name, m in REGISTRY.items() if m.count_ratio)
 """The confusion-matrix metrics of two classes (:func:`from_counts`)."""
 
-BINARY_METRICS = tuple(name for name, m in REGISTRY.items() if m.binary)
-"""The metrics of a binary classifier: :data:`METRICS` and ``roc_auc``."""
+BINARY_METRICS = tuple(name for name, m in REGISTRY.items() if m.count_ratio or m.ranking)
+"""The metrics of a binary classifier's predictions and scores: :data:`METRICS` and ``roc_auc``."""
 
 PROPORTIONS = tuple(name for name, m in REGISTRY.items() if m.proportion)
 """The metrics that are binomial proportions of the rows."""

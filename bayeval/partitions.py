@@ -38,6 +38,7 @@ from bayeval.validation import (
     as_array,
     as_choice,
     as_labels,
+    as_positive_int,
     as_probabilities,
     check_same_length,
 )
@@ -661,7 +662,4 @@ def score_profile(scores: Any, keys: Any = None, *, sample: int) -> tuple[int, n
 def count_ranges(score_ranges: Any, n: int) -> int:
     if score_ranges is None:
         return max(1, -(-n // RANGE_ROWS))
-    if isinstance(score_ranges, bool) or not isinstance(score_ranges, int | np.integer) or \
-            score_ranges < 1:
-        raise ValueError(f"score_ranges must be a positive integer, got {score_ranges!r}.")
-    return int(score_ranges)
+    return as_positive_int(score_ranges, "score_ranges")

@@ -5,12 +5,14 @@
 display behind ``Evaluation.plot()``. Generic kinds work for every evaluation: ``distribution``
 and ``intervals`` for any fast path or draws, ``trace``, ``rank`` and ``sensitivity`` where MCMC
 ran; ``chunks`` (CBPE) and ``bounds`` are drawn from the evaluation alone. A method adds its own
-kind with one decorated function in its package (``bayeval/methods/mvu/plots.py`` draws MVU's
-``confidence``), and :func:`plot` and the HTML report pick it up::
+kind with one decorated function in its package, and :func:`plot` and the HTML report pick it
+up (``bayeval/methods/mvu/plots.py`` draws MVU's ``confidence``)::
 
-    @register("chunks", "metric per chunk with bands, realized values and alerts",
-              applies=for_methods("cbpe"))
-    def chunks(ev: Evaluation, **kwargs) -> Figure:
+    from bayeval.display import for_methods, register_plot
+
+    @register_plot("confidence", "hard confidence and its reliability",
+                   applies=for_methods("mvu"))
+    def confidence(ev: Evaluation, n_bins: int = 10) -> Figure:
         ...
 
 Every kind returns its matplotlib figure (made with pyplot, so ``plt.show()`` shows it; close it

@@ -1,7 +1,10 @@
 """Coercion and checking of user input, done once at the public entry points.
 
 Every function takes the argument's public ``name`` so that the error says which argument was
-wrong, what was received and what is accepted. Internal helpers trust their inputs.
+wrong, what was received and what is accepted: one function, and one message, per kind of
+argument. The entry functions call them once; the core's internal calls go to the trusting
+twins of its checking functions (e.g. :func:`bayeval.metrics.metric_value` for
+:func:`bayeval.metrics.from_counts`).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import special
 
-from bayeval import calibration as C
+from bayeval import calibration
 
 
 def _fisher_sd(features, p):
@@ -21,7 +21,7 @@ def test_platt_recovers_the_parameters_of_logistic_data():
     a, b = 1.7, -0.4
     p = special.expit(a * special.logit(s) + b)
     y = (rng.random(s.size) < p).astype(int)
-    cal = C.Platt().fit(s, y)
+    cal = calibration.Platt().fit(s, y)
     sd = _fisher_sd(np.column_stack([special.logit(s), np.ones(s.size)]), p)
     assert abs(cal.a_ - a) <= 4 * sd[0] and abs(cal.b_ - b) <= 4 * sd[1]
     np.testing.assert_allclose(cal.predict([0.5]), special.expit(cal.b_), rtol=1e-12)
@@ -34,18 +34,18 @@ def test_beta_calibration_recovers_its_parameters_and_keeps_them_nonnegative():
     coef = np.array([2.0, 0.5, 0.3])
     p = special.expit(x @ coef)
     y = (rng.random(s.size) < p).astype(int)
-    cal = C.BetaCalibration().fit(s, y)
+    cal = calibration.BetaCalibration().fit(s, y)
     sd = _fisher_sd(x, p)
     assert np.all(np.abs(np.array([cal.a_, cal.b_, cal.c_]) - coef) <= 4 * sd)
     # a decreasing truth: the constrained fit puts a at its bound 0 and stays non-decreasing
     y_down = (rng.random(s.size) < special.expit(-1.0 * np.log(s))).astype(int)
-    down = C.BetaCalibration().fit(s, y_down)
+    down = calibration.BetaCalibration().fit(s, y_down)
     assert down.a_ == 0.0 and down.b_ >= 0.0
     assert np.all(np.diff(down.predict(np.sort(s))) >= 0)
 
 
 def test_isotonic_is_the_pooled_adjacent_violators_fit_interpolated_and_clipped():
-    cal = C.Isotonic().fit([0.1, 0.2, 0.3, 0.4], [0, 1, 0, 1])
+    cal = calibration.Isotonic().fit([0.1, 0.2, 0.3, 0.4], [0, 1, 0, 1])
     # blocks {0.1}: 0, {0.2, 0.3}: 1/2, {0.4}: 1
     np.testing.assert_allclose(cal.predict([0.1, 0.2, 0.3, 0.4]), [0.0, 0.5, 0.5, 1.0])
     np.testing.assert_allclose(cal.predict([0.0, 0.15, 0.35, 1.0]), [0.0, 0.25, 0.75, 1.0])
@@ -55,7 +55,7 @@ def test_scaling_binning_follows_the_reference_algorithm():
     rng = np.random.default_rng(3)
     s = rng.uniform(0.05, 0.95, 997)
     y = (rng.random(s.size) < s**1.5).astype(int)
-    cal = C.ScalingBinning(n_bins=10).fit(s, y)
+    cal = calibration.ScalingBinning(n_bins=10).fit(s, y)
     # the spec's steps, written out: Platt, equal-mass groups, midpoints, mean Platt value
     g = np.sort(cal.platt_.predict(s))
     groups = np.array_split(g, 10)
@@ -72,14 +72,14 @@ def test_split_at_threshold_keeps_predicted_classes_apart():
     # labels depend on the side of 0.5 only: pooled isotonic needs one block across 0.5
     s = np.array([0.3, 0.4, 0.45, 0.55, 0.6, 0.7])
     y = np.array([0, 1, 1, 0, 0, 1])
-    pooled = C.Isotonic().fit(s, y).predict(s)
+    pooled = calibration.Isotonic().fit(s, y).predict(s)
     assert pooled[2] == pooled[3]  # one value on both sides of the threshold
-    split = C.make_calibrator("isotonic", threshold=0.5).fit(s, y)
-    below = C.Isotonic().fit(s[:3], y[:3]).predict(s[:3])
-    above = C.Isotonic().fit(s[3:], y[3:]).predict(s[3:])
+    split = calibration.make_calibrator("isotonic", threshold=0.5).fit(s, y)
+    below = calibration.Isotonic().fit(s[:3], y[:3]).predict(s[:3])
+    above = calibration.Isotonic().fit(s[3:], y[3:]).predict(s[3:])
     np.testing.assert_array_equal(split.predict(s), np.r_[below, above])
     # a side with one class is left uncalibrated
-    one = C.make_calibrator("platt", threshold=0.5).fit(s, [0, 0, 0, 1, 0, 1])
+    one = calibration.make_calibrator("platt", threshold=0.5).fit(s, [0, 0, 0, 1, 0, 1])
     np.testing.assert_array_equal(one.predict(s[:3]), s[:3])
 
 
@@ -93,44 +93,62 @@ def test_calibration_error_of_a_calibrated_simulator_is_its_sampling_noise():
     v = np.add.reduceat(np.sort(s) * (1 - np.sort(s)), np.r_[0, np.cumsum(sizes)[:-1]])
     mean = np.sum(np.sqrt(2 / np.pi * v)) / n
     sd = np.sqrt(np.sum((1 - 2 / np.pi) * v)) / n
-    ace = C.calibration_error(s, y, n_bins=bins)
+    ace = calibration.calibration_error(s, y, n_bins=bins)
     assert abs(ace - mean) <= 4 * sd
     miscalibrated = (rng.random(n) < s**2).astype(int)
-    assert C.calibration_error(s, miscalibrated, n_bins=bins) > mean + 20 * sd
+    assert calibration.calibration_error(s, miscalibrated, n_bins=bins) > mean + 20 * sd
 
 
 def test_calibration_error_variants():
     s, y = [0.1, 0.3, 0.6, 0.9], [0, 1, 1, 1]
     # equal width, 2 bins: [0.1, 0.3] gap (1 - 0.4) and [0.6, 0.9] gap (2 - 1.5)
-    assert C.ece(s, y, n_bins=2) == pytest.approx((0.6 + 0.5) / 4, abs=1e-15)
+    assert calibration.ece(s, y, n_bins=2) == pytest.approx((0.6 + 0.5) / 4, abs=1e-15)
     # top label: confidences 0.9, 0.7, 0.6, 0.9 and correct 1, 0, 1, 1, one bin
-    assert C.ace(s, y, n_bins=1, kind="top_label") == pytest.approx(abs(3 - 3.1) / 4, abs=1e-15)
+    assert calibration.ace(s, y, n_bins=1, kind="top_label") == pytest.approx(abs(3 - 3.1) / 4,
+                                                                             abs=1e-15)
 
 
 def test_select_calibrator_uses_held_out_folds():
     rng = np.random.default_rng(5)
     s = rng.uniform(0, 1, 4000)
     y = (rng.random(s.size) < s**2).astype(int)
-    cal, errors, oof = C.select_calibrator(s, y, random_seed=0)
+    cal, errors, oof = calibration.select_calibrator(s, y, random_seed=0)
     assert list(errors.index) == ["none", "isotonic", "platt", "beta"]
     best = errors["heldout_error"].idxmin()
     assert cal.name == best != "none" and errors.loc[best, "chosen"]
     assert errors.loc[best, "heldout_error"] == pytest.approx(
-        C.calibration_error(oof, y, n_bins=10), abs=1e-15)
-    np.testing.assert_array_equal(oof, C.cross_fitted(best, s, y, random_seed=0))
+        calibration.calibration_error(oof, y, n_bins=10), abs=1e-15)
+    np.testing.assert_array_equal(oof, calibration.cross_fitted(best, s, y, random_seed=0))
     # out of fold: not the in-sample fit
     assert not np.allclose(oof, cal.predict(s))
-    np.testing.assert_array_equal(C.cross_fitted("none", s, y), s)
+    np.testing.assert_array_equal(calibration.cross_fitted("none", s, y), s)
+
+
+def test_binned_error_is_calibration_error_without_checks():
+    rng = np.random.default_rng(3)
+    s = rng.random(500)
+    y = (rng.random(500) < s**2).astype(np.int8)
+    assert calibration.binned_error(s, y, 20) == calibration.ace(s, y)
+    for binning in calibration.BINNINGS:
+        for kind in calibration.KINDS:
+            assert calibration.binned_error(s, y, 7, binning, kind) == (
+                calibration.calibration_error(s, y, n_bins=7, binning=binning, kind=kind))
 
 
 @pytest.mark.parametrize(("call", "message"), [
-    (lambda: C.Platt().fit([0.2, 1.5], [0, 1]), r"scores must lie in \[0, 1\]"),
-    (lambda: C.Isotonic().fit([0.2, 0.5], [0, 2]), "labels must be binary"),
-    (lambda: C.Isotonic().fit([0.2, 0.5], ["a", "b"]), "labels must hold numbers"),
-    (lambda: C.Platt().predict([0.3]), "not fitted"),
-    (lambda: C.make_calibrator("histogram"), "calibration must be one of"),
-    (lambda: C.select_calibrator([0.1, 0.2, 0.9], [0, 0, 1]), "at least 2 rows of each"),
-    (lambda: C.ScalingBinning(n_bins=0), "n_bins must be a positive integer"),
+    (lambda: calibration.Platt().fit([0.2, 1.5], [0, 1]), r"scores must lie in \[0, 1\]"),
+    (lambda: calibration.Isotonic().fit([0.2, 0.5], [0, 2]), "labels must be binary"),
+    (lambda: calibration.Isotonic().fit([0.2, 0.5], ["a", "b"]), "labels must hold numbers"),
+    (lambda: calibration.Platt().predict([0.3]), "not fitted"),
+    (lambda: calibration.make_calibrator("histogram"), "calibration must be one of"),
+    (lambda: calibration.select_calibrator([0.1, 0.2, 0.9], [0, 0, 1]), "at least 2 rows of each"),
+    (lambda: calibration.ScalingBinning(n_bins=0), "n_bins must be a positive integer"),
+    (lambda: calibration.ece([0.2, 0.8], [0, 1], n_bins=1.5), "n_bins must be a positive"),
+    (lambda: calibration.calibration_error([0.2, 0.8], [0, 1], binning="log"), "binning must"),
+    (lambda: calibration.SplitAtThreshold("histogram"), "name must be one of"),
+    (lambda: calibration.select_calibrator([0.1, 0.2, 0.8, 0.9], [0, 0, 1, 1],
+                                           candidates=["platt", "histogram"]),
+     "candidates must be one of"),
 ])
 def test_bad_input(call, message):
     with pytest.raises(ValueError, match=message):

@@ -104,7 +104,8 @@ def _algorithm3(probs: np.ndarray, alpha: float) -> tuple[int, int]:
 def test_interval_kinds_on_a_hand_checked_law():
     """probs .18 .01 .39 .26 .16, 80 %: Algorithm 3 trims .16 then stops at .18 -> [0, 3];
     the shortest interval with mass >= .8 is [2, 4] (.81); equal tails (.1 each) -> [0, 4]."""
-    d = confusion.MetricDistribution("x", np.arange(5.0), np.array([.18, .01, .39, .26, .16]), 0.0, 0.0)
+    probs = np.array([.18, .01, .39, .26, .16])
+    d = confusion.MetricDistribution("x", np.arange(5.0), probs, 0.0, 0.0)
     assert d.interval(0.8, "paper_hdi") == (0.0, 3.0)
     assert d.interval(0.8, "hdi") == (2.0, 4.0)
     assert d.interval(0.8, "eti") == (0.0, 4.0)

@@ -7,7 +7,20 @@ import numpy as np
 import pytest
 from sklearn import metrics as skm
 
-from bayeval.metrics import METRICS, confusion_counts, from_counts, roc_auc, undefined
+from bayeval.metrics import (
+    BINARY_METRICS,
+    METRICS,
+    PROPORTIONS,
+    REGISTRY,
+    auc_value,
+    confusion_counts,
+    counts_of,
+    from_counts,
+    is_undefined,
+    metric_value,
+    roc_auc,
+    undefined,
+)
 
 ZERO_DIVISIONS = [0.0, 1.0, np.nan]
 
@@ -33,6 +46,43 @@ def sklearn_metric(metric, y, yp, zero_division, beta=1.0):
 def test_metric_names():
     assert METRICS == ("accuracy", "precision", "recall", "specificity", "npv", "f1", "fbeta",
                        "balanced_accuracy", "mcc")
+    assert BINARY_METRICS == (*METRICS, "roc_auc")
+    assert PROPORTIONS == ("accuracy", "precision", "recall", "specificity", "npv")
+
+
+def test_registry_ranges_hold_the_values():
+    """Every count ratio stays in its registry range over all 4-row confusion matrices."""
+    counts = np.array([c for c in itertools.product(range(5), repeat=4) if sum(c) == 4]).T
+    for name in METRICS:
+        metric = REGISTRY[name]
+        assert metric.name == name and metric.definition
+        values = from_counts(name, *counts, beta=2.0)
+        assert metric.low <= values.min() and values.max() <= metric.high
+        assert values.min() == metric.low and values.max() == metric.high
+    assert (REGISTRY["roc_auc"].low, REGISTRY["roc_auc"].high) == (0.0, 1.0)
+    assert [m for m in REGISTRY if REGISTRY[m].one_count] == ["accuracy", "precision", "npv"]
+
+
+def test_trusting_twins_equal_the_checked_functions():
+    rng = np.random.default_rng(4)
+    labels, y_pred = rng.integers(0, 2, (5, 40)), rng.integers(0, 2, 40)
+    counts = confusion_counts(labels, y_pred)
+    for twin, checked in zip(counts_of(labels, y_pred), counts, strict=True):
+        np.testing.assert_array_equal(twin, checked)
+    floats = [np.asarray(c, float) for c in counts]
+    for metric in METRICS:
+        for zd in (0.0, 1.0, np.nan):
+            np.testing.assert_array_equal(metric_value(metric, *floats, 0.5, zd),
+                                          from_counts(metric, *counts, beta=0.5,
+                                                      zero_division=zd))
+    for metric in BINARY_METRICS:
+        np.testing.assert_array_equal(is_undefined(metric, *floats, 2.0),
+                                      undefined(metric, *counts, beta=2.0))
+    scores = np.round(rng.random(40), 1)
+    for ties in ("half", "one"):
+        np.testing.assert_array_equal(auc_value(labels, scores, ties, np.nan),
+                                      roc_auc(labels, scores, ties=ties, zero_division=np.nan))
+    assert auc_value(np.ones(3, np.int8), scores[:3]) == 0.0  # no raise: zero_division
 
 
 @pytest.mark.parametrize("seed", range(4))

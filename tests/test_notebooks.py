@@ -1,4 +1,5 @@
-"""Every notebook in notebooks/ runs top to bottom (outputs are not committed)."""
+"""Every notebook in notebooks/ runs top to bottom (outputs are not committed), in the current
+vocabulary (no deprecated argument or name)."""
 
 from pathlib import Path
 
@@ -16,6 +17,8 @@ def test_notebook_runs(path, tmp_path):
         f"{path.name} has committed outputs; clear them")
     NotebookClient(nb, timeout=300, kernel_name="python3",
                    resources={"metadata": {"path": str(tmp_path)}}).execute()
+    shown = "".join(out.get("text", "") for cell in nb.cells for out in cell.get("outputs", []))
+    assert "the old name will be removed" not in shown, f"{path.name} uses a deprecated name"
 
 
 def test_there_are_notebooks():

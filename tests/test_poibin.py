@@ -5,7 +5,13 @@ import numpy as np
 import pytest
 
 from bayeval import poibin
-from bayeval.poibin import PoissonBinomial, convolve, truncated_pmf
+from bayeval.poibin import (
+    PoissonBinomial,
+    convolve,
+    convolve_pmfs,
+    pmf_window,
+    truncated_pmf,
+)
 
 
 def dp_pmf(p):
@@ -216,3 +222,17 @@ def test_small_or_spread_out_variances_keep_the_convolutions():
     # var < 163; then p on both sides far from 1/2: no centre converges in 30 terms
     for p in (rng.random(900), np.r_[rng.uniform(0, 0.1, 5000), rng.uniform(0.9, 1, 5000)]):
         assert poibin._window_cf(p, p.sum(), (p * (1 - p)).sum()) is None
+
+
+def test_trusting_twins_equal_the_checked_functions():
+    rng = np.random.default_rng(9)
+    p = rng.beta(0.5, 0.5, 300)
+    for tol in (0.0, 1e-16, 1e-6):
+        start, probs = truncated_pmf(p.tolist(), tol=tol)
+        twin_start, twin_probs = pmf_window(p, tol)
+        assert start == twin_start
+        np.testing.assert_array_equal(probs, twin_probs)
+    pmfs = [PoissonBinomial(rng.random(k)).pmf() for k in (3, 80, 200)]
+    np.testing.assert_array_equal(convolve_pmfs(*pmfs), convolve(*[f.tolist() for f in pmfs]))
+    np.testing.assert_array_equal(convolve_pmfs(), [1.0])
+

@@ -5,15 +5,24 @@ import pandas as pd
 import pytest
 import xarray as xr
 
+from bayeval.calibration import CALIBRATORS, Calibrator, Platt
+from bayeval.metrics import BINARY_METRICS, METRICS
 from bayeval.validation import (
     as_array,
     as_beta,
     as_binary,
+    as_calibration,
     as_choice,
     as_ci_prob,
+    as_counts,
     as_labels,
+    as_metrics,
+    as_positive_int,
+    as_predictions,
+    as_reference,
     as_scores,
     as_seed,
+    as_threshold,
     as_zero_division,
     check_same_length,
 )
@@ -101,3 +110,99 @@ def test_zero_division_and_beta_accept_their_values():
 def test_zero_division_and_beta_errors_name_the_argument(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+# ------------------------------------------------------------------ the checks of the entry points
+def test_threshold_accepts_numbers_in_the_unit_interval():
+    assert [as_threshold(t) for t in (0, 0.5, 1, np.float32(0.25))] == [0.0, 0.5, 1.0, 0.25]
+
+
+def test_positive_int_accepts_integral_values_and_returns_int():
+    got = [as_positive_int(v, "n_bins") for v in (1, np.int64(7), 10.0, 3, np.float64(2))]
+    assert got == [1, 7, 10, 3, 2] and all(type(v) is int for v in got)
+    assert as_positive_int(5, "chunk_size", most=5) == 5
+
+
+def test_metrics_default_and_order():
+    assert as_metrics(None, METRICS, ("f1",)) == ("f1",)
+    assert as_metrics(np.array(["mcc", "f1"]), METRICS, ()) == ("mcc", "f1")
+    assert as_metrics("roc_auc", BINARY_METRICS, ()) == ("roc_auc",)
+
+
+def test_counts_broadcast_to_floats():
+    tp, fp, fn, tn = as_counts([1, 2], 3, [[0], [1]], 4.5)
+    assert tp.shape == fp.shape == fn.shape == tn.shape == (2, 2) and tp.dtype == float
+
+
+def test_predictions_from_scores_or_given():
+    scores = np.array([0.2, 0.5, 0.9])
+    np.testing.assert_array_equal(as_predictions(None, scores, 0.5), [0, 1, 1])
+    np.testing.assert_array_equal(as_predictions([0, 0, 1], scores, 0.5), [0, 0, 1])
+    np.testing.assert_array_equal(as_predictions([0, 1, 1], scores, 0.5, thresholded=True),
+                                  [0, 1, 1])
+    np.testing.assert_array_equal(as_predictions([1, 0], None, 0.5), [1, 0])
+
+
+def test_reference_with_and_without_predictions():
+    scores, labels = as_reference(([0.2, 0.8], [0, 1]))
+    assert scores.dtype == float and labels.tolist() == [0, 1]
+    assert as_reference(([0.2, 0.8], [0, 1]), with_y_pred=True)[2] is None
+    assert as_reference(([0.2, 0.8], [0, 1], [0, 1]), with_y_pred=True)[2] == [0, 1]
+
+
+def test_calibration_names_and_objects():
+    assert as_calibration("platt", CALIBRATORS) == "platt"
+    cal = Platt()
+    assert as_calibration(cal, CALIBRATORS, kind=Calibrator) is cal
+
+
+class _Map:
+    def fit(self, scores, labels):
+        return self
+
+    def predict(self, scores):
+        return scores
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda: as_threshold("0.5"), r"threshold must be a number in \[0, 1\], got '0.5'"),
+    (lambda: as_threshold(1.5), r"threshold must be a number in \[0, 1\], got 1.5"),
+    (lambda: as_threshold(True), r"threshold must be a number in \[0, 1\], got True"),
+    (lambda: as_threshold(np.nan), r"threshold must be a number in \[0, 1\], got nan"),
+    (lambda: as_positive_int(0, "chunk_size"), r"chunk_size must be a positive integer, got 0"),
+    (lambda: as_positive_int(2.5, "draws"), r"draws must be a positive integer, got 2.5"),
+    (lambda: as_positive_int(True, "n_bins"), r"n_bins must be a positive integer, got True"),
+    (lambda: as_positive_int("3", "n_bins"), r"n_bins must be a positive integer, got '3'"),
+    (lambda: as_positive_int(np.inf, "n_bins"), r"n_bins must be a positive integer, got inf"),
+    (lambda: as_positive_int(3, "n_chunks", most=2),
+     r"n_chunks=3 exceeds the number of rows \(2\): some chunks would be empty"),
+    (lambda: as_metrics("auc", METRICS, ()), r"metrics must be one of 'accuracy', .*; got 'auc'"),
+    (lambda: as_metrics(["f1", "f1"], METRICS, ()), r"metrics lists a metric twice"),
+    (lambda: as_counts(1, 1, -2, 1), r"fn must hold non-negative counts"),
+    (lambda: as_counts(1, np.nan, 1, 1), r"fp has 1 NaN"),
+    (lambda: as_counts([1, 2], [1, 2, 3], 1, 1), r"tp, fp, fn and tn must broadcast"),
+    (lambda: as_predictions(None, None, 0.5), r"give scores \(with threshold\) or y_pred"),
+    (lambda: as_predictions([0, 2], np.array([0.1, 0.9]), 0.5), r"y_pred must be binary"),
+    (lambda: as_predictions([0, 1, 1], np.array([0.1, 0.9]), 0.5),
+     r"length mismatch: y_pred has 3, scores has 2"),
+    (lambda: as_predictions([1, 1], np.array([0.1, 0.9]), 0.5, name="reference y_pred",
+                            thresholded=True),
+     r"reference y_pred disagrees with scores >= threshold \(0.5\) on 1 row"),
+    (lambda: as_reference([0.2, 0.3]), r"reference must be a tuple \(scores, labels\)"),
+    (lambda: as_reference(([0.2], [0], [1]), with_y_pred=False), r"reference must be a tuple"),
+    (lambda: as_reference(([0.2, 0.3], ["a", "b"])), r"reference labels must hold numbers"),
+    (lambda: as_reference(([0.2, 1.3], [0, 1])), r"reference scores must lie in \[0, 1\]"),
+    (lambda: as_reference(([0.2], [0, 1])),
+     r"length mismatch: reference scores has 1, reference labels has 2"),
+    (lambda: as_reference(([0.2, 0.3], [0, 0]), both_classes=True),
+     r"reference labels hold only class 0"),
+    (lambda: as_calibration("magic", CALIBRATORS), r"calibration must be one of"),
+    (lambda: as_calibration(object(), CALIBRATORS), r"calibration must be a name .* or an "
+                                                    r"object with fit\(scores, labels\)"),
+    (lambda: as_calibration(_Map(), CALIBRATORS, kind=Calibrator),
+     r"calibration must be a name .* or a Calibrator; got _Map"),
+])
+def test_entry_point_checks_name_the_argument(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from bayeval import validation
 from bayeval.evaluation import CI_KINDS
 from bayeval.methods.bounds import models
 from bayeval.methods.bounds.fast import (
@@ -225,8 +226,7 @@ def as_metrics(metrics, n_classes: int) -> tuple[str, ...]:
     ...
     ValueError: metrics ['f1'] are for two classes; with 3 use 'accuracy' or 'macro_f1'.
     """
-    metrics = tuple(default_metrics(n_classes) if metrics is None else
-                    [as_choice(m, "metrics", METRICS) for m in np.atleast_1d(metrics)])
+    metrics = validation.as_metrics(metrics, METRICS, default_metrics(n_classes))
     binary = sorted(str(m) for m in set(metrics) & set(BINARY_ONLY))
     if n_classes > 2 and binary:
         raise ValueError(f"metrics {binary} are for two classes; with {n_classes} use "

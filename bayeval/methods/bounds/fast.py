@@ -56,6 +56,8 @@ import xarray as xr
 from scipy import optimize, stats
 from threadpoolctl import threadpool_limits
 
+from bayeval.metrics import REGISTRY
+
 __all__ = [
     "BINARY_ONLY",
     "METRICS",
@@ -68,7 +70,9 @@ __all__ = [
 ]
 
 METRICS = ("accuracy", "precision", "recall", "f1", "macro_f1")
-BINARY_ONLY = ("precision", "recall", "f1")
+"""The metrics of :data:`bayeval.metrics.REGISTRY` that have Fréchet bounds here."""
+BINARY_ONLY = tuple(m for m in METRICS if not REGISTRY[m].multiclass)
+"""Those defined for two classes only (of class 1)."""
 
 
 def metric_terms(metric: str, n_classes: int
@@ -437,5 +441,6 @@ def default_metrics(n_classes: int) -> tuple[str, ...]:
     >>> default_metrics(2), default_metrics(3)
     (('accuracy', 'precision', 'recall', 'f1'), ('accuracy', 'macro_f1'))
     """
-    return ("accuracy", "precision", "recall", "f1") if n_classes == 2 else ("accuracy",
-                                                                               "macro_f1")
+    if n_classes == 2:
+        return ("accuracy", *BINARY_ONLY)
+    return tuple(m for m in METRICS if REGISTRY[m].multiclass)

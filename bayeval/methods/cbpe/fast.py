@@ -586,9 +586,10 @@ def auc_law(moments: RatioMoments, total_p: float, total_q: float, p_undefined: 
 
     The mean and variance of :math:`A/D` come from the exact moments of the Mann-Whitney
     numerator :math:`A` and the denominator :math:`D` by the delta method
-    (:func:`bayeval.confusion_moments.ratio_moments`). NannyML's estimate is the area under the ROC
-    curve of the expected counts: with :math:`\xi_{ij}=\mathbb 1[s_i>s_j]+\frac12\mathbb 1[s_i=s_j]`,
-    :math:`q=1-p`, :math:`P=\sum p`, :math:`Q=\sum q`, it is :math:`\sum_{i,j}p_iq_j\xi_{ij}/(PQ)
+    (:func:`bayeval.confusion_moments.ratio_moments`). NannyML's estimate is the area under the
+    ROC curve of the expected counts: with
+    :math:`\xi_{ij}=\mathbb 1[s_i>s_j]+\frac12\mathbb 1[s_i=s_j]`, :math:`q=1-p`,
+    :math:`P=\sum p`, :math:`Q=\sum q`, it is :math:`\sum_{i,j}p_iq_j\xi_{ij}/(PQ)
     =(\mathbb E A+\frac12\sum_ip_iq_i)/(PQ)`, the pairs :math:`i=j` included, where
     :math:`\sum_ip_iq_i=PQ-\mathbb E D`.
 

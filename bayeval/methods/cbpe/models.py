@@ -39,7 +39,7 @@ import xarray as xr
 
 from bayeval.chunks import WHOLE
 from bayeval.methods.cbpe.fast import KAPPA_PRIOR
-from bayeval.metrics import from_counts, roc_auc
+from bayeval.metrics import auc_value, metric_value
 from bayeval.sampling import DEFAULTS
 from bayeval.validation import as_choice
 
@@ -578,8 +578,8 @@ def metric_draws(group: xr.Dataset, n_pos, n_neg, metrics, zero_division: float,
     """
     tp, fn = group["tp"].values.astype(float), group["fn"].values.astype(float)
     cols = [auc if m == "roc_auc" else
-            from_counts(m, tp, n_pos - tp, fn, n_neg - fn, beta=beta,
-                          zero_division=zero_division) for m in metrics]
+            metric_value(m, tp, n_pos - tp, fn, n_neg - fn, beta, zero_division)
+            for m in metrics]
     return xr.DataArray(np.stack(cols, axis=-1), dims=(*group["tp"].dims, "metric"),
                         coords={**group["tp"].coords, "metric": list(metrics)})
 
@@ -617,5 +617,5 @@ def auc_of_draws(y: np.ndarray, scores: np.ndarray, rows: list[np.ndarray],
     [[1.0, 1.0], [0.25, 0.0]]
     """
     flat = y.reshape(-1, y.shape[-1])
-    cols = [roc_auc(flat[:, r], scores[r], zero_division=zero_division) for r in rows]
+    cols = [auc_value(flat[:, r], scores[r], "half", zero_division) for r in rows]
     return np.stack(cols, axis=-1).reshape(*y.shape[:-1], len(cols))

@@ -40,7 +40,7 @@ from bayeval.methods.cbpe.api import (
     without_reference,
 )
 from bayeval.methods.cbpe.fast import CountLaw, NormalLaw, auc_law, with_whole
-from bayeval.metrics import confusion_counts
+from bayeval.metrics import counts_of
 from bayeval.partitions import (
     RANGE_SAMPLE,
     RangeSums,
@@ -95,7 +95,7 @@ def _confusion(positive: np.ndarray, y: np.ndarray | None) -> np.ndarray:
     known = None if y is None else ~np.isnan(y)
     if known is None or not known.any():
         return np.zeros(4, np.int64)
-    return np.array(confusion_counts(y[known], positive[known]), dtype=np.int64)
+    return np.array(counts_of(y[known].astype(np.int64), positive[known]), dtype=np.int64)
 
 
 def _chunk_counts(p: np.ndarray, positive: np.ndarray, y: np.ndarray | None) -> _ChunkCounts:

@@ -10,19 +10,21 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import xarray as xr
 
 from bayeval.evaluation import CI_KINDS, Evaluation
 from bayeval.methods.labelled.fast import RATE_METRICS, counts, posterior
 from bayeval.methods.labelled.models import model
-from bayeval.metrics import confusion_counts
+from bayeval.metrics import counts_of
 from bayeval.sampling import sample
 from bayeval.validation import (
     as_binary,
     as_choice,
     as_ci_prob,
+    as_metrics,
+    as_predictions,
     as_scores,
+    as_threshold,
     check_same_length,
 )
 
@@ -80,21 +82,17 @@ def labelled(scores=None, labels=None, *, y_pred=None, threshold: float = 0.5, m
     method = as_choice(method, "method", METHODS)
     ci_prob = as_ci_prob(ci_prob)
     ci_kind = as_choice(ci_kind, "ci_kind", CI_KINDS)
-    metrics = tuple(RATE_METRICS if metrics is None else
-                    [as_choice(m, "metrics", RATE_METRICS) for m in np.atleast_1d(metrics)])
+    metrics = as_metrics(metrics, RATE_METRICS, RATE_METRICS)
+    threshold = as_threshold(threshold)
     a, b = (float(v) for v in prior)
     if not (a > 0 and b > 0):
         raise ValueError(f"prior must be two positive Beta parameters (a, b), got {prior!r}.")
     labels = as_binary(labels, "labels")
-    if y_pred is None:
-        if scores is None:
-            raise ValueError("give scores (with threshold) or y_pred; both are None.")
-        y_pred = (as_scores(scores, "scores") >= threshold).astype(np.int8)
-    else:
-        y_pred = as_binary(y_pred, "y_pred")
+    scores = None if scores is None or y_pred is not None else as_scores(scores, "scores")
+    y_pred = as_predictions(y_pred, scores, threshold)
     check_same_length(labels=labels, y_pred=y_pred)
 
-    tp, fp, fn, tn = confusion_counts(labels, y_pred)
+    tp, fp, fn, tn = counts_of(labels, y_pred)
     k, m = counts(tp, fp, fn, tn, metrics)
     data = xr.Dataset({"n": len(labels), "n_positive": int(labels.sum()),
                        "n_predicted_positive": int(y_pred.sum())})

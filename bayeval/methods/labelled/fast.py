@@ -26,10 +26,12 @@ import xarray as xr
 from scipy import stats
 
 from bayeval.intervals import beta_interval
+from bayeval.metrics import PROPORTIONS
 
 __all__ = ["RATE_METRICS", "counts", "posterior"]
 
-RATE_METRICS = ("accuracy", "precision", "recall", "specificity", "npv")
+RATE_METRICS = PROPORTIONS
+"""The rate metrics: binomial proportions of the rows (:data:`bayeval.metrics.PROPORTIONS`)."""
 
 
 def counts(tp, fp, fn, tn, metrics) -> tuple[np.ndarray, np.ndarray]:
