@@ -17,12 +17,10 @@ and negatives. Every confusion-matrix metric is therefore a function :math:`g(TP
   :math:`TP+FN=s` the metric is affine in :math:`TP`, and along :math:`FN` monotone.
 * :func:`count_distribution`: the same from the laws of the two counts (or a mixture of them).
 
-Their moments without the laws (PEMI-Gauss, and ROC-AUC) are in :mod:`bayeval.confusion_moments`.
+Their moments alone (PEMI-Gauss, and ROC-AUC) are in :mod:`bayeval.confusion_moments`. ``p`` has
+one value per row; where ``labels`` is known (0 or 1) ``p`` is ignored (but must be a probability).
 The public functions check their arguments; each has a twin without checks for arguments already
 checked (:func:`metric_law`, :func:`count_law`, :meth:`MetricDistribution.interval_ends`).
-
-Input convention: ``p`` has one value per row; where ``labels`` is known (0 or 1) the label is
-fixed and ``p`` is ignored (but must still be a probability).
 """
 
 from __future__ import annotations
@@ -36,7 +34,7 @@ from scipy import signal, special
 
 from bayeval.intervals import pmf_interval
 from bayeval.metrics import METRICS, REGISTRY, metric_value
-from bayeval.poibin import pmf_window
+from bayeval.poibin import pmf_above
 from bayeval.validation import (
     as_beta,
     as_binary,
@@ -95,9 +93,8 @@ class LabelRows:
 
     Examples
     --------
-    >>> LabelRows.split(np.array([True, True, False]), np.array([0.9, 0.6, 0.2]),
-    ...                 np.array([1.0, np.nan, np.nan])).p_pos
-    array([0.6])
+    >>> LabelRows.split(np.array([True, False]), np.array([0.9, 0.2]), None).p_neg
+    array([0.2])
     """
 
     n_pos: int
@@ -130,12 +127,8 @@ def label_rows(y_pred: Any, p: Any, labels: Any) -> LabelRows:
 
     Parameters
     ----------
-    y_pred : array-like of {0, 1}, shape (n,)
-        Predictions.
-    p : array-like, shape (n,)
-        :math:`P(Y_i=1)` in [0, 1]; ignored (but checked) where ``labels`` is known.
-    labels : array-like, shape (n,), optional
-        Known labels 0/1, NaN where unknown; None: all unknown.
+    y_pred, p, labels
+        As in :func:`metric_distribution`.
 
     Returns
     -------
@@ -164,7 +157,7 @@ def label_rows(y_pred: Any, p: Any, labels: Any) -> LabelRows:
 
 def _window(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(counts, probs) of PB(p) on the counts with probability above TOL, renormalised."""
-    start, probs = pmf_window(p, TOL)
+    start, probs = pmf_above(p, TOL)
     return start + np.arange(probs.size, dtype=float), probs / probs.sum()
 
 
@@ -540,13 +533,6 @@ class MetricDistribution:
     mean, sd : float
         Mean and standard deviation of the law (conditional on "defined" for ``np.nan``).
 
-    Methods
-    -------
-    interval(ci_prob=0.95, kind="eti")
-        ``(lower, upper)``: equal-tailed, shortest (``"hdi"``) or the paper's Algorithm 3.
-    mass(lower, upper)
-        Probability of ``[lower, upper]``, to report next to an interval.
-
     Notes
     -----
     :func:`metric_distribution` returns the two-count metrics (all but accuracy, precision and
@@ -745,8 +731,7 @@ class MetricDistribution:
 
         Examples
         --------
-        >>> metric_distribution("recall", [1, 1, 0, 0], [0.9, 0.6, 0.3, 0.1]).interval_ends(
-        ...     0.9, "hdi")
+        >>> metric_distribution("precision", [1, 1], [0.9, 0.6]).interval_ends(0.9, "hdi")
         (0.5, 1.0)
         """
         alpha = 1.0 - ci_prob

@@ -326,6 +326,12 @@ def auc_count_moments(s: np.ndarray, p: np.ndarray, w: float) -> RatioMoments:
     over tie groups; without ties, row :math:`i` of the sorted scores has
     :math:`c_i=i+p_i-\sum_jp_j` and :math:`\mathbb EA=\sum_iip_i-\sum_{i<j}p_ip_j`, no sums at
     all.
+
+    Examples
+    --------
+    >>> p = np.array([0.9, 0.6, 0.3, 0.1])
+    >>> auc_count_moments(p, p, 0.5) == auc_numerator_moments(p, p)
+    True
     """
     if not (s[1:] >= s[:-1]).all():
         order = np.argsort(s)  # the order within tie groups does not matter

@@ -33,7 +33,7 @@ import numpy as np
 
 from bayeval.chunks import WHOLE, Chunking, make_chunks
 from bayeval.confusion_moments import RatioMoments, ratio_moments
-from bayeval.poibin import convolve, truncated_pmf
+from bayeval.poibin import convolve_pmfs, pmf_above
 from bayeval.validation import (
     as_array,
     as_choice,
@@ -221,13 +221,13 @@ def add_tuples(a: NamedTuple, b: NamedTuple) -> NamedTuple:
 
 def pmf_window(p: Any) -> tuple[int, np.ndarray]:
     """(start, probs): the PMF of PB(p) where it is not 0 (its Bernstein window)."""
-    return truncated_pmf(np.asarray(p, dtype=float), tol=0.0)
+    return pmf_above(np.asarray(p, dtype=float), 0.0)
 
 
 def convolve_windows(a: tuple[int, np.ndarray], b: tuple[int, np.ndarray]
                      ) -> tuple[int, np.ndarray]:
     """The window of the sum of two independent counts given by their windows."""
-    return a[0] + b[0], convolve(a[1], b[1])
+    return a[0] + b[0], convolve_pmfs(a[1], b[1])
 
 
 def trim_window(start: int, probs: np.ndarray, tol: float) -> tuple[int, np.ndarray]:
@@ -547,7 +547,7 @@ def auc_numerator_moments(scores: Any, p: Any, labels: Any = None, *, ties: str 
 
     Returns
     -------
-    bayeval.confusion.RatioMoments
+    bayeval.confusion_moments.RatioMoments
         ``auc_numerator_moments(scores, p, labels, ties=ties)`` computed in memory, to 1e-12
         relative.
 

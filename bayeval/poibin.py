@@ -32,7 +32,7 @@ import scipy.fft
 
 from bayeval.validation import as_array, as_probabilities, as_scores, as_seed
 
-__all__ = ["PoissonBinomial", "convolve", "convolve_pmfs", "pmf_window", "truncated_pmf"]
+__all__ = ["PoissonBinomial", "convolve", "convolve_pmfs", "pmf_above", "truncated_pmf"]
 
 _BLOCK = 16  # trials per leaf product, formed by direct recursion
 _DIRECT = 65  # rows (and `convolve` inputs) at most this long are convolved directly
@@ -540,17 +540,17 @@ def truncated_pmf(p: Any, tol: float = 1e-16) -> tuple[int, np.ndarray]:
     p = _as_p(p)
     if not (isinstance(tol, (int, float, np.floating, np.integer)) and 0 <= tol < 1):
         raise ValueError(f"tol must be a number in [0, 1), got {tol!r}.")
-    return pmf_window(p, tol)
+    return pmf_above(p, tol)
 
 
-def pmf_window(p: np.ndarray, tol: float) -> tuple[int, np.ndarray]:
+def pmf_above(p: np.ndarray, tol: float) -> tuple[int, np.ndarray]:
     """:func:`truncated_pmf` without its checks, for arguments already checked.
 
     ``p`` must be a 1-D float numpy array of probabilities in [0, 1], ``tol`` in [0, 1).
 
     Examples
     --------
-    >>> pmf_window(np.array([0.1, 0.2, 0.2]), 0.01)
+    >>> pmf_above(np.array([0.1, 0.2, 0.2]), 0.01)
     (0, array([0.576, 0.352, 0.068]))
     """
     ones, _, inside = _split(p)

@@ -515,7 +515,7 @@ def as_threshold(threshold: Any, name: str = "threshold") -> float:
 def as_positive_int(value: Any, name: str, *, most: int | None = None) -> int:
     """A positive integer (a count, a size, a number of bins or draws), at most ``most``.
 
-    Integral floats such as ``10.0`` are accepted; bools are not.
+    Python and numpy integers are accepted; floats (even ``10.0``) and bools are not.
 
     Parameters
     ----------
@@ -537,7 +537,7 @@ def as_positive_int(value: Any, name: str, *, most: int | None = None) -> int:
 
     Examples
     --------
-    >>> as_positive_int(10, "n_bins"), as_positive_int(4.0, "draws")
+    >>> as_positive_int(10, "n_bins"), as_positive_int(np.int64(4), "draws")
     (10, 4)
     >>> as_positive_int(0, "chunk_size")
     Traceback (most recent call last):
@@ -548,8 +548,7 @@ def as_positive_int(value: Any, name: str, *, most: int | None = None) -> int:
         ...
     ValueError: n_chunks=3 exceeds the number of rows (2): some chunks would be empty.
     """
-    if (isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating))
-            or not np.isfinite(value) or int(value) != value or value < 1):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise ValueError(f"{name} must be a positive integer, got {_describe(value)}.")
     if most is not None and value > most:
         raise ValueError(f"{name}={int(value)} exceeds the number of rows ({most}): some chunks "

@@ -75,7 +75,7 @@ def roc_auc_moments(n: int = N) -> dict:
     labels = np.where(rng.random(n) < 0.3, np.nan, y)
     peer_s, _ = best_time(lambda: roc_auc_score(y, scores), 5)
     ours_s, (mean, var) = best_time(lambda: auc_moments(scores, p, labels), 5)
-    return row("confusion.auc_moments", f"ROC-AUC mean and variance, n={n:,}, 30% labels "
+    return row("confusion_moments.auc_moments", f"ROC-AUC mean and variance, n={n:,}, 30% labels "
                "missing, continuous scores", ours_s, "sklearn roc_auc_score (all labels)", peer_s,
                10, f"AUC {mean:.4f} +- {np.sqrt(var):.1e}")
 

@@ -9,7 +9,7 @@ from bayeval.poibin import (
     PoissonBinomial,
     convolve,
     convolve_pmfs,
-    pmf_window,
+    pmf_above,
     truncated_pmf,
 )
 
@@ -229,7 +229,7 @@ def test_trusting_twins_equal_the_checked_functions():
     p = rng.beta(0.5, 0.5, 300)
     for tol in (0.0, 1e-16, 1e-6):
         start, probs = truncated_pmf(p.tolist(), tol=tol)
-        twin_start, twin_probs = pmf_window(p, tol)
+        twin_start, twin_probs = pmf_above(p, tol)
         assert start == twin_start
         np.testing.assert_array_equal(probs, twin_probs)
     pmfs = [PoissonBinomial(rng.random(k)).pmf() for k in (3, 80, 200)]

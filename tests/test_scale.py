@@ -16,7 +16,7 @@ import dask.array as da  # noqa: E402
 import dask.dataframe as dd  # noqa: E402
 
 import bayeval as be  # noqa: E402
-from bayeval import confusion, partitions, scale  # noqa: E402
+from bayeval import confusion_moments, partitions, scale  # noqa: E402
 from bayeval.methods.cbpe.api import cbpe  # noqa: E402
 from bayeval.methods.judge.fast import Counts  # noqa: E402
 from bayeval.poibin import PoissonBinomial  # noqa: E402
@@ -111,7 +111,7 @@ def test_auc_moments_equal_in_memory(client, rng, ties, score_ranges):
     scores, p = tied_scores(rng, n), rng.beta(2, 2, n)
     labels = np.where(rng.random(n) < 0.6, np.nan, (rng.random(n) < p).astype(float))
     for given in (None, labels):
-        mem = confusion.auc_numerator_moments(scores, p, given, ties=ties)
+        mem = confusion_moments.auc_numerator_moments(scores, p, given, ties=ties)
         lazy = (da.from_array(x, chunks=1_700) for x in (scores, p, labels))
         ours = scale.auc_numerator_moments(next(lazy), next(lazy), None if given is None else
                                            next(lazy), ties=ties, score_ranges=score_ranges)
@@ -119,7 +119,7 @@ def test_auc_moments_equal_in_memory(client, rng, ties, score_ranges):
     np.testing.assert_allclose(
         scale.auc_moments(dd.from_array(scores, chunksize=2_500), p, labels, ties=ties,
                           score_ranges=score_ranges),
-        confusion.auc_moments(scores, p, labels, ties=ties), rtol=EXACT, atol=0)
+        confusion_moments.auc_moments(scores, p, labels, ties=ties), rtol=EXACT, atol=0)
 
 
 def test_range_sums_concatenate_exactly(rng):

@@ -40,7 +40,7 @@ from bayeval.chunks import WHOLE, Chunking
 from bayeval.confusion import TOL, MetricDistribution, count_law
 from bayeval.confusion_moments import RatioMoments, auc_count_moments, ratio_moments
 from bayeval.metrics import METRICS, REGISTRY, metric_value
-from bayeval.poibin import convolve_pmfs, pmf_window
+from bayeval.poibin import convolve_pmfs, pmf_above
 
 __all__ = ["GRID_CELLS", "KAPPA_PRIOR", "ONE_COUNT", "PMF_CELLS", "CountLaw", "NormalLaw",
            "Window", "auc_law", "beta_binomial_pmf", "beta_grid", "closed_form", "count_laws",
@@ -167,7 +167,7 @@ class CountLaw:
         negatives."""
         pos = y_pred == 1
         return cls.from_windows(int(pos.sum()), int((~pos).sum()),
-                                *(pmf_window(np.compress(side, p), TOL)
+                                *(pmf_above(np.compress(side, p), TOL)
                                   for side in (pos, ~pos)))
 
     @classmethod
