@@ -34,7 +34,7 @@ demo: $(STAMP)
 	$(VENV)/bin/bayeval demo
 
 test: $(STAMP)
-	$(PY) -m pytest -n 2 --dist loadgroup
+	$(PY) -m pytest -n 2 --dist loadgroup --durations=20
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -11,12 +11,12 @@ from importlib.metadata import version
 
 from bayeval import methods, plots  # plots and report register Evaluation.plot() and .report()
 from bayeval.evaluation import Evaluation, load
-from bayeval.methods.bounds.api import bounds
-from bayeval.methods.cbpe.api import cbpe
-from bayeval.methods.judge.api import judge
-from bayeval.methods.labelled.api import labelled
-from bayeval.methods.mvu.api import mvu
-from bayeval.methods.pemi.api import pemi
+from bayeval.methods.bounds import bounds
+from bayeval.methods.cbpe import cbpe
+from bayeval.methods.judge import judge
+from bayeval.methods.labelled import labelled
+from bayeval.methods.mvu import mvu
+from bayeval.methods.pemi import pemi
 from bayeval.report import report
 
 __version__ = version("bayeval")

@@ -30,7 +30,8 @@ from functools import cached_property
 from typing import Any
 
 import numpy as np
-from scipy import signal, special
+import scipy
+from scipy import special
 
 from bayeval.intervals import pmf_interval
 from bayeval.metrics import METRICS, REGISTRY, metric_value
@@ -352,8 +353,8 @@ class _GridLaw:
         rows, width = self.tp.size, self.fn.size
         centre = (self.weights @ self.a) @ np.arange(rows)
         u = np.arange(rows) - centre
-        m0, m1, m2 = signal.fftconvolve(np.stack([self.wa, u * self.wa, u * u * self.wa]),
-                                        self.b[None], axes=2).sum(axis=1)
+        m0, m1, m2 = scipy.signal.fftconvolve(np.stack([self.wa, u * self.wa, u * u * self.wa]),
+                                              self.b[None], axes=2).sum(axis=1)
         s = np.arange(rows + width - 1)
         i1, i2 = np.maximum(s - (width - 1), 0), np.minimum(s, rows - 1)
         g1, g2 = self.value(i1, s - i1), self.value(i2, s - i2)

@@ -4,7 +4,7 @@ equal-tailed or shortest."""
 from __future__ import annotations
 
 import numpy as np
-from scipy import optimize, stats
+import scipy
 
 __all__ = ["beta_interval", "normal_interval", "pmf_interval"]
 
@@ -12,8 +12,8 @@ __all__ = ["beta_interval", "normal_interval", "pmf_interval"]
 def _shortest(ppf, ci_prob: float) -> tuple[float, float]:
     """Shortest [ppf(q), ppf(q + ci_prob)] over q: the HDI of a unimodal or monotone density."""
     width = lambda q: ppf(q + ci_prob) - ppf(q)  # noqa: E731
-    res = optimize.minimize_scalar(width, bounds=(0.0, 1.0 - ci_prob), method="bounded",
-                                   options={"xatol": 1e-12})
+    res = scipy.optimize.minimize_scalar(width, bounds=(0.0, 1.0 - ci_prob), method="bounded",
+                                         options={"xatol": 1e-12})
     q = min((0.0, 1.0 - ci_prob, float(res.x)), key=width)
     return float(ppf(q)), float(ppf(q + ci_prob))
 
@@ -46,7 +46,7 @@ def beta_interval(a: float, b: float, ci_prob: float, kind: str = "eti") -> tupl
     >>> [round(x, 4) for x in beta_interval(3, 7, 0.95, kind="hdi")]
     [0.0542, 0.5676]
     """
-    law = stats.beta(a, b)
+    law = scipy.stats.beta(a, b)
     if kind == "eti" or (a == 1 and b == 1):
         tail = (1 - ci_prob) / 2
         return float(law.ppf(tail)), float(law.ppf(1 - tail))
@@ -74,7 +74,7 @@ def normal_interval(mean, sd, ci_prob: float):
     >>> lower.round(4), upper.round(4)
     (array([0.304 , 0.1804]), array([0.696 , 0.2196]))
     """
-    z = stats.norm.ppf((1 + ci_prob) / 2)
+    z = scipy.stats.norm.ppf((1 + ci_prob) / 2)
     return np.asarray(mean) - z * np.asarray(sd), np.asarray(mean) + z * np.asarray(sd)
 
 

@@ -26,8 +26,8 @@ from itertools import product
 from typing import TYPE_CHECKING
 
 import numpy as np
+import scipy
 import xarray as xr
-from scipy import stats
 
 from bayeval.display import (
     ALERT_COLOR,
@@ -293,11 +293,11 @@ def _fast_law(point: xr.Dataset, ci_prob: float):
     :func:`~bayeval.methods.labelled.api.labelled`), the normal of its ``mean`` and ``sd`` where
     its interval is that normal's, else None (its interval is all it gives)."""
     if "alpha" in point and "beta" in point and point["alpha"].ndim == 0:
-        return stats.beta(float(point["alpha"]), float(point["beta"]))
+        return scipy.stats.beta(float(point["alpha"]), float(point["beta"]))
     mean, sd = float(point["mean"]), float(point["sd"])
     if not sd > 0:
         return None
-    law = stats.norm(mean, sd)
+    law = scipy.stats.norm(mean, sd)
     gaussian = np.allclose(law.ppf([(1 - ci_prob) / 2, (1 + ci_prob) / 2]),
                            [float(point["lower"]), float(point["upper"])], rtol=0, atol=1e-9)
     return law if gaussian else None

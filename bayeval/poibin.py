@@ -28,7 +28,7 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
-import scipy.fft
+import scipy
 
 from bayeval.validation import as_array, as_probabilities, as_scores, as_seed
 

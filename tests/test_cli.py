@@ -197,7 +197,7 @@ def sampling(files, *options):
             "--method", "pymc", "--seed", "1", *options)
 
 
-@pytest.mark.xdist_group("judge_model_a")
+@pytest.mark.xdist_group("judge_pymc")  # with the judge's model tests: one compile
 def test_progress_on_request_goes_to_stderr_and_not_by_default_off_a_terminal(command, files):
     run = command(*sampling(files, "--progress"))
     assert run.returncode == 0, run.stderr
@@ -208,7 +208,7 @@ def test_progress_on_request_goes_to_stderr_and_not_by_default_off_a_terminal(co
     assert quiet.stdout == run.stdout
 
 
-@pytest.mark.xdist_group("judge_model_a")
+@pytest.mark.xdist_group("judge_pymc")  # with the judge's model tests: one compile
 def test_progress_by_default_on_a_terminal_unless_no_progress(command_on_a_terminal, files):
     code, out, terminal = command_on_a_terminal(*sampling(files))
     assert code == 0 and PROGRESS in terminal and "theta" in out

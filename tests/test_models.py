@@ -25,7 +25,14 @@ def spec_of(name):
     return json.loads((ROOT / name / "reference.json").read_text())
 
 
-@pytest.mark.parametrize("name", names())
+def grouped(name):
+    """The judge's models on the worker of the judge's model tests (compiled once there)."""
+    if name.startswith("judge_"):
+        return pytest.param(name, marks=pytest.mark.xdist_group("judge_pymc"))
+    return name
+
+
+@pytest.mark.parametrize("name", [grouped(name) for name in names()])
 def test_quick_run_matches_reference(name):
     spec = spec_of(name)
     assert spec["reference"], f"{name}: reference.json has no reference; run models.regenerate"

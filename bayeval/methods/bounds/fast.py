@@ -52,8 +52,8 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+import scipy
 import xarray as xr
-from scipy import optimize, stats
 from threadpoolctl import threadpool_limits
 
 from bayeval.metrics import REGISTRY
@@ -308,9 +308,9 @@ def _entropic_max(cost, alpha, beta, epsilon, max_iter):
 
     start = epsilon * np.log(np.maximum(beta, np.finfo(float).tiny)) - alpha @ cost
     start -= start.mean(axis=1, keepdims=True)
-    res = optimize.minimize(objective, start.ravel(), jac=True, method="L-BFGS-B",
-                            options={"maxiter": max_iter, "maxfun": 2 * max_iter,
-                                     "ftol": 1e-15, "gtol": 1e-10})
+    res = scipy.optimize.minimize(objective, start.ravel(), jac=True, method="L-BFGS-B",
+                                  options={"maxiter": max_iter, "maxfun": 2 * max_iter,
+                                           "ftol": 1e-15, "gtol": 1e-10})
     _, dual, soft = parts(res.x)
     return dual, soft, bool(res.success)
 
@@ -413,7 +413,7 @@ def closed_form(results: dict[str, dict[str, float]], ci_prob: float) -> xr.Data
     0.4
     """
     frame = pd.DataFrame(results).T[list(_nan_result())].astype(float)
-    z = stats.norm.ppf((1 + ci_prob) / 2)
+    z = scipy.stats.norm.ppf((1 + ci_prob) / 2)
     lo, hi = frame["lower_bound"], frame["upper_bound"]
     frame["mean"] = (lo + hi) / 2
     frame["sd"] = np.sqrt((hi - lo) ** 2 / 12 + frame["midpoint_sd"] ** 2)

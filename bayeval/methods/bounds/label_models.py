@@ -21,7 +21,7 @@ function :func:`bayeval.methods.bounds.api.bounds` validates them once.
 from __future__ import annotations
 
 import numpy as np
-from scipy import sparse
+import scipy
 
 __all__ = ["LABEL_MODELS", "dawid_skene", "fit_label_model", "majority_vote",
            "weak_label_patterns"]
@@ -104,14 +104,14 @@ def majority_vote(patterns: np.ndarray, n_classes: int) -> np.ndarray:
     return votes / votes.sum(axis=1, keepdims=True)
 
 
-def _one_hot(patterns: np.ndarray, n_classes: int) -> sparse.csr_matrix:
+def _one_hot(patterns: np.ndarray, n_classes: int) -> scipy.sparse.csr_matrix:
     """Sparse (n_patterns, n_lfs * (K + 1)) indicator of each LF's outcome (0 = abstain)."""
     n_pat, n_lfs = patterns.shape
     cols = (patterns + 1) + (n_classes + 1) * np.arange(n_lfs)[None, :]
     rows = np.repeat(np.arange(n_pat), n_lfs)
     data = np.ones(n_pat * n_lfs)
-    return sparse.csr_matrix((data, (rows, cols.ravel())),
-                             shape=(n_pat, n_lfs * (n_classes + 1)))
+    return scipy.sparse.csr_matrix((data, (rows, cols.ravel())),
+                                   shape=(n_pat, n_lfs * (n_classes + 1)))
 
 
 def dawid_skene(patterns: np.ndarray, counts: np.ndarray, n_classes: int, *,

@@ -33,8 +33,9 @@ from itertools import product
 from typing import NamedTuple
 
 import numpy as np
+import scipy
 import xarray as xr
-from scipy import special, stats
+from scipy import special
 
 from bayeval.chunks import WHOLE, Chunking
 from bayeval.confusion import TOL, MetricDistribution, count_law
@@ -102,7 +103,7 @@ def beta_binomial_pmf(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     >>> beta_binomial_pmf(4, [2.0], [3.0]).round(6)
     array([[0.214286, 0.285714, 0.257143, 0.171429, 0.071429]])
     >>> bool(np.allclose(beta_binomial_pmf(4, [2.0], [3.0])[0],
-    ...                  stats.betabinom.pmf(range(5), 4, 2, 3), rtol=1e-12))
+    ...                  scipy.stats.betabinom.pmf(range(5), 4, 2, 3), rtol=1e-12))
     True
     """
     a, b = np.asarray(a, float)[:, None], np.asarray(b, float)[:, None]
@@ -480,7 +481,7 @@ def kappa_posterior(k, n, c, prior=KAPPA_PRIOR, size: int = 61) -> tuple[np.ndar
     mu, sigma = prior
 
     def log_post(x):
-        return _log_likelihood(x, k, n, c) + stats.norm.logpdf(x, mu, sigma)
+        return _log_likelihood(x, k, n, c) + scipy.stats.norm.logpdf(x, mu, sigma)
 
     coarse = np.linspace(mu - _SPAN * sigma, mu + _SPAN * sigma, 801)
     lp = log_post(coarse)

@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import scipy
 import xarray as xr
-from scipy import stats
 
 from bayeval.deprecation import renamed_arguments
 from bayeval.evaluation import SAMPLE_DIMS, Evaluation
@@ -747,9 +747,9 @@ def ppi_mean_ci(Y, Yhat, Yhat_unlabeled, alpha: float = 0.1, alternative: str = 
     est = ppi_pp(mo, _ppi_lambda(mo, lam))
     theta, se = np.atleast_1d(est.estimate).astype(float), np.atleast_1d(est.se).astype(float)
     if alternative == "two-sided":
-        z = stats.norm.ppf(1 - alpha / 2)
+        z = scipy.stats.norm.ppf(1 - alpha / 2)
         return theta - z * se, theta + z * se
-    z = stats.norm.ppf(1 - alpha)
+    z = scipy.stats.norm.ppf(1 - alpha)
     if alternative == "larger":
         return theta - z * se, np.full_like(theta, np.inf)
     return np.full_like(theta, -np.inf), theta + z * se

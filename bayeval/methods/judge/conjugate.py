@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from scipy import optimize, special
+import scipy
+from scipy import special
 
 from bayeval.methods.judge.fast import Counts
 
@@ -65,8 +66,8 @@ def _theta_cdf(t: float, p_ab, mu1_ab, mu0_ab, nodes) -> float:
 
 
 def _quantile(q: float, p_ab, mu1_ab, mu0_ab, nodes) -> float:
-    return optimize.brentq(lambda t: _theta_cdf(t, p_ab, mu1_ab, mu0_ab, nodes) - q, 0.0, 1.0,
-                           xtol=1e-12)
+    return scipy.optimize.brentq(lambda t: _theta_cdf(t, p_ab, mu1_ab, mu0_ab, nodes) - q, 0.0, 1.0,
+                                 xtol=1e-12)
 
 
 def conjugate_posterior(c: Counts, prior: dict, ci_prob: float,

@@ -32,7 +32,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from scipy import special, stats
+import scipy
+from scipy import special
 
 __all__ = [
     "ESTIMATORS",
@@ -291,7 +292,7 @@ def z_value(ci_prob: float) -> float:
     >>> round(z_value(0.95), 4), round(z_value(0.9), 4)
     (1.96, 1.6449)
     """
-    return float(stats.norm.ppf((1 + ci_prob) / 2))
+    return float(scipy.stats.norm.ppf((1 + ci_prob) / 2))
 
 
 def interval(est: Estimate, z: float, kind: str = "logit") -> tuple[np.ndarray, np.ndarray]:

@@ -22,8 +22,8 @@ With the prior :math:`\theta_j \sim \mathrm{Beta}(a, b)` and the likelihood
 from __future__ import annotations
 
 import numpy as np
+import scipy
 import xarray as xr
-from scipy import stats
 
 from bayeval.intervals import beta_interval
 from bayeval.metrics import PROPORTIONS
@@ -97,7 +97,7 @@ def posterior(successes, trials, *, metrics=RATE_METRICS, prior=(1.0, 1.0), ci_p
     """
     k, m = np.asarray(successes), np.asarray(trials)
     alpha, beta = prior[0] + k, prior[1] + m - k
-    law = stats.beta(alpha, beta)
+    law = scipy.stats.beta(alpha, beta)
     bounds = np.array([beta_interval(a, b, ci_prob, ci_kind) for a, b in zip(alpha, beta,
                                                                                strict=True)])
     dims = ("metric",)

@@ -9,6 +9,7 @@ exact hard confidence in :mod:`bayeval.methods.mvu.fast`, MVCE and post-hoc scal
 import functools
 
 from bayeval.deprecation import renamed_names
+from bayeval.methods.mvu import plots  # noqa: F401 (registers the MVU figure with the display)
 from bayeval.methods.mvu.api import mvu
 from bayeval.methods.mvu.calibration import consistency, ece, fit_scale, mvce, reliability
 from bayeval.methods.mvu.estimators import (

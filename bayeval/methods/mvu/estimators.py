@@ -28,7 +28,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from scipy import optimize, special
+import scipy
+from scipy import special
 
 from bayeval.deprecation import renamed_arguments
 from bayeval.sampling import progress
@@ -704,9 +705,9 @@ class DMV:
         init = [np.zeros((f, k)), rng.normal(0, 1 / np.sqrt(f), (f, self.hidden)),
                 np.zeros(self.hidden), np.zeros((self.hidden, k)),
                 np.log(10 * np.exp(t).mean(0))]
-        res = optimize.minimize(self._loss, np.concatenate([p.ravel() for p in init]),
-                                args=(h, t), jac=True, method="L-BFGS-B",
-                                options={"maxiter": self.max_iter})
+        res = scipy.optimize.minimize(self._loss, np.concatenate([p.ravel() for p in init]),
+                                      args=(h, t), jac=True, method="L-BFGS-B",
+                                      options={"maxiter": self.max_iter})
         self.params_, self.n_iter_, self.loss_ = self._unpack(res.x), res.nit, res.fun
         return self
 

@@ -49,7 +49,8 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from scipy import special, stats
+import scipy
+from scipy import special
 
 from bayeval.deprecation import renamed_arguments
 from bayeval.validation import as_seed
@@ -93,7 +94,7 @@ def _gauss_legendre() -> tuple[np.ndarray, np.ndarray]:
     """256 Gauss-Legendre nodes on [-9, 9] and their weights times the N(0, 1) pdf (computed on
     first use: the eigenvalue problem costs tens of milliseconds)."""
     x, w = np.polynomial.legendre.leggauss(256)
-    return 9 * x, 9 * w * stats.norm.pdf(9 * x)
+    return 9 * x, 9 * w * scipy.stats.norm.pdf(9 * x)
 
 
 def check_alpha(alpha, name: str = "alpha") -> np.ndarray:
@@ -394,7 +395,7 @@ def gaussian_vote_probs(mean, cov, *, weights=None, n_points: int = 2048,
         out[low] = _envelope(shifted[low], lam[low], vec[low], int(rank[low].max()), n_points,
                              rng)
     if (~low).any():
-        u = stats.qmc.Sobol(max(k - 2, 1), scramble=True, rng=rng).random(n_points)
+        u = scipy.stats.qmc.Sobol(max(k - 2, 1), scramble=True, rng=rng).random(n_points)
         out[~low] = _orthants(shifted[~low], cov[~low], u)
     return out
 
@@ -442,7 +443,7 @@ def _envelope(a: np.ndarray, lam: np.ndarray, vec: np.ndarray, rank: int, n_poin
     f = vec * np.sqrt(np.maximum(lam, 0.0))[:, None, :]
     q = max(rank - 1, 0)
     top, rest = f[:, :, -1], f[:, :, k - 1 - q:k - 1]
-    eps = (special.ndtri(np.clip(stats.qmc.Sobol(q, scramble=True, rng=rng).random(n_points),
+    eps = (special.ndtri(np.clip(scipy.stats.qmc.Sobol(q, scramble=True, rng=rng).random(n_points),
                                  1e-16, 1 - 1e-16)) if q else np.zeros((1, 0)))
     dc = (top[:, :, None] - top[:, None, :])[:, None]  # [j, i] = c_j - c_i
     out = np.empty((n, k))

@@ -22,8 +22,9 @@ With a posterior, :math:`P(V = j) = \frac1S\sum_s P_j(\theta^{(s)})` (average, t
 from __future__ import annotations
 
 import numpy as np
+import scipy
 import xarray as xr
-from scipy import linalg, special
+from scipy import special
 
 from bayeval.methods.mvu.estimators import (
     CLIP,
@@ -258,7 +259,7 @@ class _Design:
         self.mean, sd = raw.mean(0), raw.std(0)
         varying = np.flatnonzero(sd > 1e-12)
         z = (raw[:, varying] - self.mean[varying]) / sd[varying]
-        _, r, piv = linalg.qr(z, pivoting=True, mode="economic")
+        _, r, piv = scipy.linalg.qr(z, pivoting=True, mode="economic")
         rank = int((np.abs(np.diag(r)) > 1e-8 * np.abs(r[0, 0])).sum())
         self.columns = varying[np.sort(piv[:rank])]
         self.sd = sd

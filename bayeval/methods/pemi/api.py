@@ -31,8 +31,9 @@ import warnings as _warnings
 from typing import Any
 
 import numpy as np
+import scipy
 import xarray as xr
-from scipy import special, stats
+from scipy import special
 
 from bayeval import validation
 from bayeval.calibration import CALIBRATORS
@@ -329,7 +330,7 @@ def _predictive_tree(values: np.ndarray, metrics, shape: tuple[int, int],
 
 def _sensitivity(rows: Rows, p: np.ndarray, metrics, delta, ci_prob, opts) -> xr.Dataset:
     """PEMI-Gauss at fixed delta: 0 (MAR) and quantiles of delta's prior."""
-    grid = np.unique(np.r_[0.0, stats.norm.ppf(SENSITIVITY_QUANTILES, *delta)])
+    grid = np.unique(np.r_[0.0, scipy.stats.norm.ppf(SENSITIVITY_QUANTILES, *delta)])
     parts = np.array([[gauss(rows, p, metrics, delta=(d, 0.0), ci_prob=ci_prob, opts=opts)[0][m]
                        for m in metrics] for d in grid])
     return xr.Dataset({k: (("delta", "metric"), parts[..., j]) for j, k in

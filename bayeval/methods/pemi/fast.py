@@ -26,8 +26,9 @@ from functools import cached_property
 from typing import Any, NamedTuple
 
 import numpy as np
+import scipy
 import xarray as xr
-from scipy import optimize, special, stats
+from scipy import special
 
 from bayeval.calibration import binned_error, make_calibrator
 from bayeval.confusion import LabelRows, MetricDistribution, metric_law
@@ -592,10 +593,10 @@ def mixture(means: np.ndarray, variances: np.ndarray, weights: np.ndarray,
 
     def cdf(t: float) -> float:
         with np.errstate(over="ignore", divide="ignore"):
-            return float(weights @ stats.norm.cdf((t - means) / sds))
+            return float(weights @ scipy.stats.norm.cdf((t - means) / sds))
 
     tail = (1 - ci_prob) / 2
-    lo, hi = (optimize.brentq(lambda t, q=q: cdf(t) - q, *spread, xtol=1e-12)
+    lo, hi = (scipy.optimize.brentq(lambda t, q=q: cdf(t) - q, *spread, xtol=1e-12)
               for q in (tail, 1 - tail))
     return mean, float(np.sqrt(var)), float(lo), float(hi)
 

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from scipy import stats
+import scipy
 
 from bayeval.methods.pemi.fast import DEFAULT, Options
 from bayeval.metrics import auc_value, counts_of, metric_value
@@ -223,7 +223,7 @@ def pit_normal(truth, mean, sd) -> np.ndarray:
     """
     truth, mean, sd = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (truth, mean, sd)))
     z = np.divide(truth - mean, sd, out=np.where(truth >= mean, np.inf, -np.inf), where=sd > 0)
-    return stats.norm.cdf(z)
+    return scipy.stats.norm.cdf(z)
 
 
 def pit_draws(truth, draws, random_seed=None) -> np.ndarray:
