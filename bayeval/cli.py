@@ -24,7 +24,7 @@ import pandas as pd
 
 import bayeval as be
 from bayeval import sampling
-from bayeval.methods.cbpe.api import NOISES
+from bayeval.methods.cbpe import NOISES
 
 __all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_USAGE", "InputError", "column", "main", "read_table"]
 

@@ -488,7 +488,7 @@ def group_diagnostics(ev: Evaluation) -> Table:
     ``method="pymc"``):
 
     >>> import numpy as np, xarray as xr
-    >>> from bayeval.methods.labelled.api import posterior
+    >>> from bayeval.methods.labelled import posterior
     >>> def fit(right):  # right of 60 predictions, Beta(2, 2) prior
     ...     rng = np.random.default_rng(right)
     ...     dims = ("chain", "draw", "metric")

@@ -29,7 +29,7 @@ import warnings
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from bayeval.methods.cbpe.api import cbpe
+from bayeval.methods.cbpe import cbpe
 
 SEED = 20261122
 N_REF, N_ANALYSIS, N_CHUNKS = 100_000, 1_000_000, 10

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bayeval.methods.judge.api import judge, ppi_mean_ci
+from bayeval.methods.judge import judge, ppi_mean_ci
 from bayeval.methods.judge.fast import (
     Counts,
     Moments,

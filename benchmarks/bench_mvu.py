@@ -25,7 +25,7 @@ from sklearn.datasets import load_digits
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 
-from bayeval.methods.mvu.api import mvu
+from bayeval.methods.mvu import mvu
 from bayeval.methods.mvu.estimators import DMV, mcar_mask, sensor_groups
 from bayeval.methods.mvu.fast import hard_confidence
 

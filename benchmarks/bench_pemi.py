@@ -15,7 +15,7 @@ import numpy as np
 from scipy import stats
 
 from bayeval.datasets import calibrated_scores, mask_labels
-from bayeval.methods.pemi.api import pemi
+from bayeval.methods.pemi import pemi
 from benchmarks.timing import best_time
 
 SEED = 20261122

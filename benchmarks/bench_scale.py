@@ -39,8 +39,8 @@ import numpy as np
 
 from bayeval import scale
 from bayeval.datasets import noisy_judge
-from bayeval.methods.cbpe.api import cbpe
-from bayeval.methods.judge.api import judge
+from bayeval.methods.cbpe import cbpe
+from bayeval.methods.judge import judge
 
 SEED = 20261010
 N_ROWS = 10**8
@@ -122,7 +122,7 @@ def cbpe_in_memory(folder: Path) -> list[dict]:
 def judge_fit(data):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        return judge(data.y, data.yhat, data.yhat_unlabeled, estimator="pymc", random_seed=1)
+        return judge(data.y, data.yhat, data.yhat_unlabeled, method="pymc", random_seed=1)
 
 
 def warm_up() -> None:

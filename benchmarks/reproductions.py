@@ -34,7 +34,6 @@ from bayeval.calibration import ace, make_calibrator
 from bayeval.datasets import weak_labels
 from bayeval.methods.bounds import compare_labelling_functions
 from bayeval.methods.judge.fast import Counts, youden, z_value
-from bayeval.methods.pemi import protocol
 from bayeval.methods.mvu import (
     GaussianImputer,
     LinearClassifier,
@@ -43,6 +42,7 @@ from bayeval.methods.mvu import (
     hard_confidence,
     mvce,
 )
+from bayeval.methods.pemi import protocol
 
 from .timing import best_time
 
