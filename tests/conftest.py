@@ -1,4 +1,7 @@
-"""Test configuration: the repository root on sys.path (for models/), a headless backend."""
+"""Test configuration: the repository root on sys.path (for models/), a headless backend, one
+xdist worker per module with a module-scoped fixture, the fitted evaluations shared by the plot
+and report tests, and the bayeval command run in this process (``command``,
+``command_on_a_terminal``) or in a subprocess (``command_line``)."""
 
 import os
 
@@ -15,6 +18,19 @@ matplotlib.use("Agg")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("PYTENSOR_FLAGS", f"compiledir={ROOT / '.cache' / 'pytensor'}")
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups (--dist loadgroup)
+def pytest_collection_modifyitems(config, items):
+    """The tests of a module that share a module-scoped fixture (a fit, a NUTS run, a demo) run
+    on one xdist worker, so that the fixture is computed once rather than on every worker that
+    gets one of them. Tests already in an ``xdist_group`` keep theirs."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is not None:
+            continue
+        defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+        if any(d and d[-1].scope == "module" for d in defs.values()):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
 
 
 # shared by the plot and report tests: the breast-cancer classifier evaluated with all labels
