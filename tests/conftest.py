@@ -149,3 +149,15 @@ def command_line():
                               timeout=600, **kwargs)
 
     return run
+
+
+@pytest.fixture(scope="module")
+def client():
+    """A ``distributed.Client`` on a LocalCluster of 2 single-threaded worker processes, for the
+    partitioned paths' tests (mark their module ``xdist_group("scale")``: one worker runs them)."""
+    distributed = pytest.importorskip("distributed", reason="bayeval.scale needs the 'scale' "
+                                                            "extra (dask.distributed)")
+    cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                       dashboard_address=":0")
+    with cluster, distributed.Client(cluster) as c:
+        yield c

@@ -10,28 +10,20 @@ import pandas as pd
 import pytest
 
 pytest.importorskip("dask.dataframe", reason="bayeval.scale needs the 'scale' extra (dask)")
-distributed = pytest.importorskip("distributed", reason="bayeval.scale needs the 'scale' extra "
-                                                        "(dask.distributed)")
-import dask.array as da  # noqa: E402
-import dask.dataframe as dd  # noqa: E402
+pytest.importorskip("distributed", reason="bayeval.scale needs the 'scale' extra "
+                    "(dask.distributed)")
+import dask.array as da
+import dask.dataframe as dd
 
-import bayeval as be  # noqa: E402
-from bayeval import confusion_moments, partitions, scale  # noqa: E402
-from bayeval.methods.cbpe.api import cbpe  # noqa: E402
-from bayeval.methods.judge.fast import Counts  # noqa: E402
-from bayeval.poibin import PoissonBinomial  # noqa: E402
+import bayeval as be
+from bayeval import confusion_moments, partitions, scale
+from bayeval.methods.cbpe.api import cbpe
+from bayeval.methods.judge.fast import Counts
+from bayeval.poibin import PoissonBinomial
 
 pytestmark = pytest.mark.xdist_group("scale")  # one cluster per test run under xdist
 EXACT = 1e-12
 SEED = 20261010
-
-
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                       dashboard_address=":0")
-    with cluster, distributed.Client(cluster) as c:
-        yield c
 
 
 @pytest.fixture

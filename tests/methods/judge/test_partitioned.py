@@ -7,27 +7,19 @@ import numpy as np
 import pytest
 
 pytest.importorskip("dask.dataframe", reason="bayeval.scale needs the 'scale' extra (dask)")
-distributed = pytest.importorskip("distributed", reason="bayeval.scale needs the 'scale' extra "
-                                                        "(dask.distributed)")
-import dask.array as da  # noqa: E402
-import dask.dataframe as dd  # noqa: E402
+pytest.importorskip("distributed", reason="bayeval.scale needs the 'scale' extra "
+                    "(dask.distributed)")
+import dask.array as da
+import dask.dataframe as dd
 
-from bayeval import scale  # noqa: E402
-from bayeval.methods.judge.api import judge  # noqa: E402
-from bayeval.methods.judge.fast import Counts  # noqa: E402
-from bayeval.methods.judge.partitioned import judge_counts, judge_estimates  # noqa: E402
+from bayeval import scale
+from bayeval.methods.judge.api import judge
+from bayeval.methods.judge.fast import Counts
+from bayeval.methods.judge.partitioned import judge_counts, judge_estimates
 
 pytestmark = pytest.mark.xdist_group("scale")  # one cluster per test run under xdist
 EXACT = 1e-12
 SEED = 20261010
-
-
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                       dashboard_address=":0")
-    with cluster, distributed.Client(cluster) as c:
-        yield c
 
 
 @pytest.fixture

@@ -5,27 +5,19 @@ import numpy as np
 import pytest
 
 pytest.importorskip("dask.dataframe", reason="bayeval.scale needs the 'scale' extra (dask)")
-distributed = pytest.importorskip("distributed", reason="bayeval.scale needs the 'scale' extra "
-                                                        "(dask.distributed)")
-import dask.array as da  # noqa: E402
+pytest.importorskip("distributed", reason="bayeval.scale needs the 'scale' extra "
+                    "(dask.distributed)")
+import dask.array as da
 
-from bayeval import scale  # noqa: E402
-from bayeval.methods.mvu.api import mvu  # noqa: E402
-from bayeval.methods.mvu.estimators import GaussianImputer, LinearClassifier  # noqa: E402
-from bayeval.methods.mvu.fast import gaussian_vote_probs  # noqa: E402
-from bayeval.methods.mvu.partitioned import mvu_hard_confidence  # noqa: E402
+from bayeval import scale
+from bayeval.methods.mvu.api import mvu
+from bayeval.methods.mvu.estimators import GaussianImputer, LinearClassifier
+from bayeval.methods.mvu.fast import gaussian_vote_probs
+from bayeval.methods.mvu.partitioned import mvu_hard_confidence
 
 pytestmark = pytest.mark.xdist_group("scale")  # one cluster per test run under xdist
 EXACT = 1e-12
 SEED = 20261010
-
-
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                       dashboard_address=":0")
-    with cluster, distributed.Client(cluster) as c:
-        yield c
 
 
 @pytest.fixture
