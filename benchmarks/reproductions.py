@@ -29,7 +29,6 @@ import numpy as np
 from scipy import stats
 
 import bayeval as be
-from bayeval import metrics as M
 from bayeval.calibration import ace, make_calibrator
 from bayeval.datasets import weak_labels
 from bayeval.methods.bounds import compare_labelling_functions
@@ -43,6 +42,7 @@ from bayeval.methods.mvu import (
     mvce,
 )
 from bayeval.methods.pemi import protocol
+from bayeval.metrics import confusion_counts, from_counts
 
 from .timing import best_time
 
@@ -443,7 +443,7 @@ def _judge_fit(y, yhat, labelled, truth) -> dict[str, dict[str, float]]:
     kappa <= 0, so the replicates are fitted in two calls: kappa > 0, and the others (no RG).
     """
     m = labelled
-    tp, fp, fn, tn = M.confusion_counts(y[:m].T, yhat[:m].T)
+    tp, fp, fn, tn = confusion_counts(y[:m].T, yhat[:m].T)
     t1 = yhat[m:].sum(0)
     counts = Counts(n11=tp, n10=fn, n01=fp, n00=tn, t1=t1, t0=y.shape[0] - m - t1)
     kappa = youden(counts, adjust=True, z=z_value(0.9))  # be.judge's test for RG
@@ -690,7 +690,7 @@ def _bound_metrics(k: int) -> tuple[str, ...]:
 def _test_value(metric: str, labels, y_pred) -> float:
     if metric == "accuracy":
         return float(np.mean(labels == y_pred))
-    return float(M.from_counts("f1", *M.confusion_counts(labels, y_pred)))
+    return float(from_counts("f1", *confusion_counts(labels, y_pred)))
 
 
 def bounds_validity(reps: int = 200, seed: int = SEED + 6) -> list[dict]:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/ is not installed
-from benchmarks import reproductions as R
+from benchmarks import reproductions
 
 
 def by_quantity(rows):
@@ -20,11 +20,12 @@ def by_quantity(rows):
 
 
 def test_cbpe_shortcut_error_is_the_spec_s_and_shrinks_as_1_over_n():
-    rows = by_quantity(R.cbpe_shortcuts(trials=400, sizes=(100, 200)))
+    rows = by_quantity(reproductions.cbpe_shortcuts(trials=400, sizes=(100, 200)))
     for metric in ("recall", "f1"):
         for n in (100, 200):
             r = rows[f"mean |exact - shortcut|, {metric}, n = {n}"]
-            spec = R.SPEC_SHORTCUT[metric][n]  # 1,000 trials: its own se is sqrt(0.4) of ours
+            # 1,000 trials: its own se is sqrt(0.4) of ours
+            spec = reproductions.SPEC_SHORTCUT[metric][n]
             assert abs(r["ours"] - spec) <= 4 * r["se"] * np.sqrt(1 + 0.4), (metric, n, r)
         # doubling n halves the error (O(1/n)); O(1/sqrt n) would leave 0.71 of it
         ratio = (rows[f"mean |exact - shortcut|, {metric}, n = 200"]["ours"]
@@ -33,8 +34,8 @@ def test_cbpe_shortcut_error_is_the_spec_s_and_shrinks_as_1_over_n():
 
 
 def test_judge_arena_reproduces_fig7_for_the_efficient_estimators():
-    rows = by_quantity(R.judge_arena(splits=300))
-    for pair in R.ARENA_TRUE:
+    rows = by_quantity(reproductions.judge_arena(splits=300))
+    for pair in reproductions.ARENA_TRUE:
         assert rows[f"true win rate, {pair}"]["agrees"]
     for est in ("EIF", "PPI++", "MLE"):
         cov = rows[f"{est} coverage (range)"]
@@ -45,7 +46,7 @@ def test_judge_arena_reproduces_fig7_for_the_efficient_estimators():
     eif = rows["EIF mean width (range over the 6 pair x judge)"]["values"]
     ppi = rows["PPI mean width (range over the 6 pair x judge)"]["values"]
     rg = rows["RG mean width (range over the 6 pair x judge)"]["values"]
-    assert all(eif[k] < ppi[k] < rg[k] for k in R.ARENA)
+    assert all(eif[k] < ppi[k] < rg[k] for k in reproductions.ARENA)
     assert rows["RG coverage (range)"]["agrees"]  # RG's near-[0, 1] intervals always cover
     naive = rows["naive coverage: Pro / 4o-mini, Qwen / both judges"]
     assert naive["agrees"], naive
@@ -53,7 +54,7 @@ def test_judge_arena_reproduces_fig7_for_the_efficient_estimators():
 
 def test_judge_simulation_matches_the_asymptotic_widths_and_nominal_coverage():
     reps = 400
-    rows = by_quantity(R.judge_simulation(reps=reps, thetas=(0.1, 0.5), qs=(0.6,),
+    rows = by_quantity(reproductions.judge_simulation(reps=reps, thetas=(0.1, 0.5), qs=(0.6,),
                                           budgets=(20, 200)))
     spec = rows["1 - EIF/PPI standard error at the spec's 2 points with m >= 100"]
     for got, want in spec["values"].values():
@@ -68,7 +69,7 @@ def test_judge_simulation_matches_the_asymptotic_widths_and_nominal_coverage():
 
 
 def test_mvu_synthetic_table16_within_the_between_data_set_tolerance():
-    rows = R.mvu_synthetic(trials=1)
+    rows = reproductions.mvu_synthetic(trials=1)
     table = by_quantity(rows)
     for feature, centre in (("X1", 0.070), ("X2", 0.126)):  # spec §3.1.4 acceptance band
         assert abs(table[f"mean imputation, 0 variance, {feature} missing"]["ours"]
@@ -89,7 +90,8 @@ def test_mvu_synthetic_table16_within_the_between_data_set_tolerance():
 
 
 def test_pemi_calibrated_beats_uncalibrated_and_the_bootstrap_auc_is_unbiased():
-    rows = by_quantity(R.pemi_mcar(datasets=("breast cancer",), n_repeats=1, n_boot=500))
+    rows = by_quantity(reproductions.pemi_mcar(datasets=("breast cancer",), n_repeats=1,
+                                               n_boot=500))
     assert rows["W1: uncalibrated p (1/2, N+/N) against calibrated PEMI-Gauss"]["agrees"]
     # the paper's bootstrap ROC-AUC MAE of 0.098 is not what a complete-case AUC gives
     mae = rows["MAE, bootstrap (M=0), roc_auc"]
@@ -100,21 +102,22 @@ def test_pemi_calibrated_beats_uncalibrated_and_the_bootstrap_auc_is_unbiased():
 
 
 def test_bounds_contain_the_test_metric_and_good_labelling_functions_help():
-    rows = R.bounds_validity(reps=30)
+    rows = reproductions.bounds_validity(reps=30)
     inside = [r for r in rows if "inside the bounds" in r["quantity"]]
     assert len(inside) == 6 and all(r["ours"] >= 0.9 for r in inside), inside
     lower = [r for r in rows if "CI of the lower bound" in r["quantity"]]
     # 30 data sets: 95 % coverage within 4 binomial sds
     assert all(abs(r["ours"] - 0.95) <= 4 * r["se"] for r in lower), lower
-    assert all(r["agrees"] for r in R.bounds_breast_cancer())
-    choice = by_quantity(R.bounds_weak_label_choice(reps=10, sizes=(250,)))
+    assert all(r["agrees"] for r in reproductions.bounds_breast_cancer())
+    choice = by_quantity(reproductions.bounds_weak_label_choice(reps=10, sizes=(250,)))
     assert choice["n = 250: high-quality LFs give narrower, higher bounds"]["agrees"]
 
 
-@pytest.mark.parametrize("name", list(R.EXPERIMENTS))
+@pytest.mark.parametrize("name", list(reproductions.EXPERIMENTS))
 def test_every_experiment_has_a_description_and_the_page_renders(name):
-    exp = R.EXPERIMENTS[name]
-    assert exp.method in R.NOT_REPRODUCIBLE and exp.paper and exp.ours
-    rows = [R.row("x", "q", 0.5, 0.25, agrees=False), R.row("x", "r", "claim", 0.1)]
-    text = R.render({name: (rows, 1.0)}, 1.0)
+    exp = reproductions.EXPERIMENTS[name]
+    assert exp.method in reproductions.NOT_REPRODUCIBLE and exp.paper and exp.ours
+    rows = [reproductions.row("x", "q", 0.5, 0.25, agrees=False),
+            reproductions.row("x", "r", "claim", 0.1)]
+    text = reproductions.render({name: (rows, 1.0)}, 1.0)
     assert "**no**" in text and "Verdict:" in text and "Not reproducible offline" in text
