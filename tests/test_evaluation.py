@@ -127,22 +127,3 @@ def test_load_gives_back_the_subclass_that_was_saved(tmp_path):
     back = be.load(ev.to_netcdf(tmp_path / "custom.nc"))
     assert type(back) is Custom and back == ev
     assert back.summary().loc["custom_test_method", "mean"] == 0.5
-
-
-def test_plot_and_report_dispatch_through_the_display_registry(monkeypatch, tmp_path):
-    from bayeval import display
-
-    ev = Evaluation.create(method="custom", variant="exact",
-                           closed_form=xr.Dataset({"mean": 0.5, "sd": 0.1, "lower": 0.3,
-                                                   "upper": 0.7}))
-    calls = []
-    monkeypatch.setitem(display.DISPLAYS, "plot", lambda *a, **k: calls.append(("plot", a, k)))
-    monkeypatch.setitem(display.DISPLAYS, "report", display.DISPLAYS["report"])  # undo below
-    display.register_display("report", lambda *a, **k: calls.append(("report", a, k)))
-    ev.plot("intervals", coords=None)
-    ev.report(tmp_path / "r.html", title="t")
-    assert calls == [("plot", (ev, "intervals"), {"coords": None}),
-                     ("report", (ev, tmp_path / "r.html"), {"title": "t"})]
-    monkeypatch.delitem(display.DISPLAYS, "report")
-    with pytest.raises(RuntimeError, match="no 'report' display is registered"):
-        ev.report(tmp_path / "r.html")

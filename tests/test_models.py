@@ -4,19 +4,30 @@ import json
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from bayeval.sampling import sample
 from models.regenerate import ROOT, build, names, posterior_stats
 
+#: the false-alarm probability of one two-sided 4-sigma comparison, kept for the whole family
+FAMILY_ALARM = 2 * stats.norm.sf(4.0)
+
 
 def disagreements(quick: dict, reference: dict) -> list[str]:
-    """Scalars whose mean or sd differ beyond 4 combined Monte-Carlo standard errors."""
+    """Scalars whose mean or sd differ beyond z combined Monte-Carlo standard errors.
+
+    A model compares 2K numbers (K scalars, a mean and an sd each): ``z`` splits the false-alarm
+    probability of one 4-sigma comparison over them (Bonferroni), so the chance that a correct
+    posterior fails is the same for a model with 1 scalar (z = 4.2) or 148 (z = 5.2), whatever
+    the random stream of the quick run.
+    """
+    z = stats.norm.isf(FAMILY_ALARM / (2 * 2 * len(reference)))
     out = []
     for label, ref in reference.items():
         q = quick[label]
-        if abs(q["mean"] - ref["mean"]) > 4 * np.hypot(q["mcse_mean"], ref["mcse_mean"]):
+        if abs(q["mean"] - ref["mean"]) > z * np.hypot(q["mcse_mean"], ref["mcse_mean"]):
             out.append(f"{label} mean")
-        if abs(q["sd"] - ref["sd"]) > 4 * np.hypot(q["mcse_sd"], ref["mcse_sd"]):
+        if abs(q["sd"] - ref["sd"]) > z * np.hypot(q["mcse_sd"], ref["mcse_sd"]):
             out.append(f"{label} sd")
     return out
 
@@ -51,8 +62,6 @@ def test_a_moved_posterior_is_caught():
 
 
 def test_labelled_reference_is_the_conjugate_posterior():
-    from scipy import stats
-
     spec = spec_of("labelled_beta_binomial")
     a, b = spec["kwargs"]["prior"]
     for k, m, metric in zip(*(spec["kwargs"][key] for key in ("successes", "trials", "metrics")),

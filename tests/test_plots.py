@@ -338,26 +338,6 @@ def test_bounds_without_fast_path_show_the_posterior_means(bounds_both):
     assert len(bodies(ax, "posterior of L and of U")) == 2 * len(table)
 
 
-def test_confidence_shows_the_histogram_and_the_reliability_of_c_hard(data):
-    from bayeval.methods.mvu.api import mvu
-    from bayeval.methods.mvu.calibration import reliability
-    X = data.X[:40].copy()
-    X[np.random.default_rng(0).random(X.shape) < 0.3] = np.nan
-    ev = mvu(data.classifier.predict_proba, X, train=data.X[40:], random_seed=0)
-    assert plots.default_kind(ev) == "confidence"
-    cf = ev.closed_form
-    left, right = plots.plot(ev).axes
-    heights = [p.get_height() for p in left.patches]
-    assert sum(heights) == 40
-    edges = np.linspace(0, 1, 21)
-    np.testing.assert_array_equal(heights, np.histogram(cf["c_hard"].values, edges)[0])
-    table = reliability(cf["c_hard"].values, cf["y_hard"].values, cf["y_soft"].values)
-    (curve,) = lines(right, "share with y_hard = y_soft")
-    np.testing.assert_allclose(curve.get_xdata(), table["confidence"])
-    np.testing.assert_allclose(curve.get_ydata(), table["consistency"])
-    assert [t.get_text() for t in right.texts] == [str(n) for n in table["count"]]
-
-
 def test_chunks_of_draws_alone_show_their_mean_interval_and_the_data():
     from bayeval.methods.cbpe.api import cbpe
     ref = datasets.calibrated_scores(1000, random_seed=0)

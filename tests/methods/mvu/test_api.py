@@ -3,26 +3,15 @@ models and their checks, decisions, edge cases and bad input."""
 
 import numpy as np
 import pytest
-from scipy import special, stats
+from scipy import special
 from sklearn.datasets import load_iris
 from sklearn.linear_model import LogisticRegression
 
-from bayeval.evaluation import load
-from bayeval.methods.mvu import MVUEvaluation, mvu
+from bayeval.methods.mvu import mvu
 from bayeval.methods.mvu.calibration import mvce
-from bayeval.methods.mvu.estimators import (
-    GaussianImputer,
-    LinearClassifier,
-    alpha_max_variance,
-)
+from bayeval.methods.mvu.estimators import GaussianImputer, alpha_max_variance
 from bayeval.methods.mvu.fast import hard_confidence
-
-CLF = LinearClassifier([[1.0, 1.0]], [-1.0])  # the paper's pi(x) = sigmoid(x1 + x2 - 1)
-
-
-def cov(corr=0.7, factor=1.0):
-    c = corr * np.sqrt(0.3)
-    return factor * np.array([[0.3, c], [c, 1.0]])
+from tests.methods.mvu.synthetic import CLF, cov
 
 
 @pytest.fixture(scope="module")
@@ -134,15 +123,6 @@ def test_a_nonlinear_classifier_gets_a_dirichlet_summary_with_a_warning():
     assert np.isfinite(ev.closed_form["alpha"]).all()
 
 
-@pytest.fixture(scope="module")
-def small():
-    rng = np.random.default_rng(11)
-    train = rng.multivariate_normal([0, 0], cov(), size=400)
-    x = rng.multivariate_normal([0, 0], cov(), size=5)
-    x[:2, 0], x[2:4, 1] = np.nan, np.nan  # the last row is complete
-    return train, x
-
-
 def test_model_a_both_passes_its_check(small):
     train, x = small
     ev = mvu(CLF, x, train=train, method="both", random_seed=3)
@@ -187,37 +167,6 @@ def test_rows_with_everything_missing_get_the_prior_mvu():
     assert c[0] == pytest.approx(special.ndtr(abs(z_mean) / np.sqrt(z_var)), abs=1e-12)
     share = (CLF.predict_proba(train).argmax(1) == 0).mean()  # the classifier's class shares
     assert abs(c[0] - share) <= 4 * np.sqrt(share * (1 - share) / len(train))
-
-
-def test_decide_collects_below_the_threshold_with_expected_costs(small):
-    train, x = small
-    ev = mvu(CLF, x, train=train)
-    c = ev.closed_form["c_hard"].values
-    d = ev.decide(0.95, collect_cost=0.02, change_cost=2.0)
-    np.testing.assert_array_equal(d["collect"], c < 0.95)
-    np.testing.assert_allclose(d["expected_cost"], np.where(c < 0.95, 0.02, 2 * (1 - c)))
-    by_cost = ev.decide(collect_cost=0.02, change_cost=2.0)
-    np.testing.assert_array_equal(by_cost["collect"], 2 * (1 - c) > 0.02)
-    with pytest.raises(ValueError, match="threshold"):
-        ev.decide()
-
-
-def test_summary_and_netcdf_round_trip(small, tmp_path):
-    train, x = small
-    ev = mvu(CLF, x, train=train, imputer="mean", heuristic="scale_prob", ci_kind="hdi")
-    s = ev.summary()
-    assert list(s.columns[:4]) == ["mean", "sd", "lower", "upper"]
-    assert {"y_hard", "c_hard", "y_soft", "c_soft", "n_missing"} <= set(s.columns)
-    assert s.index.name == "instance" and "hdi" in s.caption
-    alpha = ev.closed_form["alpha"].values[:4]
-    law = stats.beta(alpha[np.arange(4), s["y_hard"][:4]],
-                     alpha.sum(1) - alpha[np.arange(4), s["y_hard"][:4]])
-    np.testing.assert_allclose(law.cdf(s["upper"][:4]) - law.cdf(s["lower"][:4]), 0.95,
-                               atol=1e-8)
-    path = tmp_path / "mvu.nc"
-    ev.to_netcdf(path)
-    back = MVUEvaluation(load(path).tree)
-    assert back.equals(ev) and back.summary().equals(s)
 
 
 def test_explicit_mask_and_sensor_groups():
