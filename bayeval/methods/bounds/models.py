@@ -71,25 +71,26 @@ def model(*args: Any, variant: str = "m1", **kwargs: Any):
 
     Parameters
     ----------
-    cell_counts : int array-like (n_cells, n_classes)
-        :math:`n_{zk}`: items per weak-label pattern :math:`z` and predicted class :math:`k`;
-        for M2 the patterns' totals are also the vote counts.
-    beta : float array-like (n_cells, n_classes)
-        M1 and M3: the label model :math:`P(Y = k \mid z)` (two classes for M3).
-    patterns : int array-like (n_cells, n_lfs)
-        M2: the weak-label pattern of each cell (-1 = abstain).
-    gold_counts : int array-like (n_cells, 2, 2)
-        M3: :math:`m_{zhy}`, gold items of pattern :math:`z` with prediction :math:`h` and
-        label :math:`y`.
+    *args, **kwargs
+        The data and priors of the variant, by position or by name:
+
+        * ``cell_counts``, int array-like (n_cells, n_classes): :math:`n_{zk}`, items per
+          weak-label pattern :math:`z` and predicted class :math:`k`; for M2 the patterns'
+          totals are also the vote counts.
+        * ``beta``, float array-like (n_cells, n_classes), M1 and M3: the label model
+          :math:`P(Y = k \mid z)` (two classes for M3).
+        * ``patterns``, int array-like (n_cells, n_lfs), M2: the weak-label pattern of each cell
+          (-1 = abstain).
+        * ``gold_counts``, int array-like (n_cells, 2, 2), M3: :math:`m_{zhy}`, gold items of
+          pattern :math:`z` with prediction :math:`h` and label :math:`y`.
+        * ``metrics``, sequence of str, optional: default
+          :func:`~bayeval.methods.bounds.fast.default_metrics`.
+        * ``prior_cells``, ``prior_predictions``, ``prior_coupling``, float: :math:`a_w`,
+          :math:`a_\alpha` and :math:`c` (default 1).
+        * ``label_model_strength``, float, M3: :math:`\kappa`, how many gold labels the label
+          model is worth in each cell (default 10).
     variant : {"m1", "m2", "m3"}
         The model.
-    metrics : sequence of str, optional
-        Default: :func:`~bayeval.methods.bounds.fast.default_metrics`.
-    prior_cells, prior_predictions, prior_coupling : float
-        :math:`a_w`, :math:`a_\alpha` and :math:`c` (default 1).
-    label_model_strength : float
-        M3: :math:`\kappa`, how many gold labels the label model is worth in each cell
-        (default 10).
 
     Returns
     -------
