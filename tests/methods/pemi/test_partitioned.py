@@ -17,35 +17,15 @@ import dask.dataframe as dd
 from bayeval import scale
 from bayeval.methods.pemi.api import pemi
 from bayeval.methods.pemi.partitioned import pemi_gauss, pemi_sums
+from tests.partitioned_checks import assert_same, tied_scores
 
 pytestmark = pytest.mark.xdist_group("scale")  # one cluster per test run under xdist
-EXACT = 1e-12
 SEED = 20261010
 
 
 @pytest.fixture
 def rng():
     return np.random.default_rng(SEED)
-
-
-def assert_same(a, b, tol=EXACT):
-    """Every variable of Dataset ``b`` equals ``a``'s: floats to ``tol`` (NaN where NaN)."""
-    assert "pmf_prob" not in b  # PEMI-Gauss: normal laws only
-    for name in b.data_vars:
-        x, y = a[name].values, b[name].values
-        assert x.shape == y.shape, name
-        if x.dtype.kind == "f":
-            np.testing.assert_allclose(y, x, rtol=0, atol=tol, err_msg=name)
-        else:
-            np.testing.assert_array_equal(y, x, err_msg=name)
-
-
-def tied_scores(rng, n):
-    """Scores on a grid of 0.01 (many ties) with a block of 0.5 (a tie group larger than a score
-    range, and at the threshold)."""
-    scores = rng.beta(2, 3, n).round(2)
-    scores[rng.random(n) < 0.15] = 0.5
-    return scores
 
 
 def test_scale_serves_the_partitioned_path():
