@@ -350,7 +350,7 @@ def distribution(ev: Evaluation, coords: dict | None = None) -> Figure:
     fig, axes = _grid(len(items))
     for ax, (label, sel) in zip(axes, items, strict=True):
         point, x = _closed_at(ev, sel), _finite_draws(ev, sel)
-        if point is not None and "pmf_prob" in point:
+        if point is not None and "pmf_prob" in point and np.isfinite(point["pmf_prob"]).any():
             lo, hi = _pmf(ax, point, x)
         else:
             lo, hi = _density(ax, point, x, _draws_label(ev), ev.ci_prob)

@@ -357,3 +357,16 @@ def test_chunks_of_draws_alone_show_their_mean_interval_and_the_data():
     (realized,) = lines(ax, "realized")
     np.testing.assert_array_equal(realized.get_ydata(), data["realized"].values)
     assert sorted(t.get_ydata()[0] for t in lines(ax, "alert thresholds")) == [0.7, 0.9]
+
+
+def test_a_metric_without_pmf_among_pmfs_is_drawn_as_its_normal_law():
+    # CBPE's exact laws: PMFs for the count metrics, a normal law for ROC-AUC (its PMF is NaN)
+    from bayeval.methods.cbpe import cbpe
+    ref = datasets.calibrated_scores(600, random_seed=0)
+    ev = cbpe(datasets.calibrated_scores(400, random_seed=1).scores,
+              reference=(ref.scores, ref.labels), metrics=["accuracy", "roc_auc"], random_seed=0)
+    (ax,) = plots.plot(ev, "distribution", coords={"metric": "roc_auc", "chunk": "all"}).axes
+    (curve,) = lines(ax, "fast path: normal density")
+    auc = ev.closed_form.sel(metric="roc_auc", chunk="all")
+    peak = curve.get_xdata()[np.argmax(curve.get_ydata())]
+    assert abs(peak - float(auc["mean"])) < 0.05 * float(auc["upper"] - auc["lower"])
