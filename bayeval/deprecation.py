@@ -4,18 +4,19 @@ Two helpers, one per kind of rename:
 
 * :func:`renamed_arguments` decorates a function whose keyword arguments were renamed: the old
   keyword still works, warns, and is passed on under its new name.
-* :func:`renamed_names` makes a module ``__getattr__`` that serves old attribute names (e.g. a
-  model builder now reached as ``model(..., variant=...)``) with a warning.
+* :func:`renamed_names` makes a module ``__getattr__`` that serves old attribute names with a
+  warning; :func:`renamed_builders` does it for the old model builders ``model_<variant>``,
+  now ``model(..., variant=...)``.
 """
 
 from __future__ import annotations
 
 import functools
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-__all__ = ["renamed_arguments", "renamed_names"]
+__all__ = ["renamed_arguments", "renamed_builders", "renamed_names"]
 
 REMOVAL = "the next release"
 
@@ -88,3 +89,22 @@ def renamed_names(module: str, names: Mapping[str, tuple[str, Callable[[], Any]]
         return get()
 
     return __getattr__
+
+
+def renamed_builders(module: str, model: Callable, variants: Iterable[str]) -> Callable[[str], Any]:
+    """A module ``__getattr__`` serving the old builders ``model_<v>`` as ``model(...,
+    variant=v)``, with a ``FutureWarning`` (:func:`renamed_names`).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> getattr_ = renamed_builders("pkg", lambda *a, variant: (a, variant), ("a", "b"))
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     getattr_("model_b")(1)
+    ((1,), 'b')
+    """
+    return renamed_names(module, {
+        f"model_{v}": (f"model(..., variant={v!r})",
+                       functools.partial(functools.partial, model, variant=v))
+        for v in variants})

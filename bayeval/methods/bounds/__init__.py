@@ -6,16 +6,10 @@ variant="m1" | "m2" | "m3")``), ``result`` (:class:`BoundsEvaluation`), ``label_
 label models :math:`P(Y \\mid Z)`) and ``partitioned`` (the exact bounds on dask partitions).
 """
 
-import functools
-
-from bayeval.deprecation import renamed_names
+from bayeval.deprecation import renamed_builders
 from bayeval.methods.bounds.api import bounds, compare_labelling_functions, rank_classifiers
-from bayeval.methods.bounds.models import model
+from bayeval.methods.bounds.models import VARIANTS, model
 
 __all__ = ["bounds", "compare_labelling_functions", "model", "rank_classifiers"]
 
-__getattr__ = renamed_names(__name__, {
-    f"model_{variant}": (f"model(..., variant={variant!r})",
-                         functools.partial(functools.partial, model, variant=variant))
-    for variant in ("m1", "m2", "m3")
-})
+__getattr__ = renamed_builders(__name__, model, VARIANTS)

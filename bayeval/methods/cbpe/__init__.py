@@ -6,16 +6,11 @@ posterior of V2b's concentration (:mod:`~bayeval.methods.cbpe.fast`), and
 :mod:`~bayeval.methods.cbpe.partitioned` runs the fast path on dask partitions.
 """
 
-import functools
-
-from bayeval.deprecation import renamed_names
+from bayeval.deprecation import renamed_builders
 from bayeval.methods.cbpe.api import NOISES, cbpe
 from bayeval.methods.cbpe.fast import kappa_posterior
-from bayeval.methods.cbpe.models import model, predictive_v2b
+from bayeval.methods.cbpe.models import VARIANTS, model, predictive_v2b
 
 __all__ = ["NOISES", "cbpe", "kappa_posterior", "model", "predictive_v2b"]
 
-__getattr__ = renamed_names(__name__, {
-    f"model_{variant}": (f"model(..., variant={variant!r})",
-                         functools.partial(functools.partial, model, variant=variant))
-    for variant in ("v0", "v2", "v2b")})
+__getattr__ = renamed_builders(__name__, model, VARIANTS)

@@ -6,9 +6,7 @@ exact hard confidence in :mod:`bayeval.methods.mvu.fast`, MVCE and post-hoc scal
 :mod:`bayeval.methods.mvu.calibration`.
 """
 
-import functools
-
-from bayeval.deprecation import renamed_names
+from bayeval.deprecation import renamed_builders
 from bayeval.methods.mvu import plots  # noqa: F401 (registers the MVU figure with the display)
 from bayeval.methods.mvu.api import mvu
 from bayeval.methods.mvu.calibration import consistency, ece, fit_scale, mvce, reliability
@@ -24,7 +22,7 @@ from bayeval.methods.mvu.estimators import (
     sensor_groups,
 )
 from bayeval.methods.mvu.fast import hard_confidence, soft_confidence, vote_probs
-from bayeval.methods.mvu.models import dmv_design, model
+from bayeval.methods.mvu.models import VARIANTS, dmv_design, model
 from bayeval.methods.mvu.result import MVUEvaluation
 
 __all__ = [
@@ -51,7 +49,4 @@ __all__ = [
     "vote_probs",
 ]
 
-__getattr__ = renamed_names(__name__, {
-    f"model_{v}": (f"model(..., variant={v!r})", lambda v=v: functools.partial(model, variant=v))
-    for v in ("a", "b", "c")
-})
+__getattr__ = renamed_builders(__name__, model, VARIANTS)
