@@ -34,6 +34,7 @@ import pandas as pd
 from scipy import special
 
 from bayeval.validation import (
+    as_array,
     as_binary,
     as_choice,
     as_positive_int,
@@ -85,19 +86,22 @@ def _logit(s: np.ndarray) -> np.ndarray:
     return special.logit(np.clip(s, _EPS, 1 - _EPS))
 
 
-def _newton(features: np.ndarray, y: np.ndarray, start: np.ndarray) -> np.ndarray:
-    """Minimise the mean log-loss plus the ridge by Newton's method with step halving."""
+def _newton(features: np.ndarray, y: np.ndarray, start: np.ndarray,
+            weights: np.ndarray | None = None) -> np.ndarray:
+    """Minimise the (weighted) mean log-loss plus the ridge by Newton's method with step
+    halving."""
     n, k = features.shape
+    w_row = np.full(n, 1.0 / n) if weights is None else weights / weights.sum()
 
     def loss(w):
         z = features @ w
-        return np.mean(np.logaddexp(0.0, z) - y * z) + 0.5 * _RIDGE * (w @ w)
+        return w_row @ (np.logaddexp(0.0, z) - y * z) + 0.5 * _RIDGE * (w @ w)
 
     w, value = start.astype(float), loss(start)
     for _ in range(200):
         p = special.expit(features @ w)
-        grad = features.T @ (p - y) / n + _RIDGE * w
-        hess = (features.T * (p * (1 - p) / n)) @ features + _RIDGE * np.eye(k)
+        grad = features.T @ (w_row * (p - y)) + _RIDGE * w
+        hess = (features.T * (w_row * p * (1 - p))) @ features + _RIDGE * np.eye(k)
         step = np.linalg.solve(hess, grad)
         t = 1.0
         while (new := loss(w - t * step)) > value and t > 1e-12:
@@ -109,19 +113,21 @@ def _newton(features: np.ndarray, y: np.ndarray, start: np.ndarray) -> np.ndarra
 
 
 def _logistic_mle(features: np.ndarray, labels: np.ndarray, start: list[float],
-                  nonnegative: tuple[int, ...] = ()) -> np.ndarray:
+                  nonnegative: tuple[int, ...] = (),
+                  weights: np.ndarray | None = None) -> np.ndarray:
     r"""Coefficients :math:`w` of :math:`P(Y=1)=\sigma(Xw)`, maximum likelihood (tiny ridge).
 
     ``features`` holds the intercept column; Newton's method starts at ``start`` (the identity
     map). Coefficients listed in ``nonnegative`` that come out negative are fixed at 0 and the
     others refitted, the most negative first (Kull et al.'s procedure for beta calibration).
+    ``weights`` weight the rows' log-likelihoods.
     """
     y = labels.astype(float)
     start = np.asarray(start, dtype=float)
     free = list(range(features.shape[1]))
     while True:
         w = np.zeros(start.size)
-        w[free] = _newton(features[:, free], y, start[free])
+        w[free] = _newton(features[:, free], y, start[free], weights)
         negative = [j for j in nonnegative if j in free and w[j] < 0]
         if not negative:
             return w
@@ -159,7 +165,7 @@ class Calibrator(ABC):
     def __init__(self) -> None:
         self.fitted = False
 
-    def fit(self, scores: Any, labels: Any) -> Calibrator:
+    def fit(self, scores: Any, labels: Any, sample_weight: Any = None) -> Calibrator:
         """Fit on scores in [0, 1] and binary labels (one per score).
 
         Parameters
@@ -168,6 +174,8 @@ class Calibrator(ABC):
             Raw positive-class scores in [0, 1].
         labels : array-like, shape (n,)
             Binary labels.
+        sample_weight : array-like, shape (n,), optional
+            Non-negative row weights (the built-in calibrators).
 
         Returns
         -------
@@ -177,18 +185,32 @@ class Calibrator(ABC):
         Raises
         ------
         ValueError
-            For scores outside [0, 1], non-binary labels or a length mismatch.
+            For scores outside [0, 1], non-binary labels, weights that are negative or not
+            finite, or a length mismatch.
 
         Examples
         --------
         >>> Platt().fit([0.2, 0.3, 0.6, 0.8, 0.4, 0.7], [0, 0, 1, 1, 1, 0]).fitted
         True
         """
-        return self._fitted(*_labelled(scores, labels))
+        s, y = _labelled(scores, labels)
+        if sample_weight is None:
+            return self._fitted(s, y)
+        w = as_array(sample_weight, "sample_weight", dtype=float)
+        check_same_length(scores=s, sample_weight=w)
+        if not (np.isfinite(w).all() and (w >= 0).all() and w.sum() > 0):
+            raise ValueError("sample_weight must be finite and non-negative with a positive "
+                             "sum.")
+        return self._fitted(s, y, w)
 
-    def _fitted(self, s: np.ndarray, y: np.ndarray) -> Calibrator:
-        """``self`` fitted on validated scores and labels."""
-        self._fit(s, y)
+    def _fitted(self, s: np.ndarray, y: np.ndarray,
+                weights: np.ndarray | None = None) -> Calibrator:
+        """``self`` fitted on validated scores and labels (rows weighted by ``weights``, which
+        the built-in calibrators accept)."""
+        if weights is None:
+            self._fit(s, y)
+        else:
+            self._fit(s, y, weights)
         self.fitted = True
         return self
 
@@ -222,7 +244,7 @@ class Calibrator(ABC):
 
     @abstractmethod
     def _fit(self, s: np.ndarray, y: np.ndarray) -> None:
-        """Fit on validated scores and labels."""
+        """Fit on validated scores and labels (built-ins also take row ``weights``)."""
 
     @abstractmethod
     def _predict(self, s: np.ndarray) -> np.ndarray:
@@ -243,7 +265,7 @@ class Identity(Calibrator):
 
     name = "none"
 
-    def _fit(self, s: np.ndarray, y: np.ndarray) -> None:
+    def _fit(self, s: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None) -> None:
         pass
 
     def _predict(self, s: np.ndarray) -> np.ndarray:
@@ -265,17 +287,24 @@ class Isotonic(Calibrator):
 
     name = "isotonic"
 
-    def _fit(self, s: np.ndarray, y: np.ndarray) -> None:
-        """Pool-adjacent-violators on the distinct scores, weighted by their counts."""
+    def _fit(self, s: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None) -> None:
+        """Pool-adjacent-violators on the distinct scores, weighted by their counts (or summed
+        row weights; distinct scores of zero weight are left out)."""
         from sklearn.isotonic import isotonic_regression
 
         if not (s[1:] >= s[:-1]).all():
             order = np.argsort(s)
             s, y = s[order], y[order]
+            weights = None if weights is None else weights[order]
         y = y.astype(float)
         first = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
-        counts = np.diff(np.r_[first, s.size]).astype(float)
-        fitted = isotonic_regression(np.add.reduceat(y, first) / counts, sample_weight=counts,
+        if weights is None:
+            counts = np.diff(np.r_[first, s.size]).astype(float)
+            sums = np.add.reduceat(y, first)
+        else:
+            counts, sums = np.add.reduceat(weights, first), np.add.reduceat(weights * y, first)
+            first, sums, counts = first[counts > 0], sums[counts > 0], counts[counts > 0]
+        fitted = isotonic_regression(sums / counts, sample_weight=counts,
                                      y_min=0.0, y_max=1.0)
         step = fitted[1:] != fitted[:-1]  # the ends of each constant run define the map
         keep = np.r_[True, step] | np.r_[step, True]
@@ -303,9 +332,18 @@ class Platt(Calibrator):
 
     name = "platt"
 
-    def _fit(self, s: np.ndarray, y: np.ndarray) -> None:
-        x = np.column_stack([_logit(s), np.ones(s.size)])
-        self.a_, self.b_ = (float(v) for v in _logistic_mle(x, y, [1.0, 0.0]))
+    def _fit(self, s: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None) -> None:
+        coef = _logistic_mle(self.features(s), y, [1.0, 0.0], weights=weights)
+        self.a_, self.b_ = (float(v) for v in coef)
+
+    @staticmethod
+    def features(s: np.ndarray) -> np.ndarray:
+        r"""The columns :math:`(\mathrm{logit}\,s, 1)` of the logistic regression."""
+        return np.column_stack([_logit(s), np.ones(s.size)])
+
+    @property
+    def coef_(self) -> np.ndarray:
+        return np.array([self.a_, self.b_])
 
     def _predict(self, s: np.ndarray) -> np.ndarray:
         return special.expit(self.a_ * _logit(s) + self.b_)
@@ -335,17 +373,23 @@ class BetaCalibration(Calibrator):
 
     name = "beta"
 
-    def _fit(self, s: np.ndarray, y: np.ndarray) -> None:
-        coef = _logistic_mle(self._features(s), y, [1.0, 1.0, 0.0], nonnegative=(0, 1))
+    def _fit(self, s: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None) -> None:
+        coef = _logistic_mle(self.features(s), y, [1.0, 1.0, 0.0], nonnegative=(0, 1),
+                             weights=weights)
         self.a_, self.b_, self.c_ = (float(v) for v in coef)
 
     @staticmethod
-    def _features(s: np.ndarray) -> np.ndarray:
+    def features(s: np.ndarray) -> np.ndarray:
+        r"""The columns :math:`(\ln s, -\ln(1-s), 1)` of the logistic regression."""
         c = np.clip(s, _EPS, 1 - _EPS)
         return np.column_stack([np.log(c), -np.log1p(-c), np.ones(s.size)])
 
+    @property
+    def coef_(self) -> np.ndarray:
+        return np.array([self.a_, self.b_, self.c_])
+
     def _predict(self, s: np.ndarray) -> np.ndarray:
-        return special.expit(self._features(s) @ np.array([self.a_, self.b_, self.c_]))
+        return special.expit(self.features(s) @ self.coef_)
 
 
 class ScalingBinning(Calibrator):
@@ -377,16 +421,26 @@ class ScalingBinning(Calibrator):
         super().__init__()
         self.n_bins = as_positive_int(n_bins, "n_bins")
 
-    def _fit(self, s: np.ndarray, y: np.ndarray) -> None:
-        self.platt_ = Platt()._fitted(s, y)
-        g = np.sort(self.platt_._predict(s))
-        firsts = np.cumsum(_split_sizes(g.size, self.n_bins))[:-1]  # first value of groups 2..
+    def _fit(self, s: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None) -> None:
+        """With row weights, the groups are equal-weight instead of equal-count."""
+        self.platt_ = Platt()._fitted(s, y, weights)
+        order = np.argsort(self.platt_._predict(s), kind="stable")
+        g = self.platt_._predict(s)[order]
+        if weights is None:
+            weights = np.ones(g.size)
+            firsts = np.cumsum(_split_sizes(g.size, self.n_bins))[:-1]  # first of groups 2..
+        else:
+            weights = weights[order]
+            cum = np.cumsum(weights)
+            firsts = np.searchsorted(cum, cum[-1] * np.arange(1, self.n_bins) / self.n_bins,
+                                     side="right")
+            firsts = np.unique(firsts[(firsts > 0) & (firsts < g.size)])
         self.edges_ = np.unique(np.r_[(g[firsts - 1] + g[firsts]) / 2, 1.0])
         which = np.searchsorted(self.edges_, g, side="left")
-        sums = np.bincount(which, weights=g, minlength=self.edges_.size)
-        counts = np.bincount(which, minlength=self.edges_.size)
+        sums = np.bincount(which, weights=weights * g, minlength=self.edges_.size)
+        counts = np.bincount(which, weights=weights, minlength=self.edges_.size)
         midpoints = (self.edges_ + np.r_[0.0, self.edges_[:-1]]) / 2
-        self.values_ = np.where(counts > 0, sums / np.maximum(counts, 1), midpoints)
+        self.values_ = np.where(counts > 0, sums / np.where(counts > 0, counts, 1.0), midpoints)
 
     def _predict(self, s: np.ndarray) -> np.ndarray:
         return self.values_[np.searchsorted(self.edges_, self.platt_._predict(s), side="left")]
@@ -434,14 +488,13 @@ class SplitAtThreshold(Calibrator):
         self.name = self.base
         self.threshold = float(threshold)
 
-    def _fit(self, s: np.ndarray, y: np.ndarray) -> None:
+    def _fit(self, s: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None) -> None:
         self.sides_ = []
         for side in (s < self.threshold, s >= self.threshold):
             two_classes = np.unique(y[side]).size == 2
             cal = CALIBRATORS[self.base]() if two_classes else Identity()
-            cal._fit(s[side], y[side])
-            cal.fitted = True
-            self.sides_.append(cal)
+            self.sides_.append(cal._fitted(s[side], y[side],
+                                           None if weights is None else weights[side]))
 
     def _predict(self, s: np.ndarray) -> np.ndarray:
         out = np.empty_like(s)

@@ -51,11 +51,13 @@ from bayeval.calibration import (
     CALIBRATORS,
     Calibrator,
     Identity,
+    SplitAtThreshold,
     binned_error,
     cross_fitted,
     make_calibrator,
     select_calibrator,
 )
+from bayeval.calibration_map import MapPosterior, map_posterior
 from bayeval.chunks import WHOLE, Chunking, make_chunks
 from bayeval.evaluation import CI_KINDS, Evaluation
 from bayeval.methods.cbpe.fast import (
@@ -67,6 +69,7 @@ from bayeval.methods.cbpe.fast import (
     count_laws,
     kappa_mixture,
     kappa_posterior,
+    map_laws,
     reference_bins,
     threshold_grid,
     window_auc_law,
@@ -437,6 +440,39 @@ def reference_period(reference, threshold, calibration, class_conditional, rando
     return Reference(scores, labels, y_pred, p, chunking, realized_ref), cal, data
 
 
+def map_uncertainty(cal: Calibrator | None, ref: Reference | None, learned: bool, wanted: bool,
+                    noise: str, random_seed, notes: list[str]) -> MapPosterior | None:
+    """The posterior of the calibration map (:func:`bayeval.calibration_map.map_posterior`)
+    when it is learned from the reference, wanted and used (``noise="none"``); otherwise
+    None, with a note in ``notes`` saying what the intervals are conditional on.
+
+    Examples
+    --------
+    >>> notes = []
+    >>> map_uncertainty(Identity(), None, True, True, "none", 0, notes), notes
+    (None, [])
+    """
+    sides = cal.sides_ if isinstance(cal, SplitAtThreshold) else [cal]
+    if cal is None or all(isinstance(side, Identity) for side in sides):
+        return None
+    if ref is None or not learned:
+        notes.append("the calibration map was given fitted: the intervals are conditional on "
+                     "it (its own error is not in them).")
+        return None
+    if not wanted:
+        notes.append("calibration_uncertainty=False: the intervals are conditional on the "
+                      "calibration map fitted on the reference; its error, shared by every row, "
+                      "is not in them, so they undercover, the more the longer the window.")
+        return None
+    if noise != "none":
+        notes.append(f"noise={noise!r} models calibration noise its own way; the error of the "
+                     "calibration map fitted on the reference is integrated with noise='none' "
+                     "only.")
+        return None
+    seed = None if random_seed is None else np.random.default_rng([int(random_seed), 16])
+    return map_posterior(cal, ref.scores, ref.labels, random_seed=seed)
+
+
 def _kappa_grid(ref_cells, kappa_prior, data: xr.Dataset) -> tuple[np.ndarray, np.ndarray]:
     """The grid posterior of kappa (kept in ``data``), as the count laws mix over it."""
     log_kappa, weights = kappa_posterior(ref_cells["k"], ref_cells["n"], ref_cells["c"],
@@ -497,7 +533,8 @@ def add_realized(closed: xr.Dataset, realized_values: np.ndarray,
 
 def evaluation(*, chunk_labels, sizes: np.ndarray, noise: str, calibration: str, split: bool,
                variant: str, ci_prob: float, ci_kind: str, random_seed, data: xr.Dataset,
-               notes: list[str], partitioned: bool = False, **result: Any) -> Evaluation:
+               notes: list[str], partitioned: bool = False, map_draws: int = 0,
+               **result: Any) -> Evaluation:
     """CBPE's Evaluation, in memory or partitioned: metadata, description and warnings (the
     chunk sizes' first, then ``notes``) around ``result`` (``closed_form``, draws...).
 
@@ -516,13 +553,16 @@ def evaluation(*, chunk_labels, sizes: np.ndarray, noise: str, calibration: str,
     np.float64(0.8)
     """
     split_text = " split at the threshold" if split and calibration != "none" else ""
+    if map_draws:
+        split_text += f" (integrated over {map_draws} draws of its posterior)"
     where = ", partitioned" if partitioned else ""
     description = (f"CBPE, noise={noise}, calibration={calibration}{split_text}{where}: "
                    f"{len(chunk_labels)} chunk(s) of {sizes.sum()} rows and the whole period")
     return Evaluation.create(method="cbpe", variant=variant, ci_prob=ci_prob, ci_kind=ci_kind,
                              random_seed=random_seed, data=data, assumptions=ASSUMPTIONS,
                              description=description, warnings=size_notes(sizes) + notes,
-                             noise=noise, calibration=calibration, **result)
+                             noise=noise, calibration=calibration,
+                             calibration_uncertainty=bool(map_draws), **result)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -531,7 +571,8 @@ def evaluation(*, chunk_labels, sizes: np.ndarray, noise: str, calibration: str,
 
 def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=None,
          chunks=None, chunk_size=None, n_chunks=None, reference_chunks=None,
-         calibration="auto", class_conditional: bool = True, noise: str = "none",
+         calibration="auto", class_conditional: bool = True,
+         calibration_uncertainty: bool = True, noise: str = "none",
          kappa: float | None = None, kappa_prior=KAPPA_PRIOR, n_bins: int = 10, metrics=None,
          zero_division: float = 0.0, beta: float = 1.0, alert_thresholds=None,
          method: str = "exact", ci_prob: float = 0.95, ci_kind: str = "eti",
@@ -573,6 +614,13 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
         reference if it is not fitted yet; without a reference it must be fitted).
     class_conditional : bool
         Fit the calibration separately below and above the threshold.
+    calibration_uncertainty : bool
+        Integrate over the posterior of a calibration map fitted on the reference
+        (:func:`bayeval.calibration_map.map_posterior`: the weighted likelihood bootstrap of
+        its family): every count's law is mixed over the map's draws, so the intervals hold the
+        map's own error, which every row shares and which does not average out over a long
+        window. ``False``: the plug-in answer, conditional on the fitted map (and said so in
+        the warnings). With ``noise="none"``; no effect when the scores are kept uncalibrated.
     noise : {"none", "beta", "learned", "binning"}
         Calibration noise model: V0, V2 with ``kappa``, or V2b with chunk-to-chunk drift
         (``"learned"``) or one uncertain calibration map (``"binning"``); see the module
@@ -645,6 +693,7 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
         check_same_length(scores=scores, labels=labels)
     chunking = make_chunks(scores.size, chunks=chunks, chunk_size=chunk_size,
                            n_chunks=n_chunks)
+    learned = not (isinstance(calibration, Calibrator) and calibration.fitted)
     if reference is None:
         cal, notes = without_reference(calibration, noise)
         ref, data = None, xr.Dataset()
@@ -654,6 +703,8 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
             reference, threshold, calibration, class_conditional, random_seed,
             reference_chunks, chunk_size or int(np.median(chunking.sizes)),
             (metrics, zero_division, beta), notes, alert_thresholds)
+    posterior = map_uncertainty(cal, ref, learned, bool(calibration_uncertainty), noise,
+                                random_seed, notes)
     calibrate, cal_name = (np.asarray, "none") if cal is None else (cal.predict, cal.name)
     thresholds = alert_bounds(ref.realized if ref else np.empty((0, len(metrics))), metrics,
                               alert_thresholds)
@@ -675,8 +726,16 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
         rows = windows(scores, chunking, calibrate, threshold)
         expected = [(float(np.compress(w.y_pred, w.p).sum()),
                      float(np.compress(~w.y_pred, w.p).sum())) for w in rows]
-        auc = [window_auc_law(w, zero_division) for w in rows] if "roc_auc" in metrics else None
-        closed = estimates(count_laws(rows, noise, cells, grid), auc, expected, chunking.labels,
+        laws = count_laws(rows, noise, cells, grid)
+        sums = [None] * len(rows)
+        if posterior is not None:
+            sums = [posterior.sums(*w) for w in rows[:-1]]
+            sums.append(sum(sums[1:], sums[0]))
+            laws = map_laws(laws, sums[:-1], posterior, isinstance(cal, SplitAtThreshold))
+        auc = ([window_auc_law(w, zero_division, posterior, s) for w, s in
+                zip(rows, sums, strict=True)]
+               if "roc_auc" in metrics else None)
+        closed = estimates(laws, auc, expected, chunking.labels,
                            chunking.sizes, metrics, ci_prob, ci_kind, zero_division, beta,
                            thresholds)
         if labels is not None:
@@ -696,6 +755,7 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
         return evaluation(chunk_labels=chunking.labels, sizes=chunking.sizes, noise=noise,
                           calibration=cal_name, split=split, variant=method, ci_prob=ci_prob,
                           ci_kind=ci_kind, random_seed=random_seed, data=data, notes=notes,
+                          map_draws=0 if posterior is None else posterior.draws,
                           closed_form=closed, **parts)
 
     if method == "exact":
@@ -715,7 +775,8 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
         tree["posterior_predictive"] = xr.DataTree(group)
         return result(draws=tree, estimand="posterior_predictive/value", model=nuts)
     if noise == "none":
-        generative = model(p, y_pred, chunking.codes, chunking.labels, variant="v0")
+        generative = model(p if posterior is None else posterior.predict(scores), y_pred,
+                           chunking.codes, chunking.labels, variant="v0")
         names = ["tp", "fn", "y"] if "roc_auc" in metrics else ["tp", "fn"]
     else:
         generative = model(cells["n"], cells["c"], cells["y_pred"], float(kappa), cells["chunk"],

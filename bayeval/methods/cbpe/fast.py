@@ -37,22 +37,27 @@ import scipy
 import xarray as xr
 from scipy import special
 
+from bayeval.calibration_map import MapPosterior, MapSums, lattice_kernel
 from bayeval.chunks import WHOLE, Chunking
 from bayeval.confusion import TOL, MetricDistribution, count_law
 from bayeval.confusion_moments import RatioMoments, auc_count_moments, ratio_moments
 from bayeval.metrics import METRICS, REGISTRY, metric_value
 from bayeval.poibin import convolve_pmfs, pmf_above
 
-__all__ = ["GRID_CELLS", "KAPPA_PRIOR", "ONE_COUNT", "PMF_CELLS", "CountLaw", "NormalLaw",
-           "Window", "auc_law", "beta_binomial_pmf", "beta_grid", "closed_form", "count_laws",
-           "kappa_mixture", "kappa_posterior", "reference_bins", "single_class_probability",
-           "threshold_grid", "window_auc_law", "windows", "with_whole"]
+__all__ = ["GRID_CELLS", "KAPPA_PRIOR", "MAP_GROUPS", "ONE_COUNT", "PMF_CELLS", "CountLaw",
+           "NormalLaw", "Window", "auc_law", "auc_map_shift", "beta_binomial_pmf", "beta_grid",
+           "closed_form", "count_laws", "kappa_mixture", "kappa_posterior", "map_laws",
+           "reference_bins", "single_class_probability", "threshold_grid", "window_auc_law",
+           "windows", "with_whole"]
 
 ONE_COUNT = tuple(m for m in METRICS if REGISTRY[m].one_count)
 """Metrics that depend on one count: their PMF is always computed whole."""
 
 GRID_CELLS = 250_000
 """Two-count metrics whose (TP, FN) grid has more cells get a lazy law."""
+
+MAP_GROUPS = 16
+"""Components of a law mixed over the draws of a pooled (not split) calibration map."""
 
 PMF_CELLS = 2_000_000
 """The exact PMFs are kept in the result (NaN for the other laws: ROC-AUC, large windows) when,
@@ -117,6 +122,39 @@ def beta_binomial_pmf(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     log = (log_choose + k * np.log(a / (a + b)) + (n - k) * np.log(b / (a + b))
            + rising(a)[:, k] + rising(b)[:, n - k] - rising(a + b)[:, n:])
     return np.exp(log)
+
+
+def _folded(start: int, pmf: np.ndarray, n: int) -> tuple[int, np.ndarray]:
+    """``pmf`` (rows x counts from ``start``) with the mass below 0 and above ``n`` moved onto
+    0 and ``n``, trimmed."""
+    end = start + pmf.shape[1] - 1
+    if start < 0:
+        cut = min(-start, pmf.shape[1] - 1)
+        pmf = np.hstack([pmf[:, : cut + 1].sum(axis=1, keepdims=True), pmf[:, cut + 1:]])
+        start += cut
+    if end > n:
+        keep = max(n - start + 1, 1)
+        pmf = np.hstack([pmf[:, : keep - 1], pmf[:, keep - 1:].sum(axis=1, keepdims=True)])
+    return _trim(start, pmf)
+
+
+def _moved(start: int, pmf: np.ndarray, shifts: np.ndarray, n: int) -> tuple[int, np.ndarray]:
+    """The law of count + K, K the lattice kernel of ``shifts``, kept in 0..n."""
+    first, kernel = lattice_kernel(shifts)
+    start, out = _folded(start + first, convolve_pmfs(pmf, kernel)[None, :], n)
+    return start, out[0]
+
+
+def _moved_rows(start: int, pmf: np.ndarray, groups: list[np.ndarray],
+                n: int) -> tuple[int, np.ndarray]:
+    """One row per group of shifts: ``pmf`` convolved with the group's lattice kernel."""
+    kernels = [lattice_kernel(shifts) for shifts in groups]
+    base = min(first for first, _ in kernels)
+    rows = np.zeros((len(groups), pmf.size + max(first + k.size for first, k in kernels) - base))
+    for row, (first, kernel) in zip(rows, kernels, strict=True):
+        moved = convolve_pmfs(pmf, kernel)
+        row[first - base : first - base + moved.size] = moved
+    return _folded(start + base, rows, n)
 
 
 @dataclass(frozen=True, eq=False)
@@ -218,6 +256,49 @@ class CountLaw:
         (ts, tp), (fs, fn) = sides
         return cls(int(n[y_pred == 1].sum()), int(n[y_pred == 0].sum()), ts, tp, fs, fn,
                    np.asarray(weights, float))
+
+    def with_map(self, tp_shifts: np.ndarray, fn_shifts: np.ndarray,
+                 split: bool) -> CountLaw:
+        r"""This law mixed over draws :math:`m` of the calibration map.
+
+        Given draw :math:`m`, the probabilities of the window's rows move by :math:`D_m(s_i)`
+        and the expected TP and FN by :math:`\delta^{TP}_m=\sum_{\hat y_i=1}D_m(s_i)` and
+        :math:`\delta^{FN}_m` (:meth:`bayeval.calibration_map.MapPosterior.shifts`); the
+        count's law is taken as this (plug-in) law moved by :math:`\delta_m`, split between
+        the two nearest integers so that the mean is exact
+        (:func:`bayeval.calibration_map.lattice_kernel`). The variance's own change,
+        :math:`\sum_i D_m(s_i)(1-2\hat p_i)`, averages to second order over the draws and is
+        left out. With a map ``split`` at the threshold the two sides' draws are independent, so
+        TP and FN stay independent and each is convolved with its kernel. A pooled map moves
+        both together: the draws are sorted by :math:`\delta^{TP}_m` into :data:`MAP_GROUPS`
+        equal groups, each a component whose TP and FN kernels are those of its draws. The
+        marginals stay exact and the covariance of the shifts is kept but for its part within
+        the groups, :math:`\beta\,\mathrm{Var}(\delta^{TP}\mid\text{group})` with
+        :math:`\beta` the regression slope of :math:`\delta^{FN}` on :math:`\delta^{TP}`.
+
+        Examples
+        --------
+        Twenty rows of probability 1/2 predicted positive; two draws of the map move the
+        expected TP by -0.5 and +0.5, a kernel of variance 1/2 on -1, 0, 1:
+
+        >>> law = CountLaw.poisson_binomial(np.full(20, 0.5), np.ones(20))
+        >>> moved = law.with_map(np.array([-0.5, 0.5]), np.zeros(2), split=True)
+        >>> law.tp_moments(), [round(v, 4) for v in moved.tp_moments()]
+        ((10.0, 5.0), [10.0, 5.5])
+        """
+        if self.weights.size != 1:
+            raise ValueError("with_map needs a law of one component (noise='none').")
+        if split:
+            ts, tp = _moved(self.tp_start, self.tp[0], tp_shifts, self.n_pos)
+            fs, fn = _moved(self.fn_start, self.fn[0], fn_shifts, self.n_neg)
+            return CountLaw(self.n_pos, self.n_neg, ts, tp[None], fs, fn[None], np.ones(1))
+        groups = np.array_split(np.argsort(tp_shifts, kind="stable"), MAP_GROUPS)
+        (ts, tp), (fs, fn) = (_moved_rows(start, pmf[0], [shifts[g] for g in groups], n)
+                              for start, pmf, shifts, n in (
+                                  (self.tp_start, self.tp, tp_shifts, self.n_pos),
+                                  (self.fn_start, self.fn, fn_shifts, self.n_neg)))
+        weights = np.array([g.size for g in groups], dtype=float)
+        return CountLaw(self.n_pos, self.n_neg, ts, tp, fs, fn, weights / weights.sum())
 
     def __add__(self, other: CountLaw) -> CountLaw:
         """Law of the summed counts of two windows, independent given the component."""
@@ -425,6 +506,70 @@ def count_laws(windows: list[Window], noise: str, cells: dict[str, np.ndarray] |
                                           weights)]
 
 
+def map_laws(laws: list[CountLaw], sums: list[MapSums], posterior: MapPosterior,
+             split: bool) -> list[CountLaw]:
+    """Every window's law mixed over the calibration map's draws (:meth:`CountLaw.with_map`).
+
+    ``sums`` are the chunks' (:meth:`~bayeval.calibration_map.MapPosterior.sums`); the draws
+    are shared by all windows, so the whole period's sums are the total of its chunks'.
+
+    Examples
+    --------
+    >>> from bayeval.calibration import make_calibrator
+    >>> from bayeval.calibration_map import map_posterior
+    >>> from bayeval.chunks import make_chunks
+    >>> rng = np.random.default_rng(0)
+    >>> ref = rng.random(300)
+    >>> y = rng.random(300) < ref
+    >>> cal = make_calibrator("platt", 0.5).fit(ref, y)
+    >>> post = map_posterior(cal, ref, y, random_seed=0)
+    >>> ws = windows(rng.random(400), make_chunks(400, n_chunks=2), cal.predict, 0.5)
+    >>> laws = count_laws(ws, "none", None, None)
+    >>> mixed = map_laws(laws, [post.sums(*w) for w in ws[:-1]], post, split=True)
+    >>> [round(m.tp_moments()[1] / law.tp_moments()[1], 1) for m, law in zip(mixed, laws)]
+    [1.6, 1.9, 2.5]
+    """
+    sums = [*sums, sum(sums[1:], sums[0])]
+    return [law.with_map(posterior.linear(s, 1), posterior.linear(s, 0), split)
+            for law, s in zip(laws, sums, strict=True)]
+
+
+def auc_map_shift(moments: RatioMoments, sums: MapSums, posterior: MapPosterior) -> np.ndarray:
+    r"""How each draw :math:`m` of the map moves ROC-AUC's mean, to first order.
+
+    With :math:`R=\mathbb EA/\mathbb ED`,
+    :math:`\Delta_m=\sum_iD_m(s_i)(\partial_iA-R\,\partial_iD)/\mathbb ED`, where
+    :math:`\partial_iA=\sum_jq_j\xi_{ij}-\sum_jp_j\xi_{ji}` (the rows below minus the rows
+    above, ties halved), taken per knot interval of the map (the rows of an interval counted
+    half below and half above each other), and :math:`\partial_iD=Q-P-1+2p_i`.
+
+    Examples
+    --------
+    >>> from bayeval.calibration import make_calibrator
+    >>> from bayeval.calibration_map import map_posterior
+    >>> rng = np.random.default_rng(0)
+    >>> ref = rng.random(500)
+    >>> cal = make_calibrator("platt", 0.5).fit(ref, rng.random(500) < ref)
+    >>> post = map_posterior(cal, ref, rng.random(500) < ref, random_seed=0)
+    >>> s = np.sort(rng.random(1000))
+    >>> p = cal.predict(s)
+    >>> shift = auc_map_shift(auc_count_moments(s, p, 0.5), post.sums(s, p, s >= 0.5), post)
+    >>> shift.shape, bool(0 < shift.std() < 0.05)
+    ((400,), True)
+    """
+    totals = [part.sum(axis=0) for part in sums.parts]  # (4, K) per side
+    positives = np.concatenate([t[2] + t[3] for t in totals])
+    negatives = np.concatenate([t[0] + t[1] for t in totals]) - positives
+    below = np.cumsum(negatives) - 0.5 * negatives
+    above = positives.sum() - np.cumsum(positives) + 0.5 * positives
+    weights = np.split(below - above, np.cumsum([t.shape[1] for t in totals])[:-1])
+    d_num = posterior.linear(sums, interval_weights=tuple(weights))
+    d_den = ((negatives.sum() - positives.sum() - 1.0) * posterior.linear(sums)
+             + 2.0 * posterior.linear(sums, with_p=True))
+    ratio = moments.mean_num / moments.mean_den
+    return (d_num - ratio * d_den) / moments.mean_den
+
+
 # ---------------------------------------------------------------------------------------------
 # the grid posterior of kappa (V2b)
 
@@ -582,7 +727,7 @@ def single_class_probability(p: np.ndarray, total: float) -> float:
 
 
 def auc_law(moments: RatioMoments, total_p: float, total_q: float, p_undefined: float,
-            zero_division: float) -> tuple[NormalLaw, float]:
+            zero_division: float, shift: np.ndarray | None = None) -> tuple[NormalLaw, float]:
     r"""ROC-AUC's normal law from its exact moments, and NannyML's estimate.
 
     The mean and variance of :math:`A/D` come from the exact moments of the Mann-Whitney
@@ -605,11 +750,14 @@ def auc_law(moments: RatioMoments, total_p: float, total_q: float, p_undefined: 
         Probability of a single class (:func:`single_class_probability`).
     zero_division : float
         The value when both classes are impossible (undefined with probability 1).
+    shift : ndarray, optional
+        How each draw of the calibration map moves the mean (:func:`auc_map_shift`): the law
+        is then the normal with the mean and variance of the mixture over the draws.
 
     Returns
     -------
     NormalLaw, float
-        The law and NannyML's estimate.
+        The law and NannyML's estimate (the plug-in map's).
 
     Examples
     --------
@@ -625,13 +773,17 @@ def auc_law(moments: RatioMoments, total_p: float, total_q: float, p_undefined: 
     if moments.mean_den == 0:  # both classes impossible: undefined with probability 1
         return NormalLaw(zero_division, 0.0, 1.0), zero_division
     mean, var = ratio_moments(moments)
+    if shift is not None:
+        mean, var = mean + float(shift.mean()), var + float(shift.var())
     pq = total_p * total_q
     law = NormalLaw(mean, float(np.sqrt(var)), p_undefined)
     return law, (moments.mean_num + 0.5 * (pq - moments.mean_den)) / pq
 
 
-def window_auc_law(w: Window, zero_division: float) -> tuple[NormalLaw, float]:
-    """:func:`auc_law` of a window's rows (in score order).
+def window_auc_law(w: Window, zero_division: float, posterior: MapPosterior | None = None,
+                   sums: MapSums | None = None) -> tuple[NormalLaw, float]:
+    """:func:`auc_law` of a window's rows (in score order), mixed over the calibration map's
+    draws when ``posterior`` and the window's ``sums`` are given (:func:`auc_map_shift`).
 
     Examples
     --------
@@ -643,7 +795,9 @@ def window_auc_law(w: Window, zero_division: float) -> tuple[NormalLaw, float]:
     total = float(w.p.sum())
     moments = auc_count_moments(w.s, w.p, 0.5)
     p_undefined = single_class_probability(w.p, total) if moments.mean_den else 1.0
-    return auc_law(moments, total, w.p.size - total, p_undefined, zero_division)
+    shift = (None if posterior is None or not moments.mean_den else
+             auc_map_shift(moments, sums, posterior))
+    return auc_law(moments, total, w.p.size - total, p_undefined, zero_division, shift)
 
 
 # ---------------------------------------------------------------------------------------------

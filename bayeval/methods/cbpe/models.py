@@ -162,8 +162,11 @@ def _v0(p, y_pred, chunk=None, chunk_labels=None):
 
     Parameters
     ----------
-    p : sequence of float in [0, 1]
-        Calibrated probabilities of the positive class, one per row.
+    p : array-like of float in [0, 1], shape (n,) or (draws, n)
+        Calibrated probabilities of the positive class, one per row; or one row per draw of the
+        calibration map (:meth:`bayeval.calibration_map.MapPosterior.predict`), of which
+        :math:`\lfloor Mv\rfloor`, :math:`v\sim U(0,1)` (free ``map_u``), picks one for every
+        forward draw.
     y_pred : sequence of 0/1
         The predictions.
     chunk : sequence of int, optional
@@ -195,8 +198,11 @@ def _v0(p, y_pred, chunk=None, chunk_labels=None):
     import pytensor.tensor as pt
 
     p, y_pred = np.asarray(p, float), np.asarray(y_pred, np.int64)
-    codes, labels = _chunks(chunk, chunk_labels, p.size)
-    with pm.Model(coords={"row": np.arange(p.size), "chunk": [*labels, WHOLE]}) as m:
+    codes, labels = _chunks(chunk, chunk_labels, y_pred.size)
+    with pm.Model(coords={"row": np.arange(y_pred.size), "chunk": [*labels, WHOLE]}) as m:
+        if p.ndim == 2:  # draw floor(M v) of the map, v ~ U(0, 1): continuous free variables
+            v = pm.Uniform("map_u", 0.0, 1.0)
+            p = pm.Data("map_p", p)[pt.floor(v * p.shape[0]).astype("int64")]
         u = pm.Uniform("u", 0.0, 1.0, dims="row")
         y = pm.Deterministic("y", pt.lt(u, p).astype("int64"), dims="row")
         _per_chunk("tp", y * y_pred, codes, labels)

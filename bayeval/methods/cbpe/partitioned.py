@@ -24,7 +24,8 @@ from typing import Any, NamedTuple
 import numpy as np
 import xarray as xr
 
-from bayeval.calibration import Calibrator
+from bayeval.calibration import Calibrator, SplitAtThreshold
+from bayeval.calibration_map import MapPosterior, MapSums
 from bayeval.chunks import WHOLE, contiguous
 from bayeval.confusion import TOL
 from bayeval.evaluation import CI_KINDS, Evaluation
@@ -35,11 +36,19 @@ from bayeval.methods.cbpe.api import (
     check_options,
     estimates,
     evaluation,
+    map_uncertainty,
     realized_metrics,
     reference_period,
     without_reference,
 )
-from bayeval.methods.cbpe.fast import CountLaw, NormalLaw, auc_law, with_whole
+from bayeval.methods.cbpe.fast import (
+    CountLaw,
+    NormalLaw,
+    auc_law,
+    auc_map_shift,
+    map_laws,
+    with_whole,
+)
 from bayeval.metrics import counts_of
 from bayeval.partitions import (
     RANGE_SAMPLE,
@@ -80,6 +89,7 @@ class _ChunkCounts(NamedTuple):
     tp: tuple[int, np.ndarray]  # window of the PMF of TP (PB over the predicted positives)
     fn: tuple[int, np.ndarray]
     labelled: np.ndarray  # tp, fp, fn, tn of the rows with a known label (int64)
+    map_sums: MapSums | None  # what the calibration map's draws need (None: no posterior)
 
     def __add__(self, other: _ChunkCounts) -> _ChunkCounts:
         return _ChunkCounts(self.n_pos + other.n_pos, self.n_neg + other.n_neg,
@@ -87,7 +97,8 @@ class _ChunkCounts(NamedTuple):
                             self.expected_fn + other.expected_fn,
                             convolve_windows(self.tp, other.tp),
                             convolve_windows(self.fn, other.fn),
-                            self.labelled + other.labelled)
+                            self.labelled + other.labelled,
+                            None if self.map_sums is None else self.map_sums + other.map_sums)
 
 
 def _confusion(positive: np.ndarray, y: np.ndarray | None) -> np.ndarray:
@@ -98,14 +109,17 @@ def _confusion(positive: np.ndarray, y: np.ndarray | None) -> np.ndarray:
     return np.array(counts_of(y[known].astype(np.int64), positive[known]), dtype=np.int64)
 
 
-def _chunk_counts(p: np.ndarray, positive: np.ndarray, y: np.ndarray | None) -> _ChunkCounts:
+def _chunk_counts(s: np.ndarray, p: np.ndarray, positive: np.ndarray, y: np.ndarray | None,
+                  posterior: MapPosterior | None) -> _ChunkCounts:
     pos, neg = p[positive], p[~positive]
     return _ChunkCounts(pos.size, neg.size, float(pos.sum()), float(neg.sum()), pmf_window(pos),
-                        pmf_window(neg), _confusion(positive, y))
+                        pmf_window(neg), _confusion(positive, y),
+                        None if posterior is None else posterior.sums(s, p, positive))
 
 
 def _block(scores: Any, keys: Any = None, labels: Any = None, *, threshold: float,
-           calibrator: Any, offset: int | None = None, starts: np.ndarray | None = None,
+           calibrator: Any, posterior: MapPosterior | None = None, offset: int | None = None,
+           starts: np.ndarray | None = None,
            names: tuple[str, ...] | None = None) -> dict[str, _ChunkCounts]:
     """The summaries of one partition's chunks."""
     if len(scores) == 0:  # an empty partition (e.g. filtered out)
@@ -115,7 +129,8 @@ def _block(scores: Any, keys: Any = None, labels: Any = None, *, threshold: floa
     p = s if calibrator is None else np.asarray(calibrator.predict(s), dtype=float)
     positive = s >= threshold
     chunking = block_chunking(s.size, keys, offset, starts, names)
-    return {label: _chunk_counts(p[rows], positive[rows], None if y is None else y[rows])
+    return {label: _chunk_counts(s[rows], p[rows], positive[rows],
+                                 None if y is None else y[rows], posterior)
             for label, rows in zip(chunking.labels, chunking.rows(), strict=True)}
 
 
@@ -126,12 +141,15 @@ def _count_law(c: _ChunkCounts) -> CountLaw:
                                  trim_window(*c.fn, TOL))
 
 
-def _auc_law(sums: RangeSums, zero_division: float) -> tuple[NormalLaw, float]:
+def _auc_law(sums: RangeSums, zero_division: float, posterior: MapPosterior | None,
+             map_sums: MapSums | None) -> tuple[NormalLaw, float]:
     r""":func:`~bayeval.methods.cbpe.fast.auc_law` from the sums of a chunk's rows:
     :math:`P(\text{single class})=\exp\sum\log q+\exp\sum\log p`."""
     p_undefined = min(float(np.exp(sums.log0) + np.exp(sums.log1)), 1.0)
-    return auc_law(range_ratio_moments(sums, CBPE_TIE), sums.p, sums.q, p_undefined,
-                   zero_division)
+    moments = range_ratio_moments(sums, CBPE_TIE)
+    shift = (None if posterior is None or not moments.mean_den else
+             auc_map_shift(moments, map_sums, posterior))
+    return auc_law(moments, sums.p, sums.q, p_undefined, zero_division, shift)
 
 
 def _realized_auc(sums: RangeSums, zero_division: float) -> float:
@@ -192,7 +210,8 @@ def _plan(scores: Any, chunks: Any, chunk_size: Any, n_chunks: Any, labels: Any,
 def cbpe(scores: Any, *, threshold: float = 0.5, reference: Any = None, labels: Any = None,
          chunks: Any = None, chunk_size: Any = None, n_chunks: Any = None,
          reference_chunks: Any = None, calibration: Any = "auto", class_conditional: bool = True,
-         metrics: Any = None, zero_division: float = 0.0, beta: float = 1.0,
+         calibration_uncertainty: bool = True, metrics: Any = None,
+         zero_division: float = 0.0, beta: float = 1.0,
          alert_thresholds: Any = None, ci_prob: float = 0.95, ci_kind: str = "eti",
          random_seed: int | None = None, score_ranges: int | None = None) -> Evaluation:
     r"""CBPE's exact fast path (noise ``"none"``) on partitioned scores, per chunk and whole.
@@ -216,7 +235,7 @@ def cbpe(scores: Any, *, threshold: float = 0.5, reference: Any = None, labels: 
     chunk_size, n_chunks : int, optional
         Contiguous chunks, as in :func:`bayeval.chunks.make_chunks` (the rows of each
         partition are counted first). None of the three: one chunk.
-    reference_chunks, calibration, class_conditional, alert_thresholds, random_seed
+    reference_chunks, calibration, class_conditional, calibration_uncertainty
         As in :func:`bayeval.methods.cbpe.api.cbpe`. ``calibration`` may also be a fitted
         :class:`~bayeval.calibration.Calibrator` without a reference (applied as given);
         without either the scores are taken as calibrated.
@@ -275,6 +294,8 @@ def cbpe(scores: Any, *, threshold: float = 0.5, reference: Any = None, labels: 
     calibration, threshold, zero_division = check_options(calibration, threshold, zero_division,
                                                           "none", None, None, 1)
     notes: list[str] = []
+    learned = not (isinstance(calibration, Calibrator) and calibration.fitted)
+    ref = None
     if reference is None:
         cal, notes = without_reference(calibration, "none")
     auc = "roc_auc" in metrics
@@ -289,11 +310,14 @@ def cbpe(scores: Any, *, threshold: float = 0.5, reference: Any = None, labels: 
             notes, alert_thresholds)
         realized_ref = ref.realized
     thresholds = alert_bounds(realized_ref, metrics, alert_thresholds)
+    posterior = map_uncertainty(cal, ref, learned, bool(calibration_uncertainty), "none",
+                                random_seed, notes)
 
     dask = dask_modules()[0]
     cal_name = "none" if cal is None else cal.name
     cal = None if cal_name == "none" else cal  # the identity
-    counts = [dask.delayed(_block)(**b, **w, threshold=threshold, calibrator=cal)
+    counts = [dask.delayed(_block)(**b, **w, threshold=threshold, calibrator=cal,
+                                   posterior=posterior)
               for b, w in zip(plan.blocks, plan.where, strict=True)]
     todo = [tree_reduce(counts, functools.partial(merge_dicts, add=operator.add))]
     if auc:  # the labels travel with the rows only for the realized ROC-AUC
@@ -305,9 +329,15 @@ def cbpe(scores: Any, *, threshold: float = 0.5, reference: Any = None, labels: 
     chunk_labels, summaries = list(per_chunk), list(per_chunk.values())
     groups = [*chunk_labels, WHOLE]
     laws = with_whole([_count_law(c) for c in summaries])
+    map_sums = [None] * len(groups)
+    if posterior is not None:
+        map_sums = [c.map_sums for c in summaries]
+        laws = map_laws(laws, map_sums, posterior, isinstance(cal, SplitAtThreshold))
+        map_sums.append(sum(map_sums[1:], map_sums[0]))
     expected = [(c.expected_tp, c.expected_fn) for c in summaries]
     expected.append(tuple(map(sum, zip(*expected, strict=True))))
-    auc_laws = [_auc_law(ranges[0][k], zero_division) for k in groups] if auc else None
+    auc_laws = ([_auc_law(ranges[0][k], zero_division, posterior, s)
+                 for k, s in zip(groups, map_sums, strict=True)] if auc else None)
     sizes = np.array([c.n_pos + c.n_neg for c in summaries])
     closed = estimates(laws, auc_laws, expected, chunk_labels, sizes, metrics, ci_prob, ci_kind,
                        zero_division, beta, thresholds)
@@ -324,4 +354,4 @@ def cbpe(scores: Any, *, threshold: float = 0.5, reference: Any = None, labels: 
                       variant="exact",
                       ci_prob=ci_prob, ci_kind=ci_kind, random_seed=random_seed,
                       data=data.assign_coords(chunk=groups), notes=notes, partitioned=True,
-                      closed_form=closed)
+                      map_draws=0 if posterior is None else posterior.draws, closed_form=closed)

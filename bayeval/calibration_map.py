@@ -1,0 +1,412 @@
+r"""The posterior of a calibration map learned from a finite labelled set.
+
+A calibrator fitted on :math:`n` labelled rows estimates :math:`f(s)=P(Y=1\mid s)` with an error
+that every row it is applied to shares: it does not average out over a long period. Its posterior
+is drawn by the **weighted likelihood bootstrap** (Newton & Raftery 1994), the parametric
+counterpart of Rubin's (1981) Bayesian bootstrap: draw :math:`m` refits the calibrator's own
+family with weights :math:`(w_1,\dots,w_n)\sim\mathrm{Dirichlet}(1,\dots,1)` on the labelled
+rows,
+
+.. math:: f_m=\arg\max_{f\in\mathcal F}\sum_i w_i\log f(s_i)^{y_i}\bigl(1-f(s_i)\bigr)^{1-y_i}
+   \quad(\text{isotonic: the weighted least-squares fit}).
+
+It is the posterior of the map under a non-informative Dirichlet-process prior on the law of
+:math:`(s, y)` (exactly, for a nonparametric family; to first order, for Platt or beta
+calibration), and it has the properties a calibration posterior needs: every draw is in the
+user's family (monotone for isotonic, Platt and beta calibration), a calibrator split at the
+decision threshold is drawn side by side (independently: the sides' rows are disjoint), and the
+draws spread where the labelled scores are sparse, since there a few rows carry all the weight.
+Where no labelled score lies (beyond the range of the reference), a draw extrapolates as its
+family does (isotonic: flat), so a shift in the scores reaches the answer through the map's own
+extrapolation.
+
+Sums of Dirichlet weights over tied rows are Gamma variables, so the rows are reduced once to
+distinct scores (at most :data:`MAX_POINTS` equal-count bins per side) with their positives and
+negatives, and draw :math:`m` weighs them by :math:`\mathrm{Gamma}(k_u)` and
+:math:`\mathrm{Gamma}(n_u-k_u)`. The draws are kept as deviations :math:`D_m=f_m-\hat f` from
+the map fitted on the reduced rows, on a grid of knots (the distinct scores and a logit-spaced
+grid), linearly interpolated: exact for isotonic regression (piecewise linear on those knots),
+an :math:`O(h^2)` approximation for the smooth families. Draw :math:`m` of the probability of a
+row is :math:`\hat p(s)+D_m(s)` with :math:`\hat p` the user's fitted map, and a window's
+expected positives move by
+
+.. math:: \delta_m=\sum_i D_m(s_i)=\sum_k D_{mk}\,b_k,\qquad b_k=\sum_i B_k(s_i),
+
+with :math:`B_k` the hat functions of the knots: one pass over the rows, whatever the number of
+draws (:meth:`MapPosterior.shifts`).
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import special
+
+from bayeval.calibration import (
+    CALIBRATORS,
+    BetaCalibration,
+    Calibrator,
+    Identity,
+    Isotonic,
+    Platt,
+    SplitAtThreshold,
+)
+from bayeval.validation import as_seed
+
+__all__ = ["DRAWS", "MAX_POINTS", "MapPosterior", "MapSums", "lattice_kernel", "map_posterior"]
+
+DRAWS = 400
+"""Draws of the map: the 2.5 % quantile of the mixture carries a Monte-Carlo error of about
+:math:`\\sqrt{0.025\\cdot0.975/400}=0.008` in probability."""
+
+MAX_POINTS = 500
+"""Distinct labelled scores per side above which they are pooled into this many equal-count
+bins (at the mean score of each bin) for the draws."""
+
+#: the logit-spaced knots added to every side: the smooth families' draws are interpolated on
+#: them beyond and between the labelled scores
+_TAIL = special.expit(np.linspace(-14.0, 14.0, 113))
+
+
+@dataclass(frozen=True)
+class _Side:
+    """The draws on one side of the threshold: scores in ``[low, high)`` (``high`` included
+    when it is 1)."""
+
+    low: float
+    high: float
+    knots: np.ndarray  # (K,) increasing
+    deviations: np.ndarray  # (M, K)
+
+    def rows(self, s: np.ndarray) -> np.ndarray:
+        return (s >= self.low) & ((s < self.high) | (self.high == 1.0))
+
+    def basis_sums(self, s: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+        r""":math:`b_k=\sum_i w_i B_k(s_i)`: the hat functions of the knots summed over ``s``."""
+        k = self.knots
+        j = np.clip(np.searchsorted(k, s, side="right") - 1, 0, k.size - 2)
+        t = np.clip((s - k[j]) / (k[j + 1] - k[j]), 0.0, 1.0)
+        w = 1.0 if weights is None else weights
+        return (np.bincount(j, weights=(1.0 - t) * w, minlength=k.size)
+                + np.bincount(j + 1, weights=t * w, minlength=k.size))
+
+    def at(self, s: np.ndarray) -> np.ndarray:
+        """:math:`D_m(s_i)`, shape (M, n)."""
+        k = self.knots
+        j = np.clip(np.searchsorted(k, s, side="right") - 1, 0, k.size - 2)
+        t = np.clip((s - k[j]) / (k[j + 1] - k[j]), 0.0, 1.0)
+        return self.deviations[:, j] * (1.0 - t) + self.deviations[:, j + 1] * t
+
+
+@dataclass(frozen=True)
+class MapSums:
+    r"""What the draws of a map need of a set of rows: sums over the knot intervals.
+
+    A row at :math:`s` between knots :math:`k_j` and :math:`k_{j+1}` of its side of the map, at
+    :math:`t=(s-k_j)/(k_{j+1}-k_j)`, adds :math:`1-t, t, (1-t)\hat p, t\hat p` to interval
+    :math:`j`, separately for the rows predicted 0 and 1. Sums of disjoint row sets add.
+
+    Attributes
+    ----------
+    parts : tuple of ndarray
+        One array per side of the map, shape (2, 4, K): predicted class, the four sums,
+        interval (the last interval of a side is empty).
+
+    Examples
+    --------
+    >>> from bayeval.calibration import Platt
+    >>> s = np.array([0.1, 0.3, 0.6, 0.9])
+    >>> post = map_posterior(Platt().fit(s, [0, 1, 0, 1]), s, [0, 1, 0, 1], draws=10)
+    >>> sums = post.sums(s, s, s >= 0.5)
+    >>> [part.shape[:2] for part in sums.parts], float((sums + sums).parts[0][1, :2].sum())
+    ([(2, 4)], 4.0)
+    """
+
+    parts: tuple[np.ndarray, ...]
+
+    def __add__(self, other: MapSums) -> MapSums:
+        return MapSums(tuple(a + b for a, b in zip(self.parts, other.parts, strict=True)))
+
+
+@dataclass(frozen=True)
+class MapPosterior:
+    r"""Draws of a calibration map given the labelled rows it was fitted on.
+
+    Attributes
+    ----------
+    plugin : Calibrator
+        The fitted map :math:`\hat f` (the plug-in answer's).
+    sides : tuple
+        One set of draws per side of the threshold (one side if the map is not split).
+
+    Examples
+    --------
+    >>> from bayeval.calibration import make_calibrator
+    >>> rng = np.random.default_rng(0)
+    >>> s = rng.beta(2, 5, 500)  # few high scores
+    >>> y = rng.random(500) < s
+    >>> post = map_posterior(make_calibrator("platt", 0.5).fit(s, y), s, y, random_seed=1)
+    >>> post.draws, post.predict([0.3, 0.9]).shape
+    (400, (400, 2))
+    >>> post.predict([0.2, 0.9]).std(axis=0).round(3)  # wider where rows are sparse
+    array([0.022, 0.225])
+    >>> abs(post.shifts(s).mean()) < 3 * post.shifts(s).std() / 20  # centred on the fit
+    np.True_
+    """
+
+    plugin: Calibrator
+    sides: tuple[_Side, ...]
+
+    @property
+    def draws(self) -> int:
+        return self.sides[0].deviations.shape[0]
+
+    def shifts(self, scores: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+        r""":math:`\delta_m=\sum_i w_i D_m(s_i)`: how far each draw moves the expected number of
+        positives among ``scores`` (validated, in [0, 1]) from the plug-in's (``weights``
+        default to 1; other weights give the first-order change of a smooth function of the
+        probabilities). Shape (M,)."""
+        out = np.zeros(self.draws)
+        for side in self.sides:
+            rows = side.rows(scores)
+            out += side.deviations @ side.basis_sums(
+                scores[rows], None if weights is None else weights[rows])
+        return out
+
+    def sums(self, s: np.ndarray, p: np.ndarray, positive: np.ndarray) -> MapSums:
+        """:class:`MapSums` of rows with scores ``s``, plug-in probabilities ``p`` and
+        predictions ``positive`` (validated arrays)."""
+        parts = []
+        for side in self.sides:
+            rows = side.rows(s)
+            k, x, q, pos = side.knots, s[rows], p[rows], positive[rows]
+            j = np.clip(np.searchsorted(k, x, side="right") - 1, 0, k.size - 2)
+            t = np.clip((x - k[j]) / (k[j + 1] - k[j]), 0.0, 1.0)
+            at = j + k.size * pos.astype(np.int64)
+            part = np.stack([np.bincount(at, weights=w, minlength=2 * k.size)
+                             for w in (1.0 - t, t, (1.0 - t) * q, t * q)])
+            parts.append(part.reshape(4, 2, k.size).transpose(1, 0, 2))
+        return MapSums(tuple(parts))
+
+    def linear(self, sums: MapSums, cls: int | None = None, *, with_p: bool = False,
+               interval_weights: tuple[np.ndarray, ...] | None = None) -> np.ndarray:
+        r""":math:`\sum_i c_i D_m(s_i)` over the rows of ``sums`` (of predicted class ``cls``,
+        default both), with :math:`c_i=1`, or :math:`\hat p_i` (``with_p``), times a weight of
+        the row's knot interval (``interval_weights``, one array per side). Shape (M,)."""
+        out = np.zeros(self.draws)
+        classes = slice(None) if cls is None else slice(cls, cls + 1)
+        for i, (side, part) in enumerate(zip(self.sides, sums.parts, strict=True)):
+            total = part[classes].sum(axis=0)
+            first, second = (total[2], total[3]) if with_p else (total[0], total[1])
+            if interval_weights is not None:
+                first, second = first * interval_weights[i], second * interval_weights[i]
+            basis = first + np.r_[0.0, second[:-1]]
+            out += side.deviations @ basis
+        return out
+
+    def predict(self, scores: Any) -> np.ndarray:
+        r""":math:`\hat p(s_i)+D_m(s_i)`, clipped to [0, 1]: row probabilities of every draw,
+        shape (M, n)."""
+        s = np.asarray(scores, dtype=float)
+        out = np.broadcast_to(self.plugin.predict(s), (self.draws, s.size)).copy()
+        for side in self.sides:
+            rows = side.rows(s)
+            out[:, rows] += side.at(s[rows])
+        return np.clip(out, 0.0, 1.0)
+
+
+def _reduced(s: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct scores (or MAX_POINTS equal-count bins) with their positives and negatives."""
+    order = np.argsort(s, kind="stable")
+    s, y = s[order], y[order].astype(float)
+    first = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
+    if first.size > MAX_POINTS:
+        first = first[np.unique(np.linspace(0, first.size, MAX_POINTS, endpoint=False)
+                                .astype(np.int64))]
+    n = np.diff(np.r_[first, s.size]).astype(float)
+    return np.add.reduceat(s, first) / n, np.add.reduceat(y, first), n - np.add.reduceat(y, first)
+
+
+def _pav(y: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Weighted isotonic (non-decreasing) least squares of ``y`` in the given order."""
+    try:  # scikit-learn's compiled pool-adjacent-violators, without its argument checks
+        from sklearn._isotonic import _inplace_contiguous_isotonic_regression
+    except ImportError:  # pragma: no cover - a scikit-learn without it
+        from sklearn.isotonic import isotonic_regression
+        return isotonic_regression(y, sample_weight=w)
+    y, w = y.copy(), w.copy()
+    _inplace_contiguous_isotonic_regression(y, w)
+    return y
+
+
+def _isotonic_draws(x, pos, neg, knots, gammas_pos, gammas_neg) -> np.ndarray:
+    """Isotonic regression on the distinct scores: rate and weight of each, per draw."""
+    def fit(k, m):
+        return np.interp(knots, x, _pav(k / (k + m), k + m))
+
+    centre = fit(pos, neg)
+    return np.array([fit(k, m) for k, m in zip(gammas_pos, gammas_neg, strict=True)]) - centre
+
+
+def _newton(features: np.ndarray, ys: np.ndarray, share: np.ndarray,
+            coef: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Weighted logistic regressions, one per row of ``share`` (weights summing to 1), by
+    Newton's method from ``coef``; returns the coefficients and which converged."""
+    k = features.shape[1]
+    outer = (features[:, :, None] * features[:, None, :]).reshape(-1, k * k)
+    coef = coef.copy()
+    for _ in range(50):
+        p = special.expit(coef @ features.T)
+        grad = (share * (p - ys)) @ features
+        hess = ((share * p * (1 - p)) @ outer).reshape(-1, k, k) + 1e-10 * np.eye(k)
+        step = np.linalg.solve(hess, grad[..., None])[..., 0]
+        coef -= step
+        done = (np.abs(step) <= 1e-9 * (1.0 + np.abs(coef))).all(axis=1)
+        if done.all():
+            break
+    return coef, done & np.isfinite(coef).all(axis=1)
+
+
+def _logistic_draws(cal, xs, ys, base, gammas, knots) -> np.ndarray:
+    r"""Platt or beta calibration: Newton's method for all draws at once, from the fit on the
+    reduced rows. Beta calibration's :math:`a, b\ge0`: a draw's most negative one is fixed at 0
+    and the draw refitted, as in :class:`~bayeval.calibration.BetaCalibration`. A draw that does
+    not converge is refitted on its own."""
+    features = cal.features(xs)
+    centre = copy.copy(cal).fit(xs, ys, base).coef_
+    share = gammas / gammas.sum(axis=1, keepdims=True)
+    coef, ok = _newton(features, ys, share, np.tile(centre, (share.shape[0], 1)))
+    fixed = np.zeros(coef.shape, dtype=bool)
+    for _ in range(2 if isinstance(cal, BetaCalibration) else 0):
+        negative = np.where(~fixed[:, :2] & (coef[:, :2] < 0), coef[:, :2], 0.0)
+        redo = negative.min(axis=1) < 0
+        if not redo.any():
+            break
+        fixed[np.flatnonzero(redo), np.argmin(negative[redo], axis=1)] = True
+        for pattern in np.unique(fixed[redo], axis=0):
+            rows = np.flatnonzero(redo & (fixed == pattern).all(axis=1))
+            free = ~pattern
+            coef[rows] = 0.0
+            coef[np.ix_(rows, free)], ok[rows] = _newton(
+                features[:, free], ys, share[rows], np.tile(centre[free], (rows.size, 1)))
+    for m in np.flatnonzero(~ok):
+        coef[m] = copy.copy(cal).fit(xs, ys, gammas[m]).coef_
+    grid = cal.features(knots)
+    return special.expit(coef @ grid.T) - special.expit(grid @ centre)
+
+
+def _weighted_draws(cal: Calibrator, s: np.ndarray, y: np.ndarray, knots: np.ndarray,
+                    draws: int, rng: np.random.Generator) -> np.ndarray:
+    """Deviations at ``knots`` of the family's fits with Gamma weights on the reduced rows."""
+    x, pos, neg = _reduced(s, y)
+    gammas_pos, gammas_neg = rng.gamma(pos, size=(draws, x.size)), rng.gamma(neg, size=(draws,
+                                                                                       x.size))
+    if isinstance(cal, Isotonic):
+        return _isotonic_draws(x, pos, neg, knots, gammas_pos, gammas_neg)
+    keep = np.r_[pos, neg] > 0
+    xs = np.r_[x, x][keep]
+    ys = np.r_[np.ones(x.size), np.zeros(x.size)][keep]
+    base, gammas = np.r_[pos, neg][keep], np.hstack([gammas_pos, gammas_neg])[:, keep]
+    if isinstance(cal, (Platt, BetaCalibration)):
+        return _logistic_draws(cal, xs, ys, base, gammas, knots)
+    centre = copy.copy(cal).fit(xs, ys, base).predict(knots)
+    return np.array([copy.copy(cal).fit(xs, ys, g).predict(knots) for g in gammas]) - centre
+
+
+def _resampled_draws(cal: Any, s: np.ndarray, y: np.ndarray, knots: np.ndarray, draws: int,
+                     rng: np.random.Generator) -> np.ndarray:
+    """Deviations at ``knots`` of refits on multinomial resamples (any ``fit``/``predict``
+    object: the classical bootstrap, approximating the Bayesian one)."""
+    centre = np.asarray(cal.predict(knots), dtype=float)
+    out = np.empty((draws, knots.size))
+    for m in range(draws):
+        rows = rng.integers(0, s.size, s.size)
+        out[m] = np.asarray(copy.deepcopy(cal).fit(s[rows], y[rows]).predict(knots)) - centre
+    return out
+
+
+def _knots(s: np.ndarray, low: float, high: float) -> np.ndarray:
+    x = _reduced(s, np.zeros(s.size))[0]
+    grid = np.unique(np.r_[x, _TAIL, low, np.nextafter(high, low) if high < 1 else 1.0])
+    return grid[(grid >= low) & (grid <= high)]
+
+
+def map_posterior(calibrator: Any, scores: np.ndarray, labels: np.ndarray, *,
+                  draws: int = DRAWS, random_seed: Any = None) -> MapPosterior:
+    r"""Draws of a fitted calibration map by the weighted likelihood bootstrap.
+
+    Parameters
+    ----------
+    calibrator : Calibrator or object with ``fit`` and ``predict``
+        The map, fitted on ``scores`` and ``labels``. A built-in
+        :class:`~bayeval.calibration.Calibrator` (or one split at the threshold) is refitted
+        with Gamma weights on its distinct scores; any other object on multinomial resamples of
+        the rows. :class:`~bayeval.calibration.Identity` (and a side left uncalibrated) has no
+        parameter: its draws equal the map.
+    scores, labels : ndarray
+        The labelled rows the map was fitted on (validated: scores in [0, 1], labels 0/1).
+    draws : int
+        Number of draws :math:`M`.
+    random_seed : None, int or Generator
+
+    Returns
+    -------
+    MapPosterior
+
+    Examples
+    --------
+    Isotonic regression split at 0.5, on 200 labelled rows:
+
+    >>> from bayeval.calibration import make_calibrator
+    >>> rng = np.random.default_rng(0)
+    >>> s = rng.random(200)
+    >>> y = (rng.random(200) < s).astype(float)
+    >>> post = map_posterior(make_calibrator("isotonic", 0.5).fit(s, y), s, y, random_seed=1)
+    >>> len(post.sides), post.draws, post.predict([0.2, 0.8]).std(axis=0).round(2)
+    (2, 400, array([0.06, 0.06]))
+    """
+    rng = as_seed(random_seed)
+    s, y = np.asarray(scores, dtype=float), np.asarray(labels, dtype=float)
+    if isinstance(calibrator, SplitAtThreshold):
+        t = calibrator.threshold
+        parts = [(0.0, t, calibrator.sides_[0]), (t, 1.0, calibrator.sides_[1])]
+    else:
+        parts = [(0.0, 1.0, calibrator)]
+    sides = []
+    for low, high, cal in parts:
+        rows = (s >= low) & ((s < high) | (high == 1.0))
+        knots = _knots(s[rows], low, high)
+        if isinstance(cal, Identity) or not rows.any():
+            deviations = np.zeros((draws, knots.size))
+        elif type(cal) in CALIBRATORS.values():
+            deviations = _weighted_draws(cal, s[rows], y[rows], knots, draws, rng)
+        else:
+            deviations = _resampled_draws(cal, s[rows], y[rows], knots, draws, rng)
+        sides.append(_Side(low, high, knots, deviations))
+    return MapPosterior(calibrator, tuple(sides))
+
+
+def lattice_kernel(shifts: np.ndarray) -> tuple[int, np.ndarray]:
+    r"""The law of an integer shift that moves a count by :math:`\delta_m` on average: each
+    draw's :math:`\delta_m` split between :math:`\lfloor\delta_m\rfloor` and
+    :math:`\lfloor\delta_m\rfloor+1` so that its mean is kept, the draws weighted equally.
+
+    Returns the first shift and the probabilities of the consecutive shifts from it.
+
+    Examples
+    --------
+    >>> start, probs = lattice_kernel(np.array([-0.5, 1.0]))
+    >>> start, probs.tolist()
+    (-1, [0.25, 0.25, 0.5])
+    """
+    low = np.floor(shifts)
+    frac = shifts - low
+    start = int(low.min())
+    at = (low - start).astype(np.int64)
+    weight = 1.0 / shifts.size
+    probs = (np.bincount(at, weights=(1.0 - frac) * weight, minlength=at.max() + 2)
+             + np.bincount(at + 1, weights=frac * weight, minlength=at.max() + 2))
+    return start, probs[: np.flatnonzero(probs)[-1] + 1]

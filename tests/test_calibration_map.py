@@ -1,0 +1,115 @@
+"""The posterior of a calibration map: weighted fits, the draws and their linear statistics."""
+
+import numpy as np
+import pytest
+from scipy import special
+
+from bayeval import calibration
+from bayeval.calibration_map import lattice_kernel, map_posterior
+
+
+def _data(n, seed=0):
+    rng = np.random.default_rng(seed)
+    s = rng.beta(2, 3, n)
+    return s, (rng.random(n) < s**1.3).astype(float)
+
+
+@pytest.mark.parametrize("name", ["isotonic", "platt", "beta"])
+def test_integer_weights_fit_as_repeated_rows(name):
+    s, y = _data(300)
+    counts = np.random.default_rng(1).integers(0, 4, s.size)
+    weighted = calibration.make_calibrator(name).fit(s, y, sample_weight=counts)
+    repeated = calibration.make_calibrator(name).fit(np.repeat(s, counts), np.repeat(y, counts))
+    grid = np.linspace(0.01, 0.99, 50)
+    np.testing.assert_allclose(weighted.predict(grid), repeated.predict(grid), atol=1e-8)
+
+
+def test_sample_weight_is_checked():
+    s, y = _data(20)
+    with pytest.raises(ValueError, match="sample_weight"):
+        calibration.Platt().fit(s, y, sample_weight=-np.ones(20))
+    with pytest.raises(ValueError, match="sample_weight"):
+        calibration.Platt().fit(s, y, sample_weight=np.ones(19))
+
+
+def test_platt_draws_spread_as_its_posterior():
+    """The weighted likelihood bootstrap of Platt scaling has, to first order, the spread of the
+    posterior N(MLE, I^-1): at a score, sd of sigma(a logit s + b) from the Fisher information.
+    400 draws estimate an sd within 1/sqrt(2 * 400) = 3.5 % (1 sd); 4 sds: 14 %."""
+    s, y = _data(5000, seed=2)
+    cal = calibration.Platt().fit(s, y)
+    post = map_posterior(cal, s, y, random_seed=3)
+    x = np.column_stack([special.logit(s), np.ones(s.size)])
+    p = cal.predict(s)
+    cov = np.linalg.inv((x.T * (p * (1 - p))) @ x)
+    at = np.array([0.1, 0.4, 0.8])
+    grad = (np.column_stack([special.logit(at), np.ones(3)])
+            * (cal.predict(at) * (1 - cal.predict(at)))[:, None])
+    laplace = np.sqrt(np.einsum("ik,kl,il->i", grad, cov, grad))
+    draws = post.predict(at)
+    np.testing.assert_allclose(draws.std(axis=0) / laplace, 1.0, atol=0.14)
+    # centred on the fit: the mean of 400 draws within 4 sd / sqrt(400)
+    assert (np.abs(draws.mean(axis=0) - cal.predict(at)) <= 4 * laplace / 20).all()
+
+
+@pytest.mark.parametrize("name", ["isotonic", "platt", "beta", "scaling_binning"])
+def test_shifts_are_the_sums_of_the_drawn_probabilities(name):
+    s, y = _data(800, seed=4)
+    cal = calibration.make_calibrator(name, threshold=0.5).fit(s, y)
+    post = map_posterior(cal, s, y, draws=50, random_seed=5)
+    new = np.random.default_rng(6).beta(2, 2, 300)
+    drawn = post.predict(new)
+    assert drawn.shape == (50, 300) and ((drawn >= 0) & (drawn <= 1)).all()
+    inside = (drawn > 0).all() and (drawn < 1).all()  # no clipping: the sums are linear
+    if inside:
+        np.testing.assert_allclose(post.shifts(new), (drawn - cal.predict(new)).sum(axis=1),
+                                   atol=1e-9)
+    sums = post.sums(new, cal.predict(new), new >= 0.5)
+    np.testing.assert_allclose(post.linear(sums, 1) + post.linear(sums, 0), post.shifts(new),
+                               atol=1e-9)
+    np.testing.assert_allclose(post.linear(sums, 1), post.shifts(new[new >= 0.5]), atol=1e-9)
+    half = post.sums(new[:150], cal.predict(new[:150]), new[:150] >= 0.5) + post.sums(
+        new[150:], cal.predict(new[150:]), new[150:] >= 0.5)
+    np.testing.assert_allclose(post.linear(half, with_p=True), post.linear(sums, with_p=True),
+                               atol=1e-9)
+    np.testing.assert_allclose(post.linear(sums, with_p=True),
+                               ((drawn - cal.predict(new)) * cal.predict(new)).sum(axis=1),
+                               atol=1e-9 if inside else 1e-2)
+
+
+def test_draws_are_wide_where_labelled_scores_are_sparse():
+    rng = np.random.default_rng(7)
+    s = np.r_[rng.uniform(0.0, 0.5, 2000), rng.uniform(0.5, 1.0, 40)]
+    y = (rng.random(s.size) < s).astype(float)
+    cal = calibration.make_calibrator("isotonic", threshold=0.5).fit(s, y)
+    sd = map_posterior(cal, s, y, random_seed=8).predict([0.25, 0.75]).std(axis=0)
+    # isotonic regression's pointwise error shrinks as n^(-1/3): 50 times fewer rows, about
+    # 3.7 times wider (2.6 here)
+    assert sd[1] > 2 * sd[0]
+
+
+def test_identity_and_other_objects():
+    s, y = _data(300, seed=9)
+    post = map_posterior(calibration.Identity().fit(s, y), s, y, draws=20)
+    assert not post.shifts(s).any()
+
+    class Shrink:  # any object with fit and predict: refitted on resampled rows
+        def fit(self, scores, labels):
+            self.rate_ = np.mean(labels)
+            return self
+
+        def predict(self, scores):
+            return (np.asarray(scores) + self.rate_) / 2
+
+    shrink = Shrink().fit(s, y)
+    post = map_posterior(shrink, s, y, draws=400, random_seed=10)
+    # the draws' rates: the resampled mean, sd sqrt(r (1 - r) / n) (2 sd of a 400-draw sd: 7 %)
+    rate_sd = post.predict([0.0]).std() * 2
+    assert abs(rate_sd / np.sqrt(y.mean() * (1 - y.mean()) / y.size) - 1) < 0.14
+
+
+def test_lattice_kernel_keeps_the_mean():
+    shifts = np.random.default_rng(11).normal(3.0, 7.0, 400)
+    start, probs = lattice_kernel(shifts)
+    support = start + np.arange(probs.size)
+    assert abs(probs.sum() - 1) < 1e-12 and abs(probs @ support - shifts.mean()) < 1e-9
