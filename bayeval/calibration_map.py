@@ -56,7 +56,8 @@ from bayeval.calibration import (
 )
 from bayeval.validation import as_seed
 
-__all__ = ["DRAWS", "MAX_POINTS", "MapPosterior", "MapSums", "lattice_kernel", "map_posterior"]
+__all__ = ["DRAWS", "MAX_POINTS", "SPARSE_ROWS", "SUPPORT_EDGES", "MapPosterior", "MapSums",
+           "lattice_kernel", "map_posterior", "sparse_bins", "support_counts"]
 
 DRAWS = 400
 """Draws of the map: the 2.5 % quantile of the mixture carries a Monte-Carlo error of about
@@ -410,3 +411,39 @@ def lattice_kernel(shifts: np.ndarray) -> tuple[int, np.ndarray]:
     probs = (np.bincount(at, weights=(1.0 - frac) * weight, minlength=at.max() + 2)
              + np.bincount(at + 1, weights=frac * weight, minlength=at.max() + 2))
     return start, probs[: np.flatnonzero(probs)[-1] + 1]
+
+
+SUPPORT_EDGES = special.expit(np.linspace(-14.0, 14.0, 57))
+"""Edges of the support bins: 56 bins of width 0.5 on the logit scale, and the two tails."""
+
+SPARSE_ROWS = 10
+"""A support bin where fewer labelled rows than this fell is sparse: the map is extrapolated
+there, from its neighbours."""
+
+
+def support_counts(scores: np.ndarray) -> np.ndarray:
+    """Rows of ``scores`` per support bin (:data:`SUPPORT_EDGES`); counts of disjoint sets add.
+
+    Examples
+    --------
+    >>> counts = support_counts(np.array([0.5, 0.55, 0.99]))
+    >>> counts.size, int(counts.sum()), int(counts.max())
+    (58, 3, 2)
+    """
+    return np.bincount(np.searchsorted(SUPPORT_EDGES, scores, side="right"),
+                       minlength=SUPPORT_EDGES.size + 1)
+
+
+def sparse_bins(labelled_scores: np.ndarray) -> np.ndarray:
+    """The support bins where the labelled rows are sparse (fewer than :data:`SPARSE_ROWS`).
+
+    The share of a window's rows in them measures how much of it lies where the calibration
+    map was learned from few rows (a covariate shift of the scores, or a thin reference).
+
+    Examples
+    --------
+    >>> sparse = sparse_bins(np.full(50, 0.3))
+    >>> float(support_counts(np.array([0.3, 0.31, 0.9]))[sparse].sum())  # 0.9 is unsupported
+    1.0
+    """
+    return support_counts(labelled_scores) < SPARSE_ROWS

@@ -57,9 +57,16 @@ from bayeval.calibration import (
     make_calibrator,
     select_calibrator,
 )
-from bayeval.calibration_map import MapPosterior, map_posterior
+from bayeval.calibration_map import (
+    SPARSE_ROWS,
+    MapPosterior,
+    map_posterior,
+    sparse_bins,
+    support_counts,
+)
 from bayeval.chunks import WHOLE, Chunking, make_chunks
 from bayeval.evaluation import CI_KINDS, Evaluation
+from bayeval.methods.cbpe.auc import window_auc_law
 from bayeval.methods.cbpe.fast import (
     KAPPA_PRIOR,
     CountLaw,
@@ -72,7 +79,6 @@ from bayeval.methods.cbpe.fast import (
     map_laws,
     reference_bins,
     threshold_grid,
-    window_auc_law,
     windows,
 )
 from bayeval.methods.cbpe.models import (
@@ -104,14 +110,17 @@ from bayeval.validation import (
     check_same_length,
 )
 
-__all__ = ["ALERT_SD", "ASSUMPTIONS", "METRICS", "NOISES", "Reference", "add_realized",
-           "alert_bounds", "cbpe", "check_metrics", "check_options", "estimates", "evaluation",
-           "realized", "realized_metrics", "reference_period", "size_notes", "without_reference"]
+__all__ = ["ALERT_SD", "ASSUMPTIONS", "METRICS", "NOISES", "SHIFT_WARN", "Reference",
+           "add_realized", "add_support", "alert_bounds", "cbpe", "check_metrics",
+           "check_options", "estimates", "evaluation", "map_uncertainty", "realized",
+           "realized_metrics", "reference_period", "size_notes", "without_reference"]
 
 METRICS = BINARY_METRICS
 METHODS = ("exact", "pymc", "both")
 NOISES = ("none", "beta", "learned", "binning")
 CALIBRATIONS = ("auto", *CALIBRATORS)
+SHIFT_WARN = 0.1
+"""A chunk with a larger share of rows where the reference is sparse gets a warning."""
 ALERT_SD = 3.0
 """Alert thresholds: mean +- ALERT_SD sd of the realized metric over reference chunks."""
 #: NUTS settings of V2b: with chunk-to-chunk drift the posterior of log kappa has a steep left
@@ -427,9 +436,11 @@ def reference_period(reference, threshold, calibration, class_conditional, rando
     else:
         cal, p, data = _calibrate((scores, labels), calibration, class_conditional, threshold,
                                   random_seed)
+    # near-equal chunks of about ``size`` rows: no short tail chunk, whose realized metrics
+    # (e.g. a precision of 0 or 1 over two rows) would widen the thresholds to nothing
     chunking = make_chunks(scores.size, chunks=reference_chunks,
-                           chunk_size=None if reference_chunks is not None else
-                           min(size, scores.size))
+                           n_chunks=None if reference_chunks is not None else
+                           max(1, round(scores.size / size)))
     realized_ref, _ = realized(labels.astype(float), y_pred, scores, chunking, *metric_args,
                                whole=False)
     data["reference_chunks"] = len(chunking.labels)
@@ -471,6 +482,38 @@ def map_uncertainty(cal: Calibrator | None, ref: Reference | None, learned: bool
         return None
     seed = None if random_seed is None else np.random.default_rng([int(random_seed), 16])
     return map_posterior(cal, ref.scores, ref.labels, random_seed=seed)
+
+
+def add_support(closed: xr.Dataset, counts: list[np.ndarray], reference_scores: np.ndarray,
+                notes: list[str]) -> None:
+    """``sparse_share`` per chunk (then the whole period) into ``closed``: the share of the rows
+    whose score lies where the reference had fewer than
+    :data:`~bayeval.calibration_map.SPARSE_ROWS` rows per half unit of logit
+    (:func:`~bayeval.calibration_map.sparse_bins`); a note when it exceeds :data:`SHIFT_WARN`.
+
+    ``counts`` are the chunks' :func:`~bayeval.calibration_map.support_counts`.
+
+    Examples
+    --------
+    >>> closed = xr.Dataset(coords={"chunk": ["c", "all"]})
+    >>> notes = []
+    >>> add_support(closed, [support_counts(np.array([0.3, 0.9]))], np.full(50, 0.3), notes)
+    >>> closed["sparse_share"].values.tolist(), notes[0][:60]
+    ([0.5, 0.5], "50% of the rows of chunk(s) 'c', 'all' have scores where the")
+    """
+    counts = [*counts, sum(counts[1:], counts[0])]
+    sparse = sparse_bins(reference_scores)
+    share = np.array([c[sparse].sum() / max(c.sum(), 1) for c in counts])
+    closed["sparse_share"] = ("chunk", share)
+    flagged = [str(c) for c, v in zip(closed["chunk"].values, share, strict=True)
+               if v > SHIFT_WARN]
+    if flagged:
+        notes.append(
+            f"{share.max():.0%} of the rows of chunk(s) {', '.join(map(repr, flagged))} have "
+            f"scores where the reference had fewer than {SPARSE_ROWS} rows per half unit of "
+            "logit (sparse_share): the calibration map is extrapolated there. Its posterior "
+            "widens the intervals as far as the map's family allows; if P(Y | score) itself "
+            "differs there, no interval can tell. Label some of those rows.")
 
 
 def _kappa_grid(ref_cells, kappa_prior, data: xr.Dataset) -> tuple[np.ndarray, np.ndarray]:
@@ -604,9 +647,9 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
         ``chunks``, ``chunk_size``, ``n_chunks``; none gives a single chunk. The whole period
         (chunk ``"all"``) is always estimated too.
     reference_chunks : array-like, optional
-        Chunk keys of the reference rows; default: contiguous chunks of the analysis chunk size
-        (``chunk_size``, or the median analysis chunk), so that thresholds compare like with
-        like.
+        Chunk keys of the reference rows; default: near-equal contiguous chunks of about the
+        analysis chunk size (``chunk_size``, or the median analysis chunk; no short tail chunk),
+        so that thresholds compare like with like.
     calibration : {"auto", "none", "isotonic", "platt", "beta", "scaling_binning"} or Calibrator
         ``"auto"``: the calibrator among none, isotonic, Platt and beta calibration with the
         lowest calibration error on held-out reference folds (none unless another is strictly
@@ -741,6 +784,8 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
         if labels is not None:
             add_realized(closed, *realized(labels, y_pred, scores, chunking, metrics,
                                            zero_division, beta))
+        if ref is not None:
+            add_support(closed, [support_counts(w.s) for w in rows[:-1]], ref.scores, notes)
     elif labels is not None:  # no fast path: the realized metrics and thresholds go with the data
         dims = ("chunk", "metric")
         lower, upper = threshold_grid(thresholds, len(chunking.labels) + 1)

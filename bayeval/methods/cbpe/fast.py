@@ -21,8 +21,8 @@ law, cut (like :mod:`bayeval.confusion`) to the counts of probability above
 
 Undefined values (a zero denominator) depend on :math:`S` only and follow ``zero_division``
 as in :class:`bayeval.confusion.MetricDistribution`. ROC-AUC has a normal law from the exact
-moments of its numerator and denominator (:func:`auc_law`). :func:`closed_form` tabulates the
-laws of every chunk and metric.
+moments of its numerator and denominator (:mod:`bayeval.methods.cbpe.auc`). :func:`closed_form`
+tabulates the laws of every chunk and metric.
 """
 
 from __future__ import annotations
@@ -40,14 +40,12 @@ from scipy import special
 from bayeval.calibration_map import MapPosterior, MapSums, lattice_kernel
 from bayeval.chunks import WHOLE, Chunking
 from bayeval.confusion import TOL, MetricDistribution, count_law
-from bayeval.confusion_moments import RatioMoments, auc_count_moments, ratio_moments
 from bayeval.metrics import METRICS, REGISTRY, metric_value
 from bayeval.poibin import convolve_pmfs, pmf_above
 
 __all__ = ["GRID_CELLS", "KAPPA_PRIOR", "MAP_GROUPS", "ONE_COUNT", "PMF_CELLS", "CountLaw",
-           "NormalLaw", "Window", "auc_law", "auc_map_shift", "beta_binomial_pmf", "beta_grid",
-           "closed_form", "count_laws", "kappa_mixture", "kappa_posterior", "map_laws",
-           "reference_bins", "single_class_probability", "threshold_grid", "window_auc_law",
+           "NormalLaw", "Window", "beta_binomial_pmf", "beta_grid", "closed_form", "count_laws",
+           "kappa_mixture", "kappa_posterior", "map_laws", "reference_bins", "threshold_grid",
            "windows", "with_whole"]
 
 ONE_COUNT = tuple(m for m in METRICS if REGISTRY[m].one_count)
@@ -534,42 +532,6 @@ def map_laws(laws: list[CountLaw], sums: list[MapSums], posterior: MapPosterior,
             for law, s in zip(laws, sums, strict=True)]
 
 
-def auc_map_shift(moments: RatioMoments, sums: MapSums, posterior: MapPosterior) -> np.ndarray:
-    r"""How each draw :math:`m` of the map moves ROC-AUC's mean, to first order.
-
-    With :math:`R=\mathbb EA/\mathbb ED`,
-    :math:`\Delta_m=\sum_iD_m(s_i)(\partial_iA-R\,\partial_iD)/\mathbb ED`, where
-    :math:`\partial_iA=\sum_jq_j\xi_{ij}-\sum_jp_j\xi_{ji}` (the rows below minus the rows
-    above, ties halved), taken per knot interval of the map (the rows of an interval counted
-    half below and half above each other), and :math:`\partial_iD=Q-P-1+2p_i`.
-
-    Examples
-    --------
-    >>> from bayeval.calibration import make_calibrator
-    >>> from bayeval.calibration_map import map_posterior
-    >>> rng = np.random.default_rng(0)
-    >>> ref = rng.random(500)
-    >>> cal = make_calibrator("platt", 0.5).fit(ref, rng.random(500) < ref)
-    >>> post = map_posterior(cal, ref, rng.random(500) < ref, random_seed=0)
-    >>> s = np.sort(rng.random(1000))
-    >>> p = cal.predict(s)
-    >>> shift = auc_map_shift(auc_count_moments(s, p, 0.5), post.sums(s, p, s >= 0.5), post)
-    >>> shift.shape, bool(0 < shift.std() < 0.05)
-    ((400,), True)
-    """
-    totals = [part.sum(axis=0) for part in sums.parts]  # (4, K) per side
-    positives = np.concatenate([t[2] + t[3] for t in totals])
-    negatives = np.concatenate([t[0] + t[1] for t in totals]) - positives
-    below = np.cumsum(negatives) - 0.5 * negatives
-    above = positives.sum() - np.cumsum(positives) + 0.5 * positives
-    weights = np.split(below - above, np.cumsum([t.shape[1] for t in totals])[:-1])
-    d_num = posterior.linear(sums, interval_weights=tuple(weights))
-    d_den = ((negatives.sum() - positives.sum() - 1.0) * posterior.linear(sums)
-             + 2.0 * posterior.linear(sums, with_p=True))
-    ratio = moments.mean_num / moments.mean_den
-    return (d_num - ratio * d_den) / moments.mean_den
-
-
 # ---------------------------------------------------------------------------------------------
 # the grid posterior of kappa (V2b)
 
@@ -703,104 +665,6 @@ def reference_bins(cells: dict[str, np.ndarray],
 
 
 # ---------------------------------------------------------------------------------------------
-# ROC-AUC
-
-
-def single_class_probability(p: np.ndarray, total: float) -> float:
-    r""":math:`P(\text{no positive})+P(\text{no negative})=\prod_i(1-p_i)+\prod_ip_i`.
-
-    A product is skipped where its bound, :math:`e^{-\sum p_i}` or :math:`e^{-\sum(1-p_i)}`,
-    rounds to 0 (``total`` is :math:`\sum p_i`).
-
-    Examples
-    --------
-    >>> single_class_probability(np.array([0.5, 0.5]), 1.0)
-    0.5
-    """
-    out = 0.0
-    with np.errstate(divide="ignore"):
-        if total < 746.0:  # exp(-746) rounds to 0
-            out += float(np.exp(np.log1p(-p).sum()))
-        if p.size - total < 746.0:
-            out += float(np.exp(np.log(p).sum()))
-    return min(out, 1.0)
-
-
-def auc_law(moments: RatioMoments, total_p: float, total_q: float, p_undefined: float,
-            zero_division: float, shift: np.ndarray | None = None) -> tuple[NormalLaw, float]:
-    r"""ROC-AUC's normal law from its exact moments, and NannyML's estimate.
-
-    The mean and variance of :math:`A/D` come from the exact moments of the Mann-Whitney
-    numerator :math:`A` and the denominator :math:`D` by the delta method
-    (:func:`bayeval.confusion_moments.ratio_moments`). NannyML's estimate is the area under the
-    ROC curve of the expected counts: with
-    :math:`\xi_{ij}=\mathbb 1[s_i>s_j]+\frac12\mathbb 1[s_i=s_j]`, :math:`q=1-p`,
-    :math:`P=\sum p`, :math:`Q=\sum q`, it is :math:`\sum_{i,j}p_iq_j\xi_{ij}/(PQ)
-    =(\mathbb E A+\frac12\sum_ip_iq_i)/(PQ)`, the pairs :math:`i=j` included, where
-    :math:`\sum_ip_iq_i=PQ-\mathbb E D`.
-
-    Parameters
-    ----------
-    moments : RatioMoments
-        Exact moments of :math:`A` and :math:`D`
-        (:func:`bayeval.confusion_moments.auc_numerator_moments`).
-    total_p, total_q : float
-        :math:`P` and :math:`Q`.
-    p_undefined : float
-        Probability of a single class (:func:`single_class_probability`).
-    zero_division : float
-        The value when both classes are impossible (undefined with probability 1).
-    shift : ndarray, optional
-        How each draw of the calibration map moves the mean (:func:`auc_map_shift`): the law
-        is then the normal with the mean and variance of the mixture over the draws.
-
-    Returns
-    -------
-    NormalLaw, float
-        The law and NannyML's estimate (the plug-in map's).
-
-    Examples
-    --------
-    Four rows with :math:`p=s=(0.2, 0.4, 0.6, 0.8)`: :math:`P=Q=2`, the ordered pairs give
-    :math:`\sum_{s_i>s_j}p_iq_j=2.6` and :math:`\frac12\sum_ip_iq_i=0.4`, so NannyML's estimate
-    is :math:`3/4`:
-
-    >>> s = np.array([0.2, 0.4, 0.6, 0.8])
-    >>> law, plugin = window_auc_law(Window(s, s, s >= 0.5), 0.0)
-    >>> round(law.mean, 4), round(law.sd, 4), round(plugin, 4)
-    (0.8127, 0.268, 0.75)
-    """
-    if moments.mean_den == 0:  # both classes impossible: undefined with probability 1
-        return NormalLaw(zero_division, 0.0, 1.0), zero_division
-    mean, var = ratio_moments(moments)
-    if shift is not None:
-        mean, var = mean + float(shift.mean()), var + float(shift.var())
-    pq = total_p * total_q
-    law = NormalLaw(mean, float(np.sqrt(var)), p_undefined)
-    return law, (moments.mean_num + 0.5 * (pq - moments.mean_den)) / pq
-
-
-def window_auc_law(w: Window, zero_division: float, posterior: MapPosterior | None = None,
-                   sums: MapSums | None = None) -> tuple[NormalLaw, float]:
-    """:func:`auc_law` of a window's rows (in score order), mixed over the calibration map's
-    draws when ``posterior`` and the window's ``sums`` are given (:func:`auc_map_shift`).
-
-    Examples
-    --------
-    >>> s = np.array([0.2, 0.4, 0.7, 0.9])
-    >>> law, plugin = window_auc_law(Window(s, s, s >= 0.5), 0.0)
-    >>> round(plugin, 6), round(law.p_undefined, 6)  # .8 .6 .3 .1 + .2 .4 .7 .9
-    (0.80303, 0.0648)
-    """
-    total = float(w.p.sum())
-    moments = auc_count_moments(w.s, w.p, 0.5)
-    p_undefined = single_class_probability(w.p, total) if moments.mean_den else 1.0
-    shift = (None if posterior is None or not moments.mean_den else
-             auc_map_shift(moments, sums, posterior))
-    return auc_law(moments, total, w.p.size - total, p_undefined, zero_division, shift)
-
-
-# ---------------------------------------------------------------------------------------------
 # the closed form
 
 
@@ -838,7 +702,8 @@ def closed_form(laws: list[CountLaw], auc: list[tuple[NormalLaw, float]] | None,
     laws : list of CountLaw
         One per chunk, then the whole period's.
     auc : list of (NormalLaw, float), optional
-        ROC-AUC's law and NannyML's estimate per window (:func:`auc_law`), when ``metrics``
+        ROC-AUC's law and NannyML's estimate per window
+        (:func:`bayeval.methods.cbpe.auc.auc_law`), when ``metrics``
         has ``roc_auc``.
     expected : list of (float, float)
         :math:`(\mathbb E\,TP, \mathbb E\,FN)` per window.

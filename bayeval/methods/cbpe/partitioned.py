@@ -25,12 +25,13 @@ import numpy as np
 import xarray as xr
 
 from bayeval.calibration import Calibrator, SplitAtThreshold
-from bayeval.calibration_map import MapPosterior, MapSums
+from bayeval.calibration_map import MapPosterior, MapSums, support_counts
 from bayeval.chunks import WHOLE, contiguous
 from bayeval.confusion import TOL
 from bayeval.evaluation import CI_KINDS, Evaluation
 from bayeval.methods.cbpe.api import (
     add_realized,
+    add_support,
     alert_bounds,
     check_metrics,
     check_options,
@@ -41,14 +42,8 @@ from bayeval.methods.cbpe.api import (
     reference_period,
     without_reference,
 )
-from bayeval.methods.cbpe.fast import (
-    CountLaw,
-    NormalLaw,
-    auc_law,
-    auc_map_shift,
-    map_laws,
-    with_whole,
-)
+from bayeval.methods.cbpe.auc import auc_law, auc_map_shift
+from bayeval.methods.cbpe.fast import CountLaw, NormalLaw, map_laws, with_whole
 from bayeval.metrics import counts_of
 from bayeval.partitions import (
     RANGE_SAMPLE,
@@ -90,6 +85,7 @@ class _ChunkCounts(NamedTuple):
     fn: tuple[int, np.ndarray]
     labelled: np.ndarray  # tp, fp, fn, tn of the rows with a known label (int64)
     map_sums: MapSums | None  # what the calibration map's draws need (None: no posterior)
+    support: np.ndarray  # rows per support bin of bayeval.calibration_map
 
     def __add__(self, other: _ChunkCounts) -> _ChunkCounts:
         return _ChunkCounts(self.n_pos + other.n_pos, self.n_neg + other.n_neg,
@@ -98,7 +94,8 @@ class _ChunkCounts(NamedTuple):
                             convolve_windows(self.tp, other.tp),
                             convolve_windows(self.fn, other.fn),
                             self.labelled + other.labelled,
-                            None if self.map_sums is None else self.map_sums + other.map_sums)
+                            None if self.map_sums is None else self.map_sums + other.map_sums,
+                            self.support + other.support)
 
 
 def _confusion(positive: np.ndarray, y: np.ndarray | None) -> np.ndarray:
@@ -114,7 +111,8 @@ def _chunk_counts(s: np.ndarray, p: np.ndarray, positive: np.ndarray, y: np.ndar
     pos, neg = p[positive], p[~positive]
     return _ChunkCounts(pos.size, neg.size, float(pos.sum()), float(neg.sum()), pmf_window(pos),
                         pmf_window(neg), _confusion(positive, y),
-                        None if posterior is None else posterior.sums(s, p, positive))
+                        None if posterior is None else posterior.sums(s, p, positive),
+                        support_counts(s))
 
 
 def _block(scores: Any, keys: Any = None, labels: Any = None, *, threshold: float,
@@ -143,7 +141,7 @@ def _count_law(c: _ChunkCounts) -> CountLaw:
 
 def _auc_law(sums: RangeSums, zero_division: float, posterior: MapPosterior | None,
              map_sums: MapSums | None) -> tuple[NormalLaw, float]:
-    r""":func:`~bayeval.methods.cbpe.fast.auc_law` from the sums of a chunk's rows:
+    r""":func:`~bayeval.methods.cbpe.auc.auc_law` from the sums of a chunk's rows:
     :math:`P(\text{single class})=\exp\sum\log q+\exp\sum\log p`."""
     p_undefined = min(float(np.exp(sums.log0) + np.exp(sums.log1)), 1.0)
     moments = range_ratio_moments(sums, CBPE_TIE)
@@ -348,6 +346,8 @@ def cbpe(scores: Any, *, threshold: float = 0.5, reference: Any = None, labels: 
             else None
         add_realized(closed, *realized_metrics(confusion, realized_auc, metrics, zero_division,
                                                beta))
+    if ref is not None:
+        add_support(closed, [c.support for c in summaries], ref.scores, notes)
     return evaluation(chunk_labels=chunk_labels, sizes=sizes, noise="none",
                       calibration=cal_name,
                       split=class_conditional and not isinstance(calibration, Calibrator),

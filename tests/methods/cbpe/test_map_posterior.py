@@ -11,12 +11,8 @@ from bayeval.chunks import make_chunks
 from bayeval.confusion_moments import auc_count_moments, ratio_moments
 from bayeval.evaluation import Evaluation
 from bayeval.methods.cbpe.api import cbpe
-from bayeval.methods.cbpe.fast import (
-    CountLaw,
-    auc_map_shift,
-    count_laws,
-    windows,
-)
+from bayeval.methods.cbpe.auc import auc_map_shift
+from bayeval.methods.cbpe.fast import CountLaw, count_laws, windows
 from bayeval.poibin import PoissonBinomial
 
 METRICS = ["accuracy", "precision", "recall", "f1", "roc_auc"]
@@ -129,3 +125,42 @@ def test_check_compares_with_labels_drawn_from_the_drawn_maps(period, class_cond
     swapped = Evaluation.create(method="cbpe", variant="both", closed_form=plugin.closed_form,
                                 draws=ev.tree, estimand="prior/value", iid_draws=True)
     assert not swapped.check().attrs["passed"]
+
+
+def test_shift_of_the_scores_is_reported_per_chunk():
+    rng = np.random.default_rng(7)
+    ref = _overconfident(1000, rng)
+    same = cbpe(_overconfident(2000, rng)[0], reference=ref, n_chunks=2, metrics=["accuracy"],
+                random_seed=8)
+    moved = cbpe(_overconfident(2000, rng, a=6.0, b=1.0)[0], reference=ref, n_chunks=2,
+                 metrics=["accuracy"], random_seed=8)
+    assert (same.closed_form["sparse_share"] < 0.1).all()  # the tails of the reference
+    assert not any("sparse_share" in w for w in same.warnings)
+    assert (moved.closed_form["sparse_share"] > 0.1).all()
+    assert any("sparse_share" in w for w in moved.warnings)
+
+
+def test_reference_chunks_have_no_short_tail():
+    rng = np.random.default_rng(9)
+    ref = _overconfident(1002, rng)
+    ev = cbpe(_overconfident(500, rng)[0], reference=ref, chunk_size=100,
+              metrics=["precision"], calibration="none")
+    assert int(ev.tree["data"]["reference_chunks"]) == 10
+    assert np.isfinite(ev.closed_form["lower_threshold"].isel(chunk=0)).all()
+
+
+def test_roc_auc_mean_counts_the_single_class_labellings_as_zero_division():
+    """Six rows: the mean of ROC-AUC over the 64 labellings, zero_division where one class."""
+    import itertools
+
+    from sklearn.metrics import roc_auc_score
+
+    s = np.array([0.05, 0.2, 0.3, 0.6, 0.7, 0.9])
+    exact = 0.0
+    for y in itertools.product([0, 1], repeat=6):
+        y = np.array(y)
+        prob = np.prod(np.where(y == 1, s, 1 - s))
+        exact += prob * (roc_auc_score(y, s) if 0 < y.sum() < 6 else 0.0)
+    ev = cbpe(s, metrics=["roc_auc"], calibration="none")
+    mean = float(ev.closed_form["mean"].sel(chunk="all", metric="roc_auc"))
+    assert abs(mean - exact) < 0.01  # the delta method's own error at n = 6
