@@ -194,6 +194,7 @@ def _cbpe(args) -> be.Evaluation:
                                   numeric=False).to_numpy()
     return be.cbpe(scores, threshold=args.threshold, chunk_size=args.chunk_size,
                    n_chunks=args.n_chunks, noise=args.noise, kappa=args.kappa,
+                   calibration_uncertainty=args.calibration_uncertainty,
                    method=args.method or "exact", **kwargs, **_common(args))
 
 
@@ -279,7 +280,8 @@ def _cbpe_dask(args) -> be.Evaluation:
               if args.label_col else None)
     return scale.cbpe(scores, threshold=args.threshold, reference=_reference(args),
                       labels=labels, chunks=chunks, chunk_size=args.chunk_size,
-                      n_chunks=args.n_chunks, ci_prob=args.ci_prob, random_seed=args.seed)
+                      n_chunks=args.n_chunks, ci_prob=args.ci_prob, random_seed=args.seed,
+                      calibration_uncertainty=args.calibration_uncertainty)
 
 
 def _one_group(payload) -> be.Evaluation:
@@ -391,6 +393,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="calibration noise: none, beta (with --kappa), learned (drift between "
                         "reference chunks) or binning (one uncertain map); default none")
     p.add_argument("--kappa", type=float, help="concentration of --noise beta")
+    p.add_argument("--calibration-uncertainty", action=argparse.BooleanOptionalAction,
+                   default=True, help="integrate over the posterior of the calibration map "
+                                      "fitted on --reference (default); --no-... gives the "
+                                      "plug-in, conditional on the fitted map")
     p = add("pemi", _pemi, "metrics with missing labels (PEMI)", ("score", "label", "pred"))
     p.add_argument("--threshold", type=float, default=0.5, help="decision threshold (0.5)")
     p = add("judge", _judge, "rate from a noisy judge plus some human labels", ("label", "judge"))

@@ -5,6 +5,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from bayeval.evaluation import load
+
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
@@ -178,6 +180,17 @@ def test_cbpe_with_a_reference_and_chunks(command, cbpe_files, tmp_path):
     assert "[150:199]" in run.stdout and run.stdout != calibrated  # wider intervals
     run = command("cbpe", prod, "--score-col", "score", "--noise", "beta")
     assert run.returncode == 2 and "noise='beta' needs kappa" in run.stderr
+    for calibration in ("--calibration-uncertainty", "--no-calibration-uncertainty"):
+        run = command("cbpe", prod, "--score-col", "score", "--reference", ref,
+                      "--ref-label-col", "label", "--chunk-size", "50", "--seed", "0",
+                      "--netcdf", tmp_path / f"{calibration}.nc", calibration)
+        assert run.returncode == 0, run.stderr
+    posterior, plugin = (load(tmp_path / f"--{flag}.nc") for flag in
+                         ("calibration-uncertainty", "no-calibration-uncertainty"))
+    assert posterior.meta["calibration"] == plugin.meta["calibration"]
+    if posterior.meta["calibration"] != "none":  # a fitted map: its posterior or the plug-in
+        assert (posterior.closed_form["sd"] >= plugin.closed_form["sd"]).all()
+        assert any("conditional on the calibration map" in w for w in plugin.warnings)
 
 
 def test_bounds_from_weak_label_columns(command, weak_file):

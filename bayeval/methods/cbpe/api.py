@@ -33,6 +33,11 @@ models (``method="pymc"``): :func:`bayeval.methods.cbpe.models.model`; ``"both"`
 :meth:`Evaluation.check` compares them. The same fast path on dask partitions:
 :mod:`bayeval.methods.cbpe.partitioned`.
 
+The calibration map learned on the reference is uncertain, and every row shares its error: by
+default the laws are mixed over its posterior (:mod:`bayeval.calibration_map`, the weighted
+likelihood bootstrap of the calibrator's family; :meth:`~bayeval.methods.cbpe.fast.CountLaw.with_map`), and
+``calibration_uncertainty=False`` gives the plug-in answer, conditional on the fitted map.
+
 Workflow (NannyML's): a labelled **reference** period calibrates the scores (held-out folds
 decide whether and how), and its realized metrics per chunk give alert thresholds
 (mean :math:`\pm3` sd); the **analysis** period is estimated per chunk and as a whole; where its
@@ -130,8 +135,9 @@ ALERT_SD = 3.0
 V2B_SAMPLE_KWARGS = {"learned": {"target_accept": 0.99}, "binning": {}}
 ASSUMPTIONS = (
     "The calibrated scores are the probabilities that the labels of the monitored period are 1 "
-    "(the calibration learned on the reference still holds there: no concept shift, no drift "
-    "into regions the reference never saw), and the labels are independent given the scores. "
+    "(P(Y | score) learned on the reference still holds there: no concept shift; the map's own "
+    "estimation error is integrated unless calibration_uncertainty=False, and sparse_share "
+    "tells where it is extrapolated), and the labels are independent given the scores. "
     "noise='beta' or 'learned' relaxes calibration: each score bin of a chunk shares a random "
     "calibration error; noise='binning' keeps one calibration map, uncertain, learned from the "
     "reference's bins. Intervals are predictive intervals for each chunk's realized metric, "
