@@ -277,7 +277,7 @@ def _logistic_draws(cal, xs, ys, base, gammas, knots) -> np.ndarray:
     and the draw refitted, as in :class:`~bayeval.calibration.BetaCalibration`. A draw that does
     not converge is refitted on its own."""
     features = cal.features(xs)
-    centre = copy.copy(cal).fit(xs, ys, base).coef_
+    centre = copy.copy(cal)._fitted(xs, ys, base).coef_
     share = gammas / gammas.sum(axis=1, keepdims=True)
     coef, ok = _newton(features, ys, share, np.tile(centre, (share.shape[0], 1)))
     fixed = np.zeros(coef.shape, dtype=bool)
@@ -294,7 +294,7 @@ def _logistic_draws(cal, xs, ys, base, gammas, knots) -> np.ndarray:
             coef[np.ix_(rows, free)], ok[rows] = _newton(
                 features[:, free], ys, share[rows], np.tile(centre[free], (rows.size, 1)))
     for m in np.flatnonzero(~ok):
-        coef[m] = copy.copy(cal).fit(xs, ys, gammas[m]).coef_
+        coef[m] = copy.copy(cal)._fitted(xs, ys, gammas[m]).coef_
     grid = cal.features(knots)
     return special.expit(coef @ grid.T) - special.expit(grid @ centre)
 
@@ -313,8 +313,8 @@ def _weighted_draws(cal: Calibrator, s: np.ndarray, y: np.ndarray, knots: np.nda
     base, gammas = np.r_[pos, neg][keep], np.hstack([gammas_pos, gammas_neg])[:, keep]
     if isinstance(cal, (Platt, BetaCalibration)):
         return _logistic_draws(cal, xs, ys, base, gammas, knots)
-    centre = copy.copy(cal).fit(xs, ys, base).predict(knots)
-    return np.array([copy.copy(cal).fit(xs, ys, g).predict(knots) for g in gammas]) - centre
+    centre = copy.copy(cal)._fitted(xs, ys, base)._predict(knots)
+    return np.array([copy.copy(cal)._fitted(xs, ys, g)._predict(knots) for g in gammas]) - centre
 
 
 def _resampled_draws(cal: Any, s: np.ndarray, y: np.ndarray, knots: np.ndarray, draws: int,

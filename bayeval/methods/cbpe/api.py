@@ -35,8 +35,9 @@ models (``method="pymc"``): :func:`bayeval.methods.cbpe.models.model`; ``"both"`
 
 The calibration map learned on the reference is uncertain, and every row shares its error: by
 default the laws are mixed over its posterior (:mod:`bayeval.calibration_map`, the weighted
-likelihood bootstrap of the calibrator's family; :meth:`~bayeval.methods.cbpe.fast.CountLaw.with_map`), and
-``calibration_uncertainty=False`` gives the plug-in answer, conditional on the fitted map.
+likelihood bootstrap of the calibrator's family;
+:meth:`~bayeval.methods.cbpe.fast.CountLaw.with_map`), and ``calibration_uncertainty=False``
+gives the plug-in answer, conditional on the fitted map.
 
 Workflow (NannyML's): a labelled **reference** period calibrates the scores (held-out folds
 decide whether and how), and its realized metrics per chunk give alert thresholds
@@ -73,12 +74,14 @@ from bayeval.chunks import WHOLE, Chunking, make_chunks
 from bayeval.evaluation import CI_KINDS, Evaluation
 from bayeval.methods.cbpe.auc import window_auc_law
 from bayeval.methods.cbpe.fast import (
+    EXACT_MAP_ROWS,
     KAPPA_PRIOR,
     CountLaw,
     NormalLaw,
     beta_grid,
     closed_form,
     count_laws,
+    draw_pmfs,
     kappa_mixture,
     kappa_posterior,
     map_laws,
@@ -780,7 +783,10 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
         if posterior is not None:
             sums = [posterior.sums(*w) for w in rows[:-1]]
             sums.append(sum(sums[1:], sums[0]))
-            laws = map_laws(laws, sums[:-1], posterior, isinstance(cal, SplitAtThreshold))
+            by_draw = [draw_pmfs(posterior.predict(w.s), w.y_pred)
+                       if w.s.size <= EXACT_MAP_ROWS else None for w in rows]
+            laws = map_laws(laws, sums[:-1], posterior, isinstance(cal, SplitAtThreshold),
+                            by_draw)
         auc = ([window_auc_law(w, zero_division, posterior, s) for w, s in
                 zip(rows, sums, strict=True)]
                if "roc_auc" in metrics else None)

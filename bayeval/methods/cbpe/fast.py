@@ -43,10 +43,11 @@ from bayeval.confusion import TOL, MetricDistribution, count_law
 from bayeval.metrics import METRICS, REGISTRY, metric_value
 from bayeval.poibin import convolve_pmfs, pmf_above
 
-__all__ = ["GRID_CELLS", "KAPPA_PRIOR", "MAP_GROUPS", "ONE_COUNT", "PMF_CELLS", "CountLaw",
-           "NormalLaw", "Window", "beta_binomial_pmf", "beta_grid", "closed_form", "count_laws",
-           "kappa_mixture", "kappa_posterior", "map_laws", "reference_bins", "threshold_grid",
-           "windows", "with_whole"]
+__all__ = ["EXACT_MAP_ROWS", "GRID_CELLS", "KAPPA_PRIOR", "MAP_GROUPS", "ONE_COUNT", "PMF_CELLS",
+           "CountLaw", "DrawPmfs", "NormalLaw", "Window", "beta_binomial_pmf", "beta_grid",
+           "closed_form", "count_laws", "draw_pmfs", "kappa_mixture", "kappa_posterior",
+           "map_laws", "reference_bins", "shifted_beta", "threshold_grid", "windows",
+           "with_whole"]
 
 ONE_COUNT = tuple(m for m in METRICS if REGISTRY[m].one_count)
 """Metrics that depend on one count: their PMF is always computed whole."""
@@ -134,6 +135,47 @@ def _folded(start: int, pmf: np.ndarray, n: int) -> tuple[int, np.ndarray]:
         keep = max(n - start + 1, 1)
         pmf = np.hstack([pmf[:, : keep - 1], pmf[:, keep - 1:].sum(axis=1, keepdims=True)])
     return _trim(start, pmf)
+
+
+EXACT_MAP_ROWS = 5000
+"""Windows of at most this many rows are mixed over the calibration map's draws exactly, one
+Poisson-binomial per draw (:class:`DrawPmfs`); longer ones by the lattice kernel of the draws'
+shifts (:meth:`CountLaw.with_map`), whose neglected change of the variance is small against
+the shared shift's once the window is long."""
+
+
+class DrawPmfs(NamedTuple):
+    r"""The laws of a window's :math:`TP` and :math:`FN` given each draw :math:`m` of the map:
+    ``(start, pmf)`` with ``pmf[m, i]`` :math:`=P(\cdot=	ext{start}+i\mid m)`. Windows of
+    disjoint rows add: the draws are shared, so their rows convolve."""
+
+    tp: tuple[int, np.ndarray]
+    fn: tuple[int, np.ndarray]
+
+    def __add__(self, other: DrawPmfs) -> DrawPmfs:
+        def conv(a, b):
+            rows = np.array([convolve_pmfs(x, y) for x, y in zip(a[1], b[1], strict=True)])
+            return a[0] + b[0], rows
+
+        return DrawPmfs(conv(self.tp, other.tp), conv(self.fn, other.fn))
+
+
+def _by_draw(p: np.ndarray) -> tuple[int, np.ndarray]:
+    """Poisson-binomial PMFs of the rows of ``p`` (draws x rows) on a common support."""
+    pmfs = [pmf_above(row, TOL) for row in p]
+    start = min(s for s, _ in pmfs)
+    out = np.zeros((p.shape[0], max(s + w.size for s, w in pmfs) - start))
+    for row, (s, w) in zip(out, pmfs, strict=True):
+        row[s - start : s - start + w.size] = w
+    return start, out
+
+
+def draw_pmfs(p: np.ndarray, y_pred: np.ndarray) -> DrawPmfs:
+    """:class:`DrawPmfs` of a window whose rows have probabilities ``p`` under each draw
+    (draws x rows, :meth:`bayeval.calibration_map.MapPosterior.predict`) and predictions
+    ``y_pred``."""
+    pos = np.asarray(y_pred, bool)
+    return DrawPmfs(_by_draw(p[:, pos]), _by_draw(p[:, ~pos]))
 
 
 def _moved(start: int, pmf: np.ndarray, shifts: np.ndarray, n: int) -> tuple[int, np.ndarray]:
@@ -297,6 +339,37 @@ class CountLaw:
                                   (self.fn_start, self.fn, fn_shifts, self.n_neg)))
         weights = np.array([g.size for g in groups], dtype=float)
         return CountLaw(self.n_pos, self.n_neg, ts, tp, fs, fn, weights / weights.sum())
+
+    def from_draws(self, draws: DrawPmfs, split: bool) -> CountLaw:
+        r"""This window's law mixed over the map's draws exactly: :math:`TP` and :math:`FN`
+        given draw :math:`m` are Poisson-binomial with the draw's probabilities. Split at the
+        threshold, the two sides' draws are independent and each count's mixture is its own
+        component; pooled, the draws are sorted by :math:`E[TP\mid m]` into
+        :data:`MAP_GROUPS` equal groups, one component each (exact marginals, the covariance
+        of the two counts kept but for its part within the groups).
+
+        Examples
+        --------
+        Two rows predicted positive, two draws of the map that give them 0.2 and 0.8:
+
+        >>> law = CountLaw.poisson_binomial(np.full(2, 0.5), np.ones(2))
+        >>> draws = draw_pmfs(np.array([[0.2, 0.2], [0.8, 0.8]]), np.ones(2))
+        >>> [round(v, 4) for v in law.from_draws(draws, split=True).tp_moments()]
+        [1.0, 0.68]
+        """
+        if self.weights.size != 1:
+            raise ValueError("from_draws needs a law of one component (noise='none').")
+        (ts, tp), (fs, fn) = draws
+        if split:
+            return CountLaw(self.n_pos, self.n_neg, *_trim(ts, tp.mean(axis=0, keepdims=True)),
+                            *_trim(fs, fn.mean(axis=0, keepdims=True)), np.ones(1))
+        order = np.argsort(tp @ np.arange(tp.shape[1]), kind="stable")
+        groups = np.array_split(order, min(MAP_GROUPS, order.size))
+        weights = np.array([g.size for g in groups], dtype=float)
+        return CountLaw(self.n_pos, self.n_neg,
+                        *_trim(ts, np.array([tp[g].mean(axis=0) for g in groups])),
+                        *_trim(fs, np.array([fn[g].mean(axis=0) for g in groups])),
+                        weights / weights.sum())
 
     def __add__(self, other: CountLaw) -> CountLaw:
         """Law of the summed counts of two windows, independent given the component."""
@@ -500,13 +573,17 @@ def count_laws(windows: list[Window], noise: str, cells: dict[str, np.ndarray] |
         return with_whole(laws)
     _, first, where = np.unique(cells["bin"], return_index=True, return_inverse=True)
     n = np.bincount(where, weights=cells["n"]).astype(np.int64)
-    return [*laws, CountLaw.beta_binomial(n, a[:, first], b[:, first], cells["y_pred"][first],
-                                          weights)]
+    # the whole period pools each bin's cells: the mean rate of the pool, the bin's variance
+    means = np.array([np.bincount(where, weights=cells["n"] * row) for row in a / (a + b)]) / n
+    pooled = shifted_beta(a[:, first], b[:, first], means - (a / (a + b))[:, first])
+    return [*laws, CountLaw.beta_binomial(n, *pooled, cells["y_pred"][first], weights)]
 
 
 def map_laws(laws: list[CountLaw], sums: list[MapSums], posterior: MapPosterior,
-             split: bool) -> list[CountLaw]:
-    """Every window's law mixed over the calibration map's draws (:meth:`CountLaw.with_map`).
+             split: bool, draws: list[DrawPmfs | None] | None = None) -> list[CountLaw]:
+    """Every window's law mixed over the calibration map's draws: exactly where ``draws`` has
+    the window's :class:`DrawPmfs` (:meth:`CountLaw.from_draws`, the windows of at most
+    :data:`EXACT_MAP_ROWS` rows), else by the shifts (:meth:`CountLaw.with_map`).
 
     ``sums`` are the chunks' (:meth:`~bayeval.calibration_map.MapPosterior.sums`); the draws
     are shared by all windows, so the whole period's sums are the total of its chunks'.
@@ -528,8 +605,10 @@ def map_laws(laws: list[CountLaw], sums: list[MapSums], posterior: MapPosterior,
     [1.6, 1.9, 2.5]
     """
     sums = [*sums, sum(sums[1:], sums[0])]
-    return [law.with_map(posterior.linear(s, 1), posterior.linear(s, 0), split)
-            for law, s in zip(laws, sums, strict=True)]
+    draws = [None] * len(laws) if draws is None else draws
+    return [law.with_map(posterior.linear(s, 1), posterior.linear(s, 0), split) if d is None
+            else law.from_draws(d, split)
+            for law, s, d in zip(laws, sums, draws, strict=True)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -620,21 +699,51 @@ def beta_grid(cells: dict[str, np.ndarray], kappa, weights: np.ndarray,
 
     Without ``shared`` (``"beta"``, ``"learned"``):
     :math:`\pi_g\sim\mathrm{Beta}(\kappa c_g,\kappa(1-c_g))` afresh in every chunk. With
-    ``shared`` (``"binning"``, :func:`reference_bins`): the rate of a bin is shared with the
-    reference, so given :math:`\kappa` it has the reference's posterior
-    :math:`\mathrm{Beta}(\kappa c_b+k_b,\kappa(1-c_b)+n_b-k_b)`.
+    ``shared`` (``"binning"``, :func:`reference_bins`): the calibration error of a bin is
+    shared with the reference. Given :math:`\kappa` the bin's rate on the reference has the
+    posterior :math:`\pi_b\sim\mathrm{Beta}(\kappa c_b+k_b,\kappa(1-c_b)+n_b-k_b)`, and an
+    analysis cell of the bin, whose rows have mean calibrated score :math:`c_g`, has the rate
+    :math:`\pi_b+c_g-c_b`: its law is taken as the Beta with that mean and
+    :math:`\mathrm{Var}\,\pi_b` (so a shift of the scores inside a bin moves the cell's rate,
+    instead of giving it the reference bin's).
 
     Examples
     --------
     >>> a, b, w = beta_grid({"c": np.array([0.2, 0.5])}, [10.0], np.ones(1))
     >>> a.tolist(), b.tolist()
     ([[2.0, 5.0]], [[8.0, 5.0]])
+
+    A cell whose rows sit 0.1 above their reference bin's centre, and one on it:
+
+    >>> shared = (np.array([30.0, 30.0]), np.array([100.0, 100.0]), np.array([0.3, 0.3]))
+    >>> a, b, w = beta_grid({"c": np.array([0.4, 0.3])}, [10.0], np.ones(1), shared)
+    >>> (a / (a + b)).round(4).tolist(), (a + b).round(1).tolist()
+    ([[0.4, 0.3]], [[125.9, 110.0]])
     """
     kappa = np.asarray(kappa, float)[:, None]
     if shared is None:
         return kappa * cells["c"], kappa * (1 - cells["c"]), weights
     k, n, c = shared
-    return kappa * c + k, kappa * (1 - c) + n - k, weights
+    a, b = kappa * c + k, kappa * (1 - c) + n - k
+    return (*shifted_beta(a, b, cells["c"] - c), weights)
+
+
+def shifted_beta(a: np.ndarray, b: np.ndarray, shift: np.ndarray) -> tuple[np.ndarray, ...]:
+    r"""Beta parameters with the mean of :math:`\mathrm{Beta}(a, b)` moved by ``shift`` (kept in
+    :math:`[10^{-6}, 1-10^{-6}]`) and its variance kept (its concentration bounded below by
+    :math:`10^{-3}`).
+
+    Examples
+    --------
+    >>> [v.round(3).tolist() for v in shifted_beta(np.array([2.0]), np.array([8.0]),
+    ...                                            np.array([0.0]))]
+    [[2.0], [8.0]]
+    """
+    total = a + b
+    var = a * b / (total**2 * (total + 1))
+    mean = np.clip(a / total + shift, 1e-6, 1 - 1e-6)
+    concentration = np.maximum(mean * (1 - mean) / var - 1, 1e-3)
+    return mean * concentration, (1 - mean) * concentration
 
 
 def reference_bins(cells: dict[str, np.ndarray],

@@ -384,8 +384,11 @@ def predictive_v2b(n, c, y_pred, chunk=None, chunk_labels=None, prior=KAPPA_PRIO
     :math:`\pi_g\sim\mathrm{Beta}(\kappa c_g,\kappa(1-c_g))`,
     :math:`K_g\sim\mathrm{Binomial}(n_g,\pi_g)`: fresh rates in every chunk (semantics (b),
     ``noise="learned"``). With ``bins`` and ``reference`` (semantics (a),
-    ``noise="binning"``) the cells of one bin share its rate, drawn from its posterior given
-    the reference, :math:`\pi_b\sim\mathrm{Beta}(\kappa c_b+k_b,\kappa(1-c_b)+n_b-k_b)`.
+    ``noise="binning"``) the cells of one bin share its calibration error: the bin's rate is
+    drawn from its posterior given the reference,
+    :math:`\pi_b\sim\mathrm{Beta}(\kappa c_b+k_b,\kappa(1-c_b)+n_b-k_b)`, and a cell's rate
+    is :math:`\pi_b+c_g-c_b` (its rows' mean calibrated score :math:`c_g` against the bin's
+    reference centre :math:`c_b`).
     Never give it to ``pm.sample``: ``k`` is an unobserved discrete variable.
 
     Parameters
@@ -430,7 +433,9 @@ def predictive_v2b(n, c, y_pred, chunk=None, chunk_labels=None, prior=KAPPA_PRIO
             pi = pm.Beta("pi", alpha=kappa * c_ref + k_ref,
                          beta=kappa * (1 - c_ref) + n_ref - k_ref, dims="bin")
             y_pred = np.asarray(y_pred, np.int64)
-            k = pm.Binomial("k", n=np.asarray(n, np.int64), p=pi[where], dims="cell")
+            rate = pt.clip(pi[where] + np.asarray(c, float) - c_ref[where], CENTRE_EPS,
+                           1 - CENTRE_EPS)  # the bin's calibration error, at the cell's centre
+            k = pm.Binomial("k", n=np.asarray(n, np.int64), p=rate, dims="cell")
             _per_chunk("tp", k * y_pred, codes, labels)
             _per_chunk("fn", k * (1 - y_pred), codes, labels)
     return m

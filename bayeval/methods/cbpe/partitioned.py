@@ -43,7 +43,15 @@ from bayeval.methods.cbpe.api import (
     without_reference,
 )
 from bayeval.methods.cbpe.auc import auc_law, auc_map_shift
-from bayeval.methods.cbpe.fast import CountLaw, NormalLaw, map_laws, with_whole
+from bayeval.methods.cbpe.fast import (
+    EXACT_MAP_ROWS,
+    CountLaw,
+    DrawPmfs,
+    NormalLaw,
+    draw_pmfs,
+    map_laws,
+    with_whole,
+)
 from bayeval.metrics import counts_of
 from bayeval.partitions import (
     RANGE_SAMPLE,
@@ -85,6 +93,7 @@ class _ChunkCounts(NamedTuple):
     fn: tuple[int, np.ndarray]
     labelled: np.ndarray  # tp, fp, fn, tn of the rows with a known label (int64)
     map_sums: MapSums | None  # what the calibration map's draws need (None: no posterior)
+    draws: DrawPmfs | None  # the counts' PMFs given each draw (None: no posterior, or long)
     support: np.ndarray  # rows per support bin of bayeval.calibration_map
 
     def __add__(self, other: _ChunkCounts) -> _ChunkCounts:
@@ -95,6 +104,9 @@ class _ChunkCounts(NamedTuple):
                             convolve_windows(self.fn, other.fn),
                             self.labelled + other.labelled,
                             None if self.map_sums is None else self.map_sums + other.map_sums,
+                            None if self.draws is None or other.draws is None
+                            or self.n_pos + self.n_neg + other.n_pos + other.n_neg
+                            > EXACT_MAP_ROWS else self.draws + other.draws,
                             self.support + other.support)
 
 
@@ -112,6 +124,8 @@ def _chunk_counts(s: np.ndarray, p: np.ndarray, positive: np.ndarray, y: np.ndar
     return _ChunkCounts(pos.size, neg.size, float(pos.sum()), float(neg.sum()), pmf_window(pos),
                         pmf_window(neg), _confusion(positive, y),
                         None if posterior is None else posterior.sums(s, p, positive),
+                        None if posterior is None or s.size > EXACT_MAP_ROWS
+                        else draw_pmfs(posterior.predict(s), positive),
                         support_counts(s))
 
 
@@ -330,7 +344,9 @@ def cbpe(scores: Any, *, threshold: float = 0.5, reference: Any = None, labels: 
     map_sums = [None] * len(groups)
     if posterior is not None:
         map_sums = [c.map_sums for c in summaries]
-        laws = map_laws(laws, map_sums, posterior, isinstance(cal, SplitAtThreshold))
+        whole = sum(summaries[1:], summaries[0])
+        laws = map_laws(laws, map_sums, posterior, isinstance(cal, SplitAtThreshold),
+                        [c.draws for c in [*summaries, whole]])
         map_sums.append(sum(map_sums[1:], map_sums[0]))
     expected = [(c.expected_tp, c.expected_fn) for c in summaries]
     expected.append(tuple(map(sum, zip(*expected, strict=True))))
