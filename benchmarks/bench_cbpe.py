@@ -8,8 +8,11 @@ F1 and ROC-AUC. Rows:
   intervals, thresholds, the whole period) against NannyML's CBPE point estimates (``fit`` on the
   reference + ``estimate``), both without calibration (target: >= 5x faster, NannyML's estimates,
   ratios of expected counts and the area under the expected ROC curve, reproduced to 1e-9);
-* the same with isotonic calibration on miscalibrated scores (NannyML's default calibrator,
-  pooled across the threshold on both sides);
+* the same with isotonic calibration on miscalibrated scores, timing bayeval's default call
+  (isotonic split at the threshold, the laws mixed over the posterior of the calibration map;
+  target: >= 3x faster) against NannyML's (its default calibrator, pooled across the
+  threshold); the agreement of the point estimates is checked on a separate, untimed call with
+  NannyML's pooled calibrator and the plug-in map;
 * V2b (``noise="learned"``, ``method="pymc"``): NUTS on log kappa from the reference's bin counts
   and the posterior predictive of the analysis chunks, timed after a warm-up run that compiles
   the same graphs (target: under 60 s).
@@ -99,8 +102,14 @@ def vs_nannyml(calibrate: bool) -> dict:
     case = (f"{N_ANALYSIS:,} rows in {N_CHUNKS} chunks + {N_REF:,} reference, 5 metrics, "
             + ("isotonic calibration" if calibrate else "no calibration"))
     calibration = "isotonic" if calibrate else "none"
-    ev, ours_s = timed(lambda: ours(d, calibration, class_conditional=False), REPEATS)
-    target = ">= 5x faster; point estimates agree to 1e-9"
+    if calibrate:  # the default call is timed; NannyML's pooled plug-in map gives its numbers
+        case += " (bayeval's default: split map, its posterior)"
+        _, ours_s = timed(lambda: ours(d, calibration), REPEATS)
+        ev = ours(d, calibration, class_conditional=False, calibration_uncertainty=False)
+    else:
+        ev, ours_s = timed(lambda: ours(d, calibration), REPEATS)
+    goal = 3 if calibrate else 5
+    target = f">= {goal}x faster; point estimates agree to 1e-9"
     try:
         fit_estimate, values = nannyml_estimates(d, calibrate)
     except ImportError:
@@ -112,7 +121,7 @@ def vs_nannyml(calibrate: bool) -> dict:
     diff = max(float(np.abs(plugin.sel(metric=m).values - theirs[m]).max()) for m in METRICS)
     speedup = peer_s / ours_s
     return row(case, ours_s, "nannyml CBPE (fit + estimate)", peer_s, target,
-               speedup >= 5 and diff <= 1e-9,
+               speedup >= goal and diff <= 1e-9,
                f"{speedup:.1f}x faster; max |diff| of the 5 point estimates {diff:.1e}")
 
 
