@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import scipy
 import xarray as xr
 
 from bayeval import validation
@@ -42,10 +43,14 @@ from bayeval.methods.bounds.fast import (
     default_metrics,
     entropic_bounds,
     exact_bounds,
+    kink_corrections,
+    pool_small_cells,
 )
 from bayeval.methods.bounds.label_models import (
     LABEL_MODELS,
     fit_label_model,
+    label_model_diagnostics,
+    majority_vote_concerns,
     weak_label_patterns,
 )
 from bayeval.methods.bounds.result import BoundsEvaluation, check_reference
@@ -58,9 +63,10 @@ __all__ = [
     "as_metrics",
     "bounds",
     "check_below",
-    "check_votes",
     "compare_labelling_functions",
+    "no_vote_share",
     "rank_classifiers",
+    "sparse_priors",
 ]
 
 METHODS = ("exact", "entropic", "pymc", "both")
@@ -174,7 +180,6 @@ class _Cells:
     def __init__(self, weak_labels, label_model, n_classes, warn):
         self.n_classes = n_classes
         self.cell, self.patterns, self.counts = weak_label_patterns(weak_labels, n_classes)
-        check_votes(self.patterns, self.counts, self.cell)
         self.beta = _label_model_by_cell(label_model, self.cell, self.patterns, self.counts,
                                          n_classes, warn)
 
@@ -234,32 +239,26 @@ def as_metrics(metrics, n_classes: int) -> tuple[str, ...]:
     return metrics
 
 
-def check_votes(patterns: np.ndarray, counts: np.ndarray, cell: np.ndarray | None = None
-                ) -> None:
-    """Every item needs a vote: raise a ValueError if a pattern is all abstentions (-1).
+def no_vote_share(patterns: np.ndarray, counts: np.ndarray) -> float:
+    """The share of the items on which every labelling function abstains (-1).
+
+    Those items form one weak-label pattern of their own: the label model gives them its
+    :math:`P(Y \\mid \\text{no vote})` (the class prior when votes do not depend on the class)
+    and the bounds treat them as any other pattern.
 
     Parameters
     ----------
     patterns : int array (n_patterns, n_lfs)
     counts : int array (n_patterns,)
         Items per pattern.
-    cell : int array (n_items,), optional
-        Each item's pattern; the message then names the first silent item's row.
 
     Examples
     --------
-    >>> check_votes(np.array([[0, 1], [-1, -1]]), np.array([3, 2]))  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    ValueError: weak_labels: every labelling function abstains (-1) on 2 item(s); no weak ...
+    >>> no_vote_share(np.array([[0, 1], [-1, -1]]), np.array([3, 1]))
+    0.25
     """
     silent = (patterns == -1).all(axis=1)
-    if silent.any():
-        where = ("" if cell is None else
-                 f" (first at row {int(np.flatnonzero(silent[cell])[0])})")
-        raise ValueError(f"weak_labels: every labelling function abstains (-1) on "
-                         f"{int(counts[silent].sum())} item(s){where}; no weak label informs "
-                         "them: drop those items.")
+    return float(counts[silent].sum() / counts.sum())
 
 
 def _as_gold(labels, y_pred: np.ndarray) -> np.ndarray:
@@ -278,7 +277,7 @@ def _gold_counts(gold: np.ndarray, cells: _Cells, y_pred: np.ndarray) -> np.ndar
     return np.bincount(flat, minlength=4 * len(cells.counts)).reshape(-1, 2, 2)
 
 
-def _fast_path(method, cell_counts, beta, metrics, epsilon, n_classes):
+def _fast_path(method, cell_counts, beta, metrics, epsilon, n_classes, correction):
     if method == "entropic":
         eps = 0.01 / np.log(n_classes) if epsilon is None else float(epsilon)
         if not eps > 0:
@@ -286,11 +285,12 @@ def _fast_path(method, cell_counts, beta, metrics, epsilon, n_classes):
         return entropic_bounds(cell_counts, beta, metrics, epsilon=eps)
     if epsilon is not None:
         raise ValueError("epsilon is the temperature of method='entropic'; leave it None.")
-    return exact_bounds(cell_counts, beta, metrics)
+    return exact_bounds(cell_counts, beta, metrics, small_pattern_correction=correction)
 
 
-def _diagnose(results, cells: _Cells, warn: list[str]) -> xr.Dataset:
-    """Warnings for undefined metrics and sparse patterns; the data summary."""
+def _diagnose(results, cells: _Cells, warn: list[str], method: str, correction: bool
+              ) -> dict[str, Any]:
+    """Warnings for undefined metrics, sparse patterns and items without votes; data summary."""
     stopped = [m for m, r in results.items() if not r.get("converged", True)]
     if stopped:
         warn.append(f"entropic: L-BFGS reached its iteration limit for {stopped}; the bounds may "
@@ -299,23 +299,98 @@ def _diagnose(results, cells: _Cells, warn: list[str]) -> xr.Dataset:
     if undefined:
         warn.append(f"undefined (a denominator is 0, e.g. no predicted positive): {undefined}.")
     small = cells.counts[cells.counts < SMALL_CELL].sum() / cells.counts.sum()
+    corrected = correction and method != "entropic"
     if small > SMALL_SHARE:
-        warn.append(f"{100 * small:.0f}% of the items are in weak-label patterns with fewer than "
-                    f"{SMALL_CELL} items: the bounds are biased inward there (one item pins its "
-                    "pattern's metric); use fewer labelling functions or merge patterns.")
-    return xr.Dataset({"n_items": int(cells.counts.sum()),
-                       "n_labelling_functions": cells.patterns.shape[1],
-                       "n_classes": cells.n_classes, "n_cells": len(cells.counts),
-                       "share_in_small_cells": float(small)})
+        warn.append(
+            f"{100 * small:.0f}% of the items are in weak-label patterns with fewer than "
+            f"{SMALL_CELL} items: " + (
+                "they were pooled by label-model bin and the bounds corrected at their kinks "
+                "(the intervals hold; the bounds are those of the coarser weak labels, a little "
+                "wider)." if corrected else
+                "the plug-in bounds are biased inward there (one item pins its pattern's "
+                "metric) and their intervals undercover; use small_pattern_correction=True, "
+                "fewer labelling functions or merge patterns."))
+    silent = no_vote_share(cells.patterns, cells.counts)
+    if silent > 0:
+        warn.append(f"{100 * silent:.1f}% of the items have no vote (every labelling function "
+                    "abstains): they are evaluated as one pattern with the label model's "
+                    "P(Y | no vote), so nothing but the class prior informs their labels and "
+                    "their share of the bounds is wide.")
+    pooled = (len(pool_small_cells(cells.counts[:, None], cells.beta)[0]) if corrected
+              else len(cells.counts))
+    return {"n_items": int(cells.counts.sum()), "n_labelling_functions": cells.patterns.shape[1],
+            "n_classes": cells.n_classes, "n_cells": len(cells.counts),
+            "n_cells_after_pooling": pooled, "share_in_small_cells": float(small),
+            "share_without_votes": silent}
 
 
-def _pymc_model(variant, cell_counts, cells, metrics, gold, y_pred):
+def _label_model_check(cells: _Cells, lm_name: str, cell_counts, metrics, results, ci_prob,
+                       correction: bool, warn: list[str]) -> dict[str, Any]:
+    """Agreement of the label model with the weak labels and the bounds under the other one.
+
+    The other label model is Dawid-Skene for majority vote (and for a given label model), and
+    majority vote for Dawid-Skene; a warning when the bounds move by more than the interval
+    half-width (z x the larger sd).
+    """
+    diag = label_model_diagnostics(cells.patterns, cells.counts, cells.beta)
+    other = "majority_vote" if lm_name == "dawid_skene" else "dawid_skene"
+    ds_beta = (cells.beta if lm_name == "dawid_skene" else
+               fit_label_model("dawid_skene", cells.patterns, cells.counts, cells.n_classes))
+    if lm_name == "majority_vote":
+        why = majority_vote_concerns(cells.patterns, cells.counts, ds_beta)
+        if why:
+            warn.append("majority vote is a crude label model here: " + "; ".join(why)
+                        + ". It treats every vote as right and every function as independent,"
+                          " so the bounds can exclude the true metric; prefer "
+                          "label_model='dawid_skene' or your own label model.")
+    other_beta = (fit_label_model(other, cells.patterns, cells.counts, cells.n_classes)
+                  if other == "majority_vote" else ds_beta)
+    alt = exact_bounds(cell_counts, other_beta, metrics, small_pattern_correction=correction)
+    z = scipy.stats.norm.ppf((1 + ci_prob) / 2)
+    moved = []
+    for m in metrics:
+        r, a = results[m], alt[m]
+        for side in ("lower", "upper"):
+            half = z * max(r[f"{side}_bound_sd"], a[f"{side}_bound_sd"])
+            if abs(r[f"{side}_bound"] - a[f"{side}_bound"]) > half:
+                moved.append(f"{m} {side}")
+    if moved:
+        warn.append(f"the bounds depend on the label model: with {other} instead of {lm_name} "
+                    f"the {', '.join(moved)} bound(s) move by more than the interval half-width "
+                    f"(see lower_bound_{other} and upper_bound_{other} in the data summary).")
+    return {"lf_accuracy": ("lf", diag["lf_accuracy"]),
+            "lf_agreement": ("lf", diag["lf_agreement"]),
+            "label_model_agreement": diag["agreement"],
+            "excess_agreement": diag["excess_agreement"],
+            f"lower_bound_{other}": ("metric", [alt[m]["lower_bound"] for m in metrics]),
+            f"upper_bound_{other}": ("metric", [alt[m]["upper_bound"] for m in metrics])}
+
+
+def sparse_priors(cell_counts) -> dict[str, float]:
+    r"""Dirichlet concentrations of total mass 1 on the (pattern, prediction) table.
+
+    :math:`a_w = 1/|\mathcal Z|` for the pattern shares and :math:`a_\alpha = 1/(|\mathcal Z| K)`
+    for the predictions per pattern (Perks, 1947): a flat prior would add one pseudo-item per
+    pattern and class and pull sparse patterns.
+
+    Examples
+    --------
+    >>> sparse_priors(np.zeros((25, 2)))
+    {'prior_cells': 0.04, 'prior_predictions': 0.02}
+    """
+    n_cells, n_classes = np.shape(cell_counts)
+    return {"prior_cells": 1.0 / n_cells, "prior_predictions": 1.0 / (n_cells * n_classes)}
+
+
+def _pymc_model(variant, cell_counts, beta, cells, metrics, gold, y_pred, shift):
     if variant == "m1":
-        return models.model(cell_counts, cells.beta, metrics=metrics)
+        return models.model(cell_counts, beta, metrics=metrics, bound_shift=shift,
+                            **sparse_priors(cell_counts))
     if variant == "m2":
-        return models.model(cell_counts, cells.patterns, variant="m2", metrics=metrics)
+        return models.model(cell_counts, cells.patterns, variant="m2", metrics=metrics,
+                            **sparse_priors(cell_counts))
     return models.model(cell_counts, cells.beta, _gold_counts(gold, cells, y_pred),
-                        variant="m3", metrics=metrics)
+                        variant="m3", metrics=metrics, **sparse_priors(cell_counts))
 
 
 def _check_model_args(method, model, labels, n_classes):
@@ -332,8 +407,8 @@ def _check_model_args(method, model, labels, n_classes):
 # ------------------------------------------------------------------------------ entry point
 def bounds(y_pred, weak_labels, *, label_model="dawid_skene", metrics=None,
            method: str = "exact", model: str = "m1", labels=None, n_classes: int | None = None,
-           epsilon: float | None = None, ci_prob: float = 0.95, ci_kind: str = "eti",
-           random_seed: int | None = None,
+           epsilon: float | None = None, small_pattern_correction: bool = True,
+           ci_prob: float = 0.95, ci_kind: str = "eti", random_seed: int | None = None,
            sample_kwargs: dict[str, Any] | None = None) -> BoundsEvaluation:
     r"""Sharp bounds on a classifier's metrics from weak labels only, with their uncertainty.
 
@@ -342,7 +417,8 @@ def bounds(y_pred, weak_labels, *, label_model="dawid_skene", metrics=None,
     y_pred : array-like of int (n_items,)
         The classifier's predicted classes :math:`0, \dots, K-1` on held-out items.
     weak_labels : array-like of int (n_items, n_lfs)
-        Votes of the labelling functions, -1 = abstain; every item needs one vote at least.
+        Votes of the labelling functions, -1 = abstain. Items without any vote form a pattern
+        of their own (their share is ``share_without_votes`` in the data summary).
     label_model : {"dawid_skene", "majority_vote"} or array (n_items, n_classes)
         How :math:`P(Y \mid \text{weak labels})` is obtained: Dawid–Skene EM, the soft majority
         vote (:mod:`bayeval.methods.bounds.label_models`), or your label model's output per item
@@ -362,6 +438,11 @@ def bounds(y_pred, weak_labels, *, label_model="dawid_skene", metrics=None,
         :math:`K`; by default the label model's width or the largest class seen plus one.
     epsilon : float, optional
         Temperature of ``method="entropic"`` (default :math:`0.01/\log K`).
+    small_pattern_correction : bool
+        Pool the patterns with fewer than 10 items by label-model bin and correct the bounds
+        at their kinks (:mod:`~bayeval.methods.bounds.fast`), so that the intervals hold with
+        many small patterns; False gives the plug-in bounds (and pools nothing in the PyMC
+        models). The entropic estimator is always the paper's plug-in.
     ci_prob, ci_kind
         Interval level; kind (``"eti"``/``"hdi"``) for posterior draws.
     random_seed : int, optional
@@ -381,7 +462,7 @@ def bounds(y_pred, weak_labels, *, label_model="dawid_skene", metrics=None,
     >>> y_pred = [1, 1, 0, 0, 0, 1] * 50
     >>> ev = bounds(y_pred, weak, label_model="majority_vote", metrics=["accuracy"])
     >>> ev.summary()[["lower_bound", "upper_bound"]].round(4).values.tolist()
-    [[0.6667, 1.0]]
+    [[0.6534, 1.0]]
     """
     method = as_choice(method, "method", METHODS)
     ci_prob = as_ci_prob(ci_prob)
@@ -391,11 +472,20 @@ def bounds(y_pred, weak_labels, *, label_model="dawid_skene", metrics=None,
                                        warn)
     model = _check_model_args(method, model, labels, cells.n_classes)
     gold = None if labels is None else _as_gold(labels, y_pred)
+    correction = bool(small_pattern_correction)
     cell_counts = cells.cell_counts(y_pred)
     fast = method if method in ("exact", "entropic") else "exact"
-    results = _fast_path(fast, cell_counts, cells.beta, metrics, epsilon, cells.n_classes)
-    data = _diagnose(results, cells, warn)
+    results = _fast_path(fast, cell_counts, cells.beta, metrics, epsilon, cells.n_classes,
+                         correction)
+    data = _diagnose(results, cells, warn, fast, correction)
     lm_name = label_model if isinstance(label_model, str) else "given P(Y | Z)"
+    data |= _label_model_check(cells, lm_name, cell_counts, metrics, results, ci_prob,
+                               correction, warn)
+    data = xr.Dataset(data, coords={"metric": list(metrics),
+                                    "lf": np.arange(cells.patterns.shape[1])})
+    if fast == "exact" and not correction:
+        warn.append("small_pattern_correction=False: the plug-in bounds; with many small "
+                    "weak-label patterns they are biased inward and their intervals undercover.")
     common = dict(method="bounds", variant=method, ci_prob=ci_prob, ci_kind=ci_kind,
                   random_seed=random_seed, data=data, assumptions=ASSUMPTIONS, warnings=warn,
                   description=f"Fréchet bounds from {len(y_pred)} items in {len(cells.counts)} "
@@ -403,11 +493,19 @@ def bounds(y_pred, weak_labels, *, label_model="dawid_skene", metrics=None,
     closed = closed_form(results, ci_prob)
     if method in ("exact", "entropic"):
         return BoundsEvaluation.create(closed_form=closed, **common)
-    pm_model = _pymc_model(model, cell_counts, cells, metrics, gold, y_pred)
+    counts, beta, shift = cell_counts, cells.beta, None
+    if model == "m1":  # the cells and the quantity the fast path reports
+        if correction:
+            counts, beta, _ = pool_small_cells(cell_counts, cells.beta)
+        prior = sparse_priors(counts)["prior_predictions"]
+        shift = kink_corrections(counts, beta, metrics, posterior_prior=prior)
+        if not correction:  # centred on the plug-in bounds: the posterior's Jensen gap only
+            shift -= kink_corrections(counts, beta, metrics)
+    pm_model = _pymc_model(model, counts, beta, cells, metrics, gold, y_pred, shift)
     draws = sample(pm_model, random_seed, sample_kwargs)
     if model == "m1":
-        reference = models.m1_posterior_bounds(cell_counts, cells.beta, metrics,
-                                               random_seed=random_seed)
+        reference = models.m1_posterior_bounds(counts, beta, metrics, random_seed=random_seed,
+                                               bound_shift=shift, **sparse_priors(counts))
         draws["check_reference"] = xr.DataTree(check_reference(reference, metrics, ci_prob))
     return BoundsEvaluation.create(closed_form=closed if method == "both" else None,
                                    draws=draws, estimand="posterior/value", model=pm_model,
@@ -509,7 +607,7 @@ def compare_labelling_functions(y_pred, weak_labels, subsets: Mapping[str, Seque
     >>> out = compare_labelling_functions([1, 1, 0, 0, 0, 1] * 50, weak,
     ...                                   {"first": [0], "both": [0, 1]})
     >>> out[["n_cells", "width"]].round(3).values.tolist()
-    [[2.0, 0.316], [4.0, 0.075]]
+    [[2.0, 0.332], [4.0, 0.075]]
     """
     if not isinstance(subsets, Mapping) or not subsets:
         raise ValueError("subsets must be a non-empty mapping name -> column indices.")

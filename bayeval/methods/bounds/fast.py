@@ -33,6 +33,33 @@ denominators' own sampling error since they come from the same items):
 
 where :math:`\nu_{zk}` is the cell's lower or upper end and :math:`N_k = \sum_z p_z \nu_{zk}`.
 
+**Small patterns** (``small_pattern_correction=True``, the default). The plug-in upper end
+:math:`\min(\hat\alpha_{zk}, \beta_{zk})` is concave in :math:`\hat\alpha_{zk}`, so by Jensen
+it is biased down, by up to :math:`E(\beta_{zk} - \hat\alpha_{zk})^+ \approx 0.4\,
+\sqrt{\beta_{zk}(1-\beta_{zk})/n_z}` in a pattern of :math:`n_z` items whose
+:math:`\alpha_{zk}` sits at the kink :math:`\beta_{zk}` (the lower end likewise, up, at
+:math:`1 - \beta_{zk}`); summed over many small patterns this exceeds the standard error. No
+estimator of a kinked functional is unbiased (Hirano & Porter, 2012), so two steps bound it:
+
+1. *pooling* (:func:`pool_small_cells`): patterns with fewer than ``POOL_BELOW`` items are merged
+   with the other small patterns of the same label-model bin (most probable class and its
+   probability in steps of 0.1), with the count-weighted label model
+   :math:`\beta_g = \sum_{z \in g} n_z\beta_z / n_g` (the conditional law of :math:`Y` given the
+   coarser pattern). Coarser weak labels give valid, wider bounds (every coupling for the fine
+   patterns is one for the coarse ones), so pooling can only move the bounds outward;
+2. a *kink correction with moment selection* (as in Andrews & Soares, 2010; Chernozhukov, Lee &
+   Rosen, 2013): where :math:`|\hat\alpha_{zk} - \kappa_{zk}| \le \sqrt{\kappa_{zk}
+   (1 - \kappa_{zk})/n_z}` (the kink :math:`\kappa = \beta` for the upper end,
+   :math:`1 - \beta` for the lower one) the end is moved outward by its exact bias at the kink,
+   :math:`m_{zk} = E\,|X/n_z - \kappa_{zk}| / 2` with :math:`X \sim \mathrm{Bin}(n_z,
+   \kappa_{zk})` (de Moivre's closed form). Its variance from the selection,
+   :math:`\sum_z p_z^2 \sum_k (w_k/D_k)^2 m_{zk}^2 q_{zk}(1 - q_{zk})` with :math:`q` the
+   selection probability at the estimate, is added to the squared standard error.
+
+With :math:`n_z \to \infty` the correction vanishes like :math:`n_z^{-1/2}` and no pattern is
+pooled: the estimate is the exact plug-in bound. ``small_pattern_correction=False`` gives the
+plug-in.
+
 **Entropic bounds** (:func:`entropic_bounds`, the estimator of Maia Polo et al., 2024, eq. 2.3):
 the dual of their Thm 2.1 with soft-max temperature :math:`\varepsilon`, solved by L-BFGS on the
 cell counts (equal to the sample-level dual). With the paper's :math:`1/K` inside the log,
@@ -65,14 +92,22 @@ __all__ = [
     "default_metrics",
     "entropic_bounds",
     "exact_bounds",
+    "kink_corrections",
     "metric_bounds",
     "metric_terms",
+    "pool_small_cells",
 ]
 
 METRICS = ("accuracy", "precision", "recall", "f1", "macro_f1")
 """The metrics of :data:`bayeval.metrics.REGISTRY` that have Fréchet bounds here."""
 BINARY_ONLY = tuple(m for m in METRICS if not REGISTRY[m].multiclass)
 """Those defined for two classes only (of class 1)."""
+#: patterns with fewer items are pooled with the small patterns of a similar label model
+POOL_BELOW = 10
+#: width of the label-model bins that pool small patterns
+POOL_BIN = 0.1
+#: the kink correction applies where |alpha - kink| <= KINK_SELECT sampling sds of alpha
+KINK_SELECT = 1.0
 
 
 def metric_terms(metric: str, n_classes: int
@@ -206,6 +241,173 @@ def _influence(p, alpha, beta, metric, cell_value, cell_slope, diagonal, diag_if
     return diag_if - den_if
 
 
+def pool_small_cells(cell_counts, beta, *, min_items: int = POOL_BELOW,
+                     width: float = POOL_BIN) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""Merge the patterns with fewer than ``min_items`` items by label-model bin.
+
+    A small pattern's bin is its most probable class under :math:`\beta_z` and that
+    probability in steps of ``width``; the patterns of a bin become one pattern with the summed
+    counts and the count-weighted label model :math:`\beta_g = \sum_{z\in g} n_z\beta_z / n_g`.
+    Larger patterns are kept as they are.
+
+    Parameters
+    ----------
+    cell_counts : int array (n_cells, n_classes)
+        :math:`n_{zk}`.
+    beta : float array (n_cells, n_classes)
+        :math:`P(Y = k \mid z)`.
+    min_items : int
+    width : float
+
+    Returns
+    -------
+    counts : int array (n_groups, n_classes)
+    beta : float array (n_groups, n_classes)
+    group : int array (n_cells,)
+        The pooled pattern of each pattern.
+
+    Examples
+    --------
+    >>> counts = np.array([[3, 1], [2, 2], [40, 10], [0, 1]])
+    >>> beta = np.array([[0.62, 0.38], [0.68, 0.32], [0.9, 0.1], [0.1, 0.9]])
+    >>> pooled, pooled_beta, group = pool_small_cells(counts, beta)
+    >>> pooled.tolist(), pooled_beta.round(2).tolist(), group.tolist()
+    ([[5, 3], [40, 10], [0, 1]], [[0.65, 0.35], [0.9, 0.1], [0.1, 0.9]], [0, 0, 1, 2])
+    """
+    counts, beta = np.asarray(cell_counts), np.asarray(beta, dtype=float)
+    totals = counts.sum(axis=1)
+    small = totals < min_items
+    if small.sum() < 2:
+        return counts, beta, np.arange(len(counts))
+    bins = np.minimum(np.floor(beta.max(axis=1) / width), np.ceil(1 / width) - 1)
+    key = beta.argmax(axis=1) * (np.ceil(1 / width) + 1) + bins
+    # large patterns keep their own (distinct, negative) keys; first-seen order is kept
+    key = np.where(small, key, -1.0 - np.arange(len(counts)))
+    _, first, group = np.unique(key, return_index=True, return_inverse=True)
+    order = np.argsort(np.argsort(first))
+    group = order[group.ravel()]
+    n_groups = int(group.max()) + 1
+    pooled = np.zeros((n_groups, counts.shape[1]), dtype=counts.dtype)
+    np.add.at(pooled, group, counts)
+    mass = np.zeros((n_groups, beta.shape[1]))
+    np.add.at(mass, group, totals[:, None] * beta)
+    sizes = pooled.sum(axis=1)
+    pooled_beta = np.where(sizes[:, None] > 0, mass / np.maximum(sizes, 1)[:, None], 0.0)
+    return pooled, pooled_beta, group
+
+
+def _kink_bias(totals, kink):
+    r""":math:`E(\kappa - X/n)^+ = E|X/n - \kappa|/2` for :math:`X \sim \mathrm{Bin}(n, \kappa)`.
+
+    De Moivre: :math:`E|X - n\kappa| = 2(f+1)\binom{n}{f+1}\kappa^{f+1}(1-\kappa)^{n-f}`,
+    :math:`f = \lfloor n\kappa\rfloor`; 0 where :math:`\kappa \in \{0, 1\}`.
+    """
+    n = np.broadcast_to(totals.astype(float), kink.shape)
+    inside = (kink > 0) & (kink < 1) & (n > 0)
+    k = np.where(inside, kink, 0.5)
+    f = np.minimum(np.floor(n * k), n - 1)
+    log_mad = (np.log(f + 1) + scipy.special.gammaln(n + 1) - scipy.special.gammaln(f + 2)
+               - scipy.special.gammaln(n - f) + (f + 1) * np.log(k) + (n - f) * np.log1p(-k))
+    return np.where(inside, np.exp(log_mad) / np.maximum(n, 1), 0.0)
+
+
+def _kink_shift(a, kink, totals):
+    """The kink correction of each (cell, term) and the variance of its selection."""
+    sd = np.sqrt(kink * (1 - kink) / totals[:, None])
+    bias = _kink_bias(totals[:, None], kink)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(sd > 0, (a - kink) / sd, np.inf)
+    chosen = np.abs(t) <= KINK_SELECT
+    q = np.where(np.isfinite(t), scipy.stats.norm.cdf(KINK_SELECT - t)
+                 - scipy.stats.norm.cdf(-KINK_SELECT - t), 0.0)
+    return np.where(chosen, bias, 0.0), bias**2 * q * (1 - q)
+
+
+def _kink_terms(p, alpha, beta, totals, metric):
+    """(lower, upper) shifts of a metric's bounds by the kink correction, and their variances."""
+    classes, weights, (s_h, s_y, s_1) = metric_terms(metric, alpha.shape[1])
+    a, b = alpha[:, classes], beta[:, classes]
+    scale = weights / (s_h * p @ a + s_y * p @ b + s_1)
+    shifts, variances = [], []
+    for sign, kink in ((-1.0, 1.0 - b), (1.0, b)):
+        shift, var = _kink_shift(a, kink, totals)
+        shifts.append(sign * float((p @ shift) @ scale))
+        variances.append(float((p**2) @ (var @ scale**2)))
+    return shifts, variances
+
+
+def _posterior_gaps(counts, kink_lower, kink_upper, prior):
+    r"""Jensen gaps of the cell ends under the conjugate posterior of :math:`\alpha_{zk}`.
+
+    :math:`\alpha_{zk} \mid n \sim \mathrm{Beta}(a + n_{zk}, (K-1)a + n_z - n_{zk})`; with
+    :math:`E(X - \kappa)^+ = E X\,(1 - I_\kappa(a_1 + 1, b_1)) - \kappa\,(1 - I_\kappa(a_1, b_1))`
+    for :math:`X \sim \mathrm{Beta}(a_1, b_1)`, the gaps are
+    :math:`E(\alpha - \kappa^L)^+ - (\hat\alpha - \kappa^L)^+` (lower end, >= 0) and
+    :math:`E\min(\alpha, \kappa^U) - \min(\hat\alpha, \kappa^U)` (upper end, <= 0).
+    """
+    totals = counts.sum(axis=1, keepdims=True).astype(float)
+    a1 = prior + counts
+    b1 = prior * (counts.shape[1] - 1) + totals - counts
+    mean, a_hat = a1 / (a1 + b1), counts / totals
+
+    def excess(kink):  # E(X - kink)^+
+        return (mean * scipy.special.betaincc(a1 + 1, b1, kink)
+                - kink * scipy.special.betaincc(a1, b1, kink))
+
+    return (excess(kink_lower) - np.maximum(a_hat - kink_lower, 0.0),
+            mean - excess(kink_upper) - np.minimum(a_hat, kink_upper))
+
+
+def kink_corrections(cell_counts, beta, metrics: Sequence[str], *,
+                     posterior_prior: float | None = None) -> np.ndarray:
+    r"""The kink correction of each metric's (lower, upper) bound on these cells.
+
+    The shifts that :func:`exact_bounds` adds to the plug-in bounds of ``cell_counts`` (already
+    pooled, :func:`pool_small_cells`). A posterior draw of a bound carries a Jensen gap of its
+    own: :math:`E[\min(\alpha, \beta) \mid n] < \min(\hat\alpha, \beta)` near a kink. With
+    ``posterior_prior`` (the Dirichlet concentration :math:`a_\alpha` of M1) the shift also
+    removes that gap, linearised through the metric's denominators like the correction itself,
+    so that M1's posterior of a bound is centred where the fast path's estimate is and both
+    estimate the same quantity.
+
+    Parameters
+    ----------
+    cell_counts : int array (n_cells, n_classes)
+    beta : float array (n_cells, n_classes)
+    metrics : sequence of str
+    posterior_prior : float, optional
+        :math:`a_\alpha`; None for the fast path's shifts.
+
+    Returns
+    -------
+    float array (n_metrics, 2): lower and upper shifts (the fast path's are <= 0 and >= 0);
+    0 for undefined metrics.
+
+    Examples
+    --------
+    >>> kink_corrections(np.array([[5, 5]]), np.array([[0.5, 0.5]]), ["accuracy"]).round(4)
+    array([[-0.123,  0.123]])
+    >>> kink_corrections(np.array([[5, 5]]), np.array([[0.5, 0.5]]), ["accuracy"],
+    ...                  posterior_prior=0.25).round(4)
+    array([[-0.2433,  0.2433]])
+    """
+    counts = np.asarray(cell_counts)
+    p, alpha, _ = _plug_in(counts)
+    beta = np.asarray(beta, dtype=float)
+    if posterior_prior is not None:
+        gap_lower, gap_upper = _posterior_gaps(counts, 1.0 - beta, beta, float(posterior_prior))
+    out = np.zeros((len(metrics), 2))
+    for i, metric in enumerate(metrics):
+        if _undefined(p, alpha, beta, metric):
+            continue
+        out[i] = _kink_terms(p, alpha, beta, counts.sum(axis=1), metric)[0]
+        if posterior_prior is not None:
+            classes, weights, (s_h, s_y, s_1) = metric_terms(metric, alpha.shape[1])
+            scale = weights / (s_h * p @ alpha[:, classes] + s_y * p @ beta[:, classes] + s_1)
+            out[i] -= [(p @ gap_lower[:, classes]) @ scale, (p @ gap_upper[:, classes]) @ scale]
+    return out
+
+
 def _standard_error(p, alpha, influence, n) -> float:
     return float(np.sqrt((p[:, None] * alpha * influence**2).sum() / max(n - 1, 1)))
 
@@ -233,8 +435,9 @@ def _nan_result() -> dict[str, float]:
 
 
 @_single_threaded_blas
-def exact_bounds(cell_counts, beta, metrics: Sequence[str]) -> dict[str, dict[str, float]]:
-    r"""Exact plug-in Fréchet bounds and their standard errors from cell counts.
+def exact_bounds(cell_counts, beta, metrics: Sequence[str], *,
+                 small_pattern_correction: bool = True) -> dict[str, dict[str, float]]:
+    r"""Exact Fréchet bounds and their standard errors from cell counts.
 
     Parameters
     ----------
@@ -244,12 +447,15 @@ def exact_bounds(cell_counts, beta, metrics: Sequence[str]) -> dict[str, dict[st
     beta : float array (n_cells, n_classes)
         The label model :math:`P(Y = k \mid z)`.
     metrics : sequence of str
+    small_pattern_correction : bool
+        Pool small patterns and correct the kinks (module docstring); False gives the plug-in
+        bounds.
 
     Returns
     -------
     dict metric -> {lower_bound, upper_bound, lower_bound_sd, upper_bound_sd, midpoint_sd,
-    label_model}; the sds are the influence-function SEs (module docstring), NaN everywhere
-    for an undefined metric (a zero denominator).
+    label_model}; the sds are the influence-function SEs (module docstring),
+    NaN everywhere for an undefined metric (a zero denominator).
 
     Examples
     --------
@@ -257,7 +463,13 @@ def exact_bounds(cell_counts, beta, metrics: Sequence[str]) -> dict[str, dict[st
     >>> round(out["accuracy"]["lower_bound"], 6), round(out["accuracy"]["upper_bound"], 6)
     (0.1, 0.7)
     """
-    p, alpha, n = _plug_in(np.asarray(cell_counts))
+    counts, beta = np.asarray(cell_counts), np.asarray(beta, dtype=float)
+    fine_p, fine_alpha, _ = _plug_in(counts)
+    fine_beta = beta
+    if small_pattern_correction:
+        counts, beta, _ = pool_small_cells(counts, beta)
+    p, alpha, n = _plug_in(counts)
+    totals = counts.sum(axis=1)
     out = {}
     for metric in metrics:
         if _undefined(p, alpha, beta, metric):
@@ -270,7 +482,17 @@ def exact_bounds(cell_counts, beta, metrics: Sequence[str]) -> dict[str, dict[st
                               None)
         if_upper = _influence(p, alpha, beta, metric, hi, (a < b).astype(float), p @ hi, None)
         lower, upper = metric_bounds(p, alpha, beta, metric)
-        out[metric] = _result(lower, upper, if_lower, if_upper, p, alpha, beta, metric, n)
+        res = _result(lower, upper, if_lower, if_upper, p, alpha, beta, metric, n)
+        # the independence coupling is not a Fréchet end: no bias at kinks, no pooling
+        res["label_model"] = _independence_value(fine_p, fine_alpha, fine_beta, metric)
+        if small_pattern_correction:
+            shifts, variances = _kink_terms(p, alpha, beta, totals, metric)
+            for i, side in enumerate(("lower", "upper")):
+                value = res[f"{side}_bound"] + shifts[i]
+                res[f"{side}_bound"] = float(np.clip(value, 0.0, 1.0))
+                res[f"{side}_bound_sd"] = float(np.hypot(res[f"{side}_bound_sd"],
+                                                         np.sqrt(variances[i])))
+        out[metric] = res
     return out
 
 

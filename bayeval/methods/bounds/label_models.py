@@ -23,10 +23,14 @@ from __future__ import annotations
 import numpy as np
 import scipy
 
-__all__ = ["LABEL_MODELS", "dawid_skene", "fit_label_model", "majority_vote",
-           "weak_label_patterns"]
+__all__ = ["LABEL_MODELS", "dawid_skene", "fit_label_model", "label_model_diagnostics",
+           "majority_vote", "majority_vote_concerns", "weak_label_patterns"]
 
 LABEL_MODELS = ("majority_vote", "dawid_skene")
+#: majority vote is flagged when a labelling function's accuracy under Dawid-Skene is below
+#: LOW_ACCURACY, or two functions agree more than conditionally independent ones would by more
+#: than EXCESS_MAX
+LOW_ACCURACY, EXCESS_MAX = 0.7, 0.05
 
 
 def weak_label_patterns(weak_labels: np.ndarray, n_classes: int
@@ -79,17 +83,22 @@ def _votes(patterns: np.ndarray, n_classes: int) -> np.ndarray:
     return np.stack([(patterns == k).sum(axis=1) for k in range(n_classes)], axis=1)
 
 
-def majority_vote(patterns: np.ndarray, n_classes: int) -> np.ndarray:
+def majority_vote(patterns: np.ndarray, n_classes: int, counts: np.ndarray | None = None
+                  ) -> np.ndarray:
     r"""Soft majority vote: :math:`\beta_z(k)` is the share of non-abstaining votes for :math:`k`.
 
     A pattern whose voting LFs all agree gets probability 1, so the bounds collapse to a point
-    in its cell: majority vote is not a calibrated posterior, prefer :func:`dawid_skene`.
+    in its cell: majority vote is not a calibrated posterior, prefer :func:`dawid_skene`. The
+    pattern without any vote gets the class prior, the count-weighted mean of the other
+    patterns' :math:`\beta_z` (uniform without ``counts``).
 
     Parameters
     ----------
     patterns : int array (n_patterns, n_lfs)
-        Distinct weak-label rows, each with at least one vote.
+        Distinct weak-label rows.
     n_classes : int
+    counts : int array (n_patterns,), optional
+        Items per pattern, for the class prior of the pattern without votes.
 
     Returns
     -------
@@ -99,9 +108,19 @@ def majority_vote(patterns: np.ndarray, n_classes: int) -> np.ndarray:
     --------
     >>> majority_vote(np.array([[0, 0, 1], [1, -1, -1]]), 2).round(3).tolist()
     [[0.667, 0.333], [0.0, 1.0]]
+    >>> majority_vote(np.array([[0, 0], [1, -1], [-1, -1]]), 2, np.array([1, 3, 5])).tolist()
+    [[1.0, 0.0], [0.0, 1.0], [0.25, 0.75]]
     """
     votes = _votes(patterns, n_classes).astype(float)
-    return votes / votes.sum(axis=1, keepdims=True)
+    total = votes.sum(axis=1, keepdims=True)
+    share = np.divide(votes, total, out=np.zeros_like(votes), where=total > 0)
+    silent = total[:, 0] == 0
+    if silent.any():
+        weight = np.where(silent, 0.0, 1.0 if counts is None else np.asarray(counts, float))
+        prior = (weight @ share / weight.sum() if weight.sum() > 0 else
+                 np.full(n_classes, 1.0 / n_classes))
+        share[silent] = prior if counts is not None else 1.0 / n_classes
+    return share
 
 
 def _one_hot(patterns: np.ndarray, n_classes: int) -> scipy.sparse.csr_matrix:
@@ -160,7 +179,7 @@ def dawid_skene(patterns: np.ndarray, counts: np.ndarray, n_classes: int, *,
     one_hot = _one_hot(patterns, n_classes)
     one_hot_t = one_hot.T.tocsr()
     n_lfs, n_out = patterns.shape[1], n_classes + 1
-    post = majority_vote(patterns, n_classes)
+    post = majority_vote(patterns, n_classes, counts)
     fixed_pi = None if class_balance is None else np.log(np.asarray(class_balance, float))
     weighted = counts[:, None].astype(float)
     for _ in range(max_iter):
@@ -206,5 +225,106 @@ def fit_label_model(name: str, patterns: np.ndarray, counts: np.ndarray, n_class
     array([[0.667, 0.333]])
     """
     if name == "majority_vote":
-        return majority_vote(patterns, n_classes)
+        return majority_vote(patterns, n_classes, counts)
     return dawid_skene(patterns, counts, n_classes)
+
+
+def label_model_diagnostics(patterns: np.ndarray, counts: np.ndarray, beta: np.ndarray
+                            ) -> dict[str, np.ndarray | float]:
+    r"""How the label model agrees with the weak labels it was fitted on.
+
+    For labelling function :math:`j`, over the items on which it votes:
+
+    * ``lf_accuracy``: its accuracy implied by the label model,
+      :math:`\hat a_j = \sum_z n_z [z_j \ne -1]\,\beta_z(z_j) / \sum_z n_z [z_j \ne -1]`;
+    * ``lf_agreement``: how often it votes for the label model's most probable class.
+
+    ``excess_agreement`` is the largest, over pairs :math:`(j, l)`, of the observed rate of equal
+    votes on the items both vote on minus the rate that conditionally independent one-coin
+    functions with accuracies :math:`\hat a_j, \hat a_l` would give,
+    :math:`\hat a_j\hat a_l + (1 - \hat a_j)(1 - \hat a_l)/(K - 1)`: a large excess means
+    correlated functions (they err together), which a majority vote counts twice.
+
+    Parameters
+    ----------
+    patterns : int array (n_patterns, n_lfs)
+    counts : int array (n_patterns,)
+    beta : float array (n_patterns, n_classes)
+
+    Returns
+    -------
+    dict with ``lf_accuracy``, ``lf_agreement``, ``lf_votes`` (arrays over the functions),
+    ``agreement`` (the vote-weighted mean of ``lf_agreement``) and ``excess_agreement``.
+
+    Examples
+    --------
+    >>> patterns = np.array([[0, 0], [1, 1], [0, 1]])
+    >>> out = label_model_diagnostics(patterns, np.array([10, 10, 2]),
+    ...                               np.array([[0.9, 0.1], [0.1, 0.9], [0.5, 0.5]]))
+    >>> out["lf_accuracy"].round(3).tolist(), round(out["excess_agreement"], 3)
+    ([0.864, 0.864], 0.145)
+    """
+    k = beta.shape[1]
+    votes = patterns != -1
+    weight = counts[:, None] * votes  # items per (pattern, lf) with a vote
+    n_votes = weight.sum(axis=0)
+    safe = np.where(votes, patterns, 0)
+    right = np.take_along_axis(beta, safe, axis=1)  # beta_z(z_j)
+    agree = safe == beta.argmax(axis=1)[:, None]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        acc = (weight * right).sum(axis=0) / n_votes
+        agreement = (weight * agree).sum(axis=0) / n_votes
+    excess = -np.inf
+    n_lfs = patterns.shape[1]
+    for j in range(n_lfs):
+        for m in range(j + 1, n_lfs):
+            both = counts * (votes[:, j] & votes[:, m])
+            if both.sum() == 0:
+                continue
+            same = both @ (patterns[:, j] == patterns[:, m]) / both.sum()
+            implied = acc[j] * acc[m] + (1 - acc[j]) * (1 - acc[m]) / (k - 1)
+            excess = max(excess, float(same - implied))
+    total = n_votes.sum()
+    return {"lf_accuracy": acc, "lf_agreement": agreement, "lf_votes": n_votes,
+            "agreement": float((n_votes * np.nan_to_num(agreement)).sum() / total) if total
+            else np.nan,
+            "excess_agreement": excess if np.isfinite(excess) else np.nan}
+
+
+def majority_vote_concerns(patterns: np.ndarray, counts: np.ndarray, ds_beta: np.ndarray
+                           ) -> list[str]:
+    r"""Why a majority vote would be a crude label model for these weak labels (empty if not).
+
+    Majority vote counts every vote as right and every function as independent. Under the
+    Dawid–Skene fit ``ds_beta`` (:func:`dawid_skene`), it is flagged when a labelling function's
+    implied accuracy is below ``LOW_ACCURACY`` or when the largest ``excess_agreement`` of
+    :func:`label_model_diagnostics` exceeds ``EXCESS_MAX`` (correlated functions).
+
+    Parameters
+    ----------
+    patterns : int array (n_patterns, n_lfs)
+    counts : int array (n_patterns,)
+    ds_beta : float array (n_patterns, n_classes)
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> patterns = np.array([[0, 0, 0], [1, 1, 1], [0, 0, 1], [1, 1, 0]])
+    >>> counts = np.array([40, 40, 20, 20])
+    >>> majority_vote_concerns(patterns, counts, dawid_skene(patterns, counts, 2))
+    ['labelling functions [2] are right only 0.67 of the time under Dawid-Skene']
+    """
+    diag = label_model_diagnostics(patterns, counts, ds_beta)
+    out = []
+    weak = np.flatnonzero(diag["lf_accuracy"] < LOW_ACCURACY)
+    if weak.size:
+        rates = ", ".join(f"{v:.2f}" for v in diag["lf_accuracy"][weak])
+        out.append(f"labelling functions {weak.tolist()} are right only {rates} of the time "
+                   "under Dawid-Skene")
+    if diag["excess_agreement"] > EXCESS_MAX:
+        out.append(f"two functions agree {diag['excess_agreement']:.2f} more often than "
+                   "conditionally independent ones would (correlated errors)")
+    return out

@@ -18,6 +18,12 @@ concentrate it artificially. Only gold labels (M3) inform :math:`u`.
       (n_z)_z \sim \mathrm{Mult}(n, w),\quad (n_{zk})_k \sim \mathrm{Mult}(n_z, \alpha_z),
 
   with :math:`\beta` fixed. Its posterior is conjugate (:func:`m1_posterior_bounds`).
+  :func:`~bayeval.methods.bounds.api.bounds` sets :math:`a_w = 1/|\mathcal Z|` and
+  :math:`a_\alpha = 1/(|\mathcal Z| K)`: by Dirichlet aggregation the Perks prior of total mass 1
+  on the (pattern, prediction) table (Perks, 1947). A flat :math:`a = 1` adds one pseudo-item
+  per pattern and per prediction, which dominates sparse patterns (e.g. 27 patterns of 274
+  items) and drags the posterior of the bounds away from the data; with total mass 1 the
+  posterior mean of each bound sits on the plug-in bound to :math:`O(1/n)`.
 * **M2** (``variant="m2"``): M1 with a Bayesian Dawid–Skene label model, one accuracy per
   labelling function,
 
@@ -89,6 +95,9 @@ def model(*args: Any, variant: str = "m1", **kwargs: Any):
           :math:`a_\alpha` and :math:`c` (default 1).
         * ``label_model_strength``, float, M3: :math:`\kappa`, how many gold labels the label
           model is worth in each cell (default 10).
+        * ``bound_shift``, float array-like (n_metrics, 2), M1: constants added to the lower and
+          upper bound of every draw (the kink correction of
+          :func:`~bayeval.methods.bounds.fast.kink_corrections`; default none).
     variant : {"m1", "m2", "m3"}
         The model.
 
@@ -142,20 +151,25 @@ def _identified_margins(cell_counts: np.ndarray, prior_cells: float, prior_predi
     return w, alpha
 
 
-def _bounds_and_value(w, alpha, beta, u, metrics, n_classes: int) -> None:
+def _bounds_and_value(w, alpha, beta, u, metrics, n_classes: int, bound_shift=None) -> None:
     """Deterministics ``lower_bound``, ``upper_bound`` and ``value = L + u (U - L)`` (metric)."""
     import pymc as pm
     import pytensor.tensor as pt
 
     lowers, uppers = zip(*(metric_bounds(w, alpha, beta, m, n_classes) for m in metrics),
                              strict=True)
-    lower = pm.Deterministic("lower_bound", pt.stack(lowers), dims="metric")
-    upper = pm.Deterministic("upper_bound", pt.stack(uppers), dims="metric")
+    lower, upper = pt.stack(lowers), pt.stack(uppers)
+    if bound_shift is not None:
+        shift = np.asarray(bound_shift, dtype=float).reshape(len(metrics), 2)
+        lower = pt.clip(lower + shift[:, 0], 0.0, 1.0)
+        upper = pt.clip(upper + shift[:, 1], 0.0, 1.0)
+    lower = pm.Deterministic("lower_bound", lower, dims="metric")
+    upper = pm.Deterministic("upper_bound", upper, dims="metric")
     pm.Deterministic("value", lower + u * (upper - lower), dims="metric")
 
 
 def _model_m1(cell_counts, beta, *, metrics=None, prior_cells: float = 1.0,
-              prior_predictions: float = 1.0, prior_coupling: float = 1.0):
+              prior_predictions: float = 1.0, prior_coupling: float = 1.0, bound_shift=None):
     """M1: the identified margins with the label model plugged in (module docstring)."""
     import pymc as pm
     import pytensor.tensor as pt
@@ -165,7 +179,7 @@ def _model_m1(cell_counts, beta, *, metrics=None, prior_cells: float = 1.0,
     with pm.Model(coords=_coords(*cell_counts.shape, metrics)) as m:
         w, alpha = _identified_margins(cell_counts, prior_cells, prior_predictions)
         u = pm.Beta("u", prior_coupling, prior_coupling)
-        _bounds_and_value(w, alpha, pt.as_tensor(beta), u, metrics, beta.shape[1])
+        _bounds_and_value(w, alpha, pt.as_tensor(beta), u, metrics, beta.shape[1], bound_shift)
     return m
 
 
@@ -233,7 +247,7 @@ def _model_m3(cell_counts, beta, gold_counts, *, metrics=None,
 @renamed_arguments(n_draws="draws")
 def m1_posterior_bounds(cell_counts, beta, metrics, *, draws: int = 20000,
                         random_seed=None, prior_cells: float = 1.0,
-                        prior_predictions: float = 1.0) -> np.ndarray:
+                        prior_predictions: float = 1.0, bound_shift=None) -> np.ndarray:
     r"""Independent draws of M1's bounds from its conjugate posterior (the check of NUTS).
 
     :math:`w \mid n \sim \mathrm{Dir}(a_w + n_z)`,
@@ -253,6 +267,8 @@ def m1_posterior_bounds(cell_counts, beta, metrics, *, draws: int = 20000,
     random_seed : None, int or numpy.random.Generator
     prior_cells, prior_predictions : float
         Dirichlet concentrations :math:`a_w` and :math:`a_\alpha`.
+    bound_shift : array-like (n_metrics, 2), optional
+        Added to each draw's lower and upper bound (then clipped to [0, 1]), as in M1.
 
     Returns
     -------
@@ -277,4 +293,8 @@ def m1_posterior_bounds(cell_counts, beta, metrics, *, draws: int = 20000,
         alpha /= alpha.sum(axis=2, keepdims=True)
         out.append(np.stack([np.stack(metric_bounds(w, alpha, beta, m), axis=-1)
                              for m in metrics], axis=1))
-    return np.concatenate(out)
+    out = np.concatenate(out)
+    if bound_shift is not None:
+        shift = np.asarray(bound_shift, dtype=float).reshape(len(metrics), 2)
+        out = np.clip(out + shift, 0.0, 1.0)
+    return out

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import xarray as xr
 
-from bayeval.methods.bounds.api import as_classes, as_metrics, check_below, check_votes
+from bayeval.methods.bounds.api import as_classes, as_metrics, check_below
 from bayeval.methods.bounds.fast import exact_bounds
 from bayeval.methods.bounds.label_models import LABEL_MODELS, fit_label_model
 from bayeval.partitions import reduce_blocks
@@ -77,7 +77,8 @@ def bounds_cells(y_pred: Any, weak_labels: Any, *, n_classes: int | None = None)
     y_pred : dask array, dask Series or array-like of int, shape (n,)
         Predicted classes.
     weak_labels : dask array, dask DataFrame or array-like of int, shape (n, n_lfs)
-        Labelling-function votes, -1 = abstain; every item needs one vote at least.
+        Labelling-function votes, -1 = abstain (items without a vote form a pattern of their
+        own).
     n_classes : int, optional
         :math:`K`; by default the largest class seen plus one (at least 2).
 
@@ -110,7 +111,6 @@ def bounds_cells(y_pred: Any, weak_labels: Any, *, n_classes: int | None = None)
     patterns, cell = np.unique(rows[:, :-1], axis=0, return_inverse=True)
     cell_counts = np.zeros((len(patterns), k), dtype=np.int64)
     np.add.at(cell_counts, (cell.ravel(), rows[:, -1]), counts)
-    check_votes(patterns, cell_counts.sum(axis=1))
     return BoundsCells(patterns, cell_counts)
 
 

@@ -9,10 +9,11 @@ import doctest
 import numpy as np
 import pytest
 
+from bayeval.datasets import weak_labels as simulate_weak_labels
 from bayeval.methods.bounds import api
 from bayeval.methods.bounds.api import bounds, compare_labelling_functions, rank_classifiers
 from bayeval.methods.bounds.fast import exact_bounds, metric_bounds
-from bayeval.methods.bounds.label_models import weak_label_patterns
+from bayeval.methods.bounds.label_models import dawid_skene, weak_label_patterns
 
 
 def true_metrics(y, h, n_classes):
@@ -115,7 +116,6 @@ Y_PRED = np.array([0, 1, 1, 0])
      "weak_labels has values"),
     ({"weak_labels": [[0, -2], [1, -1], [1, 1], [0, 0]]}, "weak_labels must hold integers"),
     ({"weak_labels": [[0, 0.5], [1, -1], [1, 1], [0, 0]]}, "weak_labels must hold integers"),
-    ({"weak_labels": [[0, 1], [-1, -1], [1, 1], [0, 0]]}, "weak_labels: every labelling"),
     ({"label_model": np.full((4, 2), 0.6)}, "label_model rows must be distributions"),
     ({"label_model": [[1.2, -0.2]] * 4}, "label_model must hold probabilities"),
     ({"label_model": np.full((3, 2), 0.5)}, "length mismatch: label_model"),
@@ -145,5 +145,42 @@ def test_sparse_patterns_are_flagged():
     rng = np.random.default_rng(0)
     weak = rng.integers(-1, 2, size=(300, 12))
     weak[:, 0] = rng.integers(0, 2, 300)
-    ev = bounds(rng.integers(0, 2, 300), weak, label_model="majority_vote")
-    assert any("biased inward" in w for w in ev.warnings)
+    y_pred = rng.integers(0, 2, 300)
+    ev = bounds(y_pred, weak, label_model="majority_vote")
+    assert any("were pooled by label-model bin" in w for w in ev.warnings)
+    data = ev.tree["data"]
+    assert int(data["n_cells_after_pooling"]) < int(data["n_cells"])
+    plug = bounds(y_pred, weak, label_model="majority_vote", small_pattern_correction=False)
+    assert any("biased inward" in w for w in plug.warnings)
+    assert any("small_pattern_correction=False" in w for w in plug.warnings)
+
+
+def test_items_without_votes_are_their_own_pattern():
+    # Items on which every function abstains form one pattern, evaluated, not refused; their
+    # share is reported. With votes independent of the class, Dawid-Skene's P(Y | no vote) =
+    # pi_y prod_j P(abstain_j | y) / ... is the class prior (0.4, 0.6): its error is the class
+    # balance's (sd sqrt(.24/5000) = 0.007) plus the spurious class dependence of the three
+    # fitted abstention rates (each sd ~0.01, ~0.015 on the probability together), so 4 sd of
+    # the sum is ~0.07.
+    sim = simulate_weak_labels(5000, prior=(0.4, 0.6), random_seed=0)
+    weak, y_pred = sim.weak_labels, sim.y_pred
+    silent = (weak == -1).all(axis=1)
+    assert 0.05 < silent.mean() < 0.15
+    ev = bounds(y_pred, weak)
+    data = ev.tree["data"]
+    assert float(data["share_without_votes"]) == pytest.approx(silent.mean(), abs=1e-12)
+    assert any("have no vote" in w for w in ev.warnings)
+    cell, patterns, counts = weak_label_patterns(weak, 2)
+    beta = dawid_skene(patterns, counts, 2)
+    none = (patterns == -1).all(axis=1)
+    assert np.abs(beta[none][0] - [0.4, 0.6]).max() < 0.07
+    table = np.zeros((len(counts), 2), dtype=int)
+    np.add.at(table, (cell, y_pred), 1)
+    direct = exact_bounds(table, beta, ["accuracy"])["accuracy"]
+    assert abs(ev.summary().loc["accuracy", "upper_bound"] - direct["upper_bound"]) < 1e-12
+    mv = bounds(y_pred, weak, label_model="majority_vote").tree["data"]
+    assert float(mv["share_without_votes"]) == float(data["share_without_votes"])
+    # the truth lies in the identified-set interval with the silent items included
+    s = ev.summary()
+    assert s.loc["accuracy", "lower"] <= np.mean(sim.labels == y_pred) <= s.loc["accuracy",
+                                                                                "upper"]

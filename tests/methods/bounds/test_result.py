@@ -38,3 +38,46 @@ def test_check_reference_is_the_draws_summary():
                                atol=1e-15)
     mass = ref["interval_mass"].values
     assert (np.abs(mass - 0.9) <= 1 / 4000 * 2 + 1e-12).all()  # the quantiles' own rows
+
+
+def _evaluation_with_reported(counts, beta, shift_lower=0.0):
+    """A 'both' evaluation whose posterior is M1's conjugate draws (standing in for NUTS) and
+    whose results table is the fast path's, its lower bound moved by ``shift_lower``."""
+    import xarray as xr
+
+    from bayeval.methods.bounds.api import sparse_priors
+    from bayeval.methods.bounds.fast import closed_form, exact_bounds, kink_corrections
+    from bayeval.methods.bounds.models import m1_posterior_bounds
+
+    metrics = ["accuracy"]
+    prior = sparse_priors(counts)
+    shift = kink_corrections(counts, beta, metrics, posterior_prior=prior["prior_predictions"])
+    d = m1_posterior_bounds(counts, beta, metrics, draws=4000, random_seed=1, bound_shift=shift,
+                            **prior).reshape(2, 2000, 1, 2)
+    dims = ("chain", "draw", "metric")
+    post = xr.Dataset({"lower_bound": (dims, d[..., 0]), "upper_bound": (dims, d[..., 1]),
+                       "value": (dims, d.mean(axis=-1))}, coords={"metric": metrics})
+    ref = check_reference(m1_posterior_bounds(counts, beta, metrics, random_seed=2,
+                                              bound_shift=shift, **prior), metrics, 0.95)
+    fast = exact_bounds(counts, beta, metrics)
+    fast["accuracy"]["lower_bound"] += shift_lower * fast["accuracy"]["lower_bound_sd"]
+    return BoundsEvaluation.create(
+        method="bounds", variant="both", estimand="posterior/value",
+        closed_form=closed_form(fast, 0.95),
+        draws=xr.DataTree.from_dict({"posterior": post, "check_reference": ref}))
+
+
+def test_check_compares_the_posterior_with_the_reported_bounds():
+    # Patterns of 12-40 items, several at a kink (alpha = beta): the plug-in ends are biased and
+    # the fast path corrects them; M1's draws, shifted as bounds() shifts them, sit on the
+    # reported bounds. Moving the reported lower bound by one standard error (twice the
+    # tolerance) must fail the check, on that row only.
+    counts = np.array([[6, 6], [20, 20], [3, 9], [12, 28], [30, 10], [8, 4]])
+    beta = np.array([[0.5, 0.5], [0.5, 0.5], [0.3, 0.7], [0.3, 0.7], [0.8, 0.2], [0.6, 0.4]])
+    ok = _evaluation_with_reported(counts, beta).check()
+    assert ok.attrs["passed"], ok
+    assert {"reported_bound", "reported_sd"} <= set(ok.index.get_level_values("test"))
+    bad = _evaluation_with_reported(counts, beta, shift_lower=1.0).check()
+    assert not bad.attrs["passed"]
+    failed = bad[~bad["passed"]].index.tolist()
+    assert failed == [("lower", "accuracy", "reported_bound")], failed
