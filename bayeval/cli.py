@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -203,10 +204,13 @@ def _pemi(args) -> be.Evaluation:
     kwargs = {}
     if args.pred_col:
         kwargs["y_pred"] = column(data, args.pred_col, "--pred-col", args.data)
-    return be.pemi(column(data, args.score_col, "--score-col", args.data),
-                   column(data, args.label_col, "--label-col", args.data, missing_ok=True),
-                   threshold=args.threshold, method=args.method or "gauss", **kwargs,
-                   **_common(args))
+    scores = column(data, args.score_col, "--score-col", args.data)
+    labels = column(data, args.label_col, "--label-col", args.data, missing_ok=True)
+    with warnings.catch_warnings():  # its notes (a fallback, the plug-in) are printed by _show
+        warnings.simplefilter("ignore", UserWarning)
+        return be.pemi(scores, labels, threshold=args.threshold, method=args.method or "auto",
+                       calibration_uncertainty=args.calibration_uncertainty, **kwargs,
+                       **_common(args))
 
 
 def _judge(args) -> be.Evaluation:
@@ -399,6 +403,10 @@ def _parser() -> argparse.ArgumentParser:
                                       "plug-in, conditional on the fitted map")
     p = add("pemi", _pemi, "metrics with missing labels (PEMI)", ("score", "label", "pred"))
     p.add_argument("--threshold", type=float, default=0.5, help="decision threshold (0.5)")
+    p.add_argument("--calibration-uncertainty", action=argparse.BooleanOptionalAction,
+                   default=True, help="integrate over the posterior of the calibration map "
+                                      "fitted on the labelled rows (default); --no-... gives "
+                                      "the plug-in, conditional on the fitted map")
     p = add("judge", _judge, "rate from a noisy judge plus some human labels", ("label", "judge"))
     p.add_argument("--ci-kind", choices=("logit", "wald"), default="logit",
                    help="interval of the estimators: logit (inside [0, 1]) or wald (ppi_py's); "

@@ -261,3 +261,23 @@ def test_progress_beyond_nuts_mvu_imputation(capsys):
     quiet_summary, quiet = run(False)
     assert quiet.out == "" and quiet.err == ""
     pd.testing.assert_frame_equal(summary, quiet_summary)
+
+
+def test_pemi_calibration_uncertainty_switch(command, files, tmp_path):
+    """``pemi --calibration-uncertainty`` (the default) mixes over the posterior of the map
+    fitted on the labelled rows; ``--no-calibration-uncertainty`` gives the plug-in: the same
+    Platt map, smaller sds and a warning that the intervals are conditional on it."""
+    for flag in ("--calibration-uncertainty", "--no-calibration-uncertainty"):
+        run = command("pemi", files / "pemi.csv", "--score-col", "score", "--label-col",
+                      "label", "--seed", "0", "--netcdf", tmp_path / f"{flag}.nc", flag)
+        assert run.returncode == 0, run.stderr
+    posterior, plugin = (load(tmp_path / f"--{flag}.nc") for flag in
+                         ("calibration-uncertainty", "no-calibration-uncertainty"))
+    assert posterior.meta["calibration_uncertainty"] and not plugin.meta[
+        "calibration_uncertainty"]
+    assert int(posterior.tree["data"]["map_draws"]) > 0
+    assert int(plugin.tree["data"]["map_draws"]) == 0
+    # sd, not width: the exact laws' intervals end on a lattice of values
+    assert (posterior.closed_form["sd"].values > plugin.closed_form["sd"].values).all()
+    assert any("conditional on the fitted calibration map" in w for w in plugin.warnings)
+    assert not any("conditional on the fitted" in w for w in posterior.warnings)

@@ -9,6 +9,11 @@ the answer: the known rows enter exactly, the missing ones through :math:`p`.
 
 Methods (``method=``):
 
+* ``"auto"`` (default): PEMI-Gauss, unless it is poor for a metric (its interval leaves the
+  metric's range, has zero width while the metric is not determined, or its exact mass is off
+  ``ci_prob`` by more than 0.01: a mass at a bound, strong skew, few missing labels); then the
+  exact law, or PEMI's imputation law where no exact law is affordable (ROC-AUC), and a note
+  says so (:func:`bayeval.methods.pemi.mixture.choose`);
 * ``"gauss"``, PEMI-Gauss (Algorithm 2): :math:`\mathcal N(\mu,\sigma^2)` from exact moments
   (:mod:`bayeval.confusion`; ROC-AUC's in :math:`O(n\log n)`), microseconds to milliseconds;
 * ``"exact"``: the exact PMFs of the confusion-matrix metrics (PEMI with :math:`B\to\infty`);
@@ -16,13 +21,18 @@ Methods (``method=``):
 * ``"pymc"``: the generative models (:func:`bayeval.methods.pemi.models.model`): M1 puts a
   posterior on the calibration map, M3 adds the MNAR shift :math:`\delta`; ``"quadrature"`` is
   the same models with the map's posterior on a grid instead of NUTS; ``"both"`` runs NUTS and
-  attaches the normal mixture of PEMI-Gauss over the posterior draws of the map, for
-  :meth:`Evaluation.check`.
+  attaches the law of the metric mixed over M1's posterior on the quadrature grid, computed
+  without the NUTS draws, for :meth:`Evaluation.check`.
 
 Where :math:`p` comes from: given by the user; a calibration map fitted on the labelled rows (or
-on ``reference`` data) and applied to the raw scores (``calibration=``); or the presets
-``"half"`` and ``"prevalence"``. MNAR: ``mnar=delta`` shifts the log-odds of every missing label by
-:math:`\delta`; ``mnar=(mean, sd)`` puts a normal prior on it (model M3).
+on ``reference`` data) and applied to the raw scores (``calibration=``, Platt scaling by
+default); or the presets ``"half"`` and ``"prevalence"``. A map fitted on finite data is
+uncertain, and its error is shared by every missing row: by default
+(``calibration_uncertainty=True``) the fast paths mix PEMI's law over draws of the map's
+posterior (:func:`bayeval.calibration_map.map_posterior`, the weighted likelihood bootstrap of
+the calibrator's family; :mod:`bayeval.methods.pemi.mixture`); ``False`` gives the plug-in
+answer, conditional on the fitted map. MNAR: ``mnar=delta`` shifts the log-odds of every missing
+label by :math:`\delta`; ``mnar=(mean, sd)`` puts a normal prior on it (model M3).
 """
 
 from __future__ import annotations
@@ -36,18 +46,32 @@ import xarray as xr
 from scipy import special
 
 from bayeval import validation
-from bayeval.calibration import CALIBRATORS
+from bayeval.calibration import CALIBRATORS, Identity
+from bayeval.calibration_map import map_posterior as map_draws
 from bayeval.deprecation import renamed_arguments
 from bayeval.evaluation import CI_KINDS, SAMPLE_DIMS, Evaluation
 from bayeval.methods.pemi.fast import (
+    FittedCalibration,
     Options,
     Rows,
     closed_form,
+    delta_nodes,
     exact,
+    fit_calibration,
     gauss,
     imputation_probabilities,
     shift,
     simulate,
+)
+from bayeval.methods.pemi.mixture import (
+    Components,
+    affordable,
+    choose,
+    component_moments,
+    exact_mixture,
+    imputed_summary,
+    normal_of,
+    subset,
 )
 from bayeval.methods.pemi.models import (
     PRIOR_A,
@@ -56,6 +80,7 @@ from bayeval.methods.pemi.models import (
     mixture_closed_form,
     model,
     platt_map,
+    posterior_nodes,
     predictive,
 )
 from bayeval.methods.pemi.protocol import complete_case, definitional_bounds
@@ -78,7 +103,7 @@ from bayeval.validation import (
 
 __all__ = ["delta_sensitivity", "pemi"]
 
-METHODS = ("gauss", "exact", "impute", "quadrature", "pymc", "both")
+METHODS = ("auto", "gauss", "exact", "impute", "quadrature", "pymc", "both")
 MODELS = ("quadrature", "pymc", "both")
 ALL_METRICS = BINARY_METRICS
 #: the default metrics, in the paper's order
@@ -282,25 +307,106 @@ def as_calibration(calibration: Any) -> Any:
 
 
 def _p(rows: Rows, p, calibration, reference, method: str
-       ) -> tuple[np.ndarray | None, str, float]:
-    """Imputation probabilities of the fast paths (None for the models, which learn the map)."""
+       ) -> tuple[np.ndarray | None, str, float, FittedCalibration | None]:
+    """Imputation probabilities of the fast paths (None for the models, which learn the map),
+    their source, the map's calibration error and the map fitted on labelled rows (if any)."""
     if method in MODELS:
         if p is not None:
             raise ValueError(f"method={method!r} learns the calibration map from labelled rows; "
-                             "p must be None (a given p is a fixed map: use method='gauss', "
-                             "'exact' or 'impute').")
-        return None, "Platt map with a posterior (M1)", np.nan
+                             "p must be None (a given p is a fixed map: use method='auto', "
+                             "'gauss', 'exact' or 'impute').")
+        return None, "Platt map with a posterior (M1)", np.nan, None
     if isinstance(p, str):
         as_choice(p, "p", PRESETS)
     elif p is not None:
         arr = as_probabilities(p, "p")
         check_same_length(scores=rows.scores, p=arr)
-        return imputation_probabilities(rows, p=arr)
+        return (*imputation_probabilities(rows, p=arr), None)
     as_calibration(calibration)
     if p == "half":
-        return imputation_probabilities(rows, p=p)
-    calibration_data(rows, reference, needs_both=p is None)  # raises if nothing to fit on
-    return imputation_probabilities(rows, p=p, calibration=calibration, reference=reference)
+        return (*imputation_probabilities(rows, p=p), None)
+    cal = calibration_data(rows, reference, needs_both=p is None)  # raises if nothing to fit on
+    if p == "prevalence":
+        return (*imputation_probabilities(rows, p=p, reference=reference), None)
+    fitted = fit_calibration(calibration, *cal)
+    return (*imputation_probabilities(rows, calibration=calibration, reference=reference,
+                                      fitted=fitted), fitted)
+
+
+def _map_posterior(fitted: FittedCalibration | None, cal: tuple[np.ndarray, np.ndarray],
+                   wanted: bool, random_seed, notes: list[str]):
+    """The posterior of the calibration map fitted on ``cal``
+    (:func:`bayeval.calibration_map.map_posterior`), or None: no map learned from data, the
+    identity, or not ``wanted`` (then a note says what the intervals are conditional on)."""
+    if fitted is None:
+        return None
+    cal_map = fitted.calibrator
+    sides = getattr(cal_map, "sides_", [cal_map])
+    if all(isinstance(side, Identity) for side in sides):
+        return None
+    if not wanted:
+        notes.append("calibration_uncertainty=False: the intervals are conditional on the "
+                     "fitted calibration map; its error, shared by every missing row, is not in "
+                     "them, so they undercover, the more the fewer the labelled rows.")
+        return None
+    seed = None if random_seed is None else np.random.default_rng([int(random_seed), 5])
+    return map_draws(cal_map, *cal, random_seed=seed)
+
+
+def _components(rows: Rows, p: np.ndarray, posterior, delta) -> Components:
+    """The mixture's components: draws of the map (or the plug-in p) times the nodes of the
+    MNAR shift (:func:`bayeval.methods.pemi.fast.delta_nodes`)."""
+    nodes, weights = delta_nodes(delta)
+    if posterior is None:
+        base = p[rows.order]
+        return Components(weights, lambda i: shift(base, nodes[i][:, None]))
+    s_mis, k = rows.scores[rows.order], nodes.size
+    shifted = delta != (0.0, 0.0)
+
+    def p_of(index: np.ndarray) -> np.ndarray:
+        q = subset(posterior, index // k).predict(s_mis)
+        return shift(q, nodes[index % k][:, None]) if shifted else q
+
+    return Components(np.tile(weights, posterior.draws) / posterior.draws, p_of)
+
+
+def _fast(rows: Rows, p: np.ndarray, posterior, metrics, method: str, delta, ci_prob: float,
+          ci_kind: str, opts: Options, random_seed) -> tuple[xr.Dataset, list[str]]:
+    """The closed form of ``"auto"``, ``"gauss"`` and ``"exact"``, mixed over the map's draws
+    (``posterior``) and the MNAR nodes, and its notes."""
+    comps = _components(rows, p, posterior, delta)
+    cm = tuple(m for m in metrics if m != "roc_auc")
+    if method == "exact":
+        laws = (exact(rows, p, cm, delta=delta, opts=opts) if posterior is None else
+                exact_mixture(rows, comps, cm, opts))
+        return closed_form(metrics, laws, {}, ci_prob=ci_prob, ci_kind=ci_kind), []
+    laws = {}
+    if cm and (posterior is None or affordable(rows, comps.size)):
+        laws = (exact(rows, p, cm, delta=delta, opts=opts) if posterior is None else
+                exact_mixture(rows, comps, cm, opts))
+    moments = component_moments(rows, comps, metrics, opts)
+    out, notes, poor = {}, [], []
+    for metric in metrics:
+        normal = normal_of(moments[metric], comps.weights, ci_prob)
+        row, note, kind = choose(metric, normal, laws.get(metric), ci_prob=ci_prob,
+                                 ci_kind=ci_kind, fallback=method == "auto")
+        notes += [note] if note else []
+        if row is None:
+            poor.append(metric)
+            out[metric] = normal[4]
+            continue
+        out[metric] = row
+        if kind == "normal" and 0.0 < row[5] < 1.0:
+            notes.append(f"{metric} is undefined with probability {row[5]:.3g}; PEMI-Gauss "
+                         "ignores that event: use method='exact' or 'impute' if it matters.")
+    if poor:
+        rng = np.random.default_rng(None if random_seed is None else [int(random_seed), 6])
+        imputed = imputed_summary(rows, comps, tuple(poor), ci_prob, rng, opts)
+        out.update({metric: (*imputed[metric], out[metric]) for metric in poor})
+    names = ("mean", "sd", "lower", "upper", "interval_mass", "p_undefined")
+    arr = np.array([out[metric] for metric in metrics], dtype=float)
+    return xr.Dataset({k: ("metric", arr[:, j]) for j, k in enumerate(names)},
+                      coords={"metric": list(metrics)}), notes
 
 
 # --------------------------------------------------------------------------- result pieces
@@ -389,7 +495,8 @@ def _warn(notes: list[str]) -> None:
 # ---------------------------------------------------------------------------- the models
 def _models(rows, cal, metrics, method, delta, prior_a, prior_log_b, draws, ci_prob, ci_kind,
             opts, random_seed, sample_kwargs):
-    """Draws (and the FP3 closed form for 'both') of M1 (fixed delta) or M3 (delta prior)."""
+    """Draws of M1 (fixed delta) or M3 (delta prior), and for 'both' the closed form of their
+    predictive law on the quadrature grid (independent of the NUTS draws)."""
     m3 = delta[1] > 0
     seed = None if random_seed is None else [int(random_seed), 1]
     if method == "quadrature":
@@ -413,16 +520,31 @@ def _models(rows, cal, metrics, method, delta, prior_a, prior_log_b, draws, ci_p
                         np.random.default_rng(None if seed is None else [*seed, 2]), opts)
     tree = _predictive_tree(values, metrics, shape, tree)
     closed = None
-    if method == "both":
-        closed = mixture_closed_form(rows, metrics, post["a"], post["b"], post["delta"],
+    if method == "both":  # M1's predictive law on the quadrature grid: no NUTS draw enters
+        a, b, w = posterior_nodes(*cal, prior_a=prior_a, prior_log_b=prior_log_b)
+        nodes, node_weights = delta_nodes(delta)
+        closed = mixture_closed_form(rows, metrics, np.repeat(a, nodes.size),
+                                     np.repeat(b, nodes.size), np.tile(nodes, a.size),
+                                     weights=np.outer(w, node_weights).ravel(),
                                      ci_prob=ci_prob, ci_kind=ci_kind, opts=opts)
     plug_in = platt_map(rows.scores, float(np.mean(post["a"])), float(np.mean(post["b"])))
     return tree, closed, pm_model, plug_in
 
 
-def _impute(rows: Rows, p: np.ndarray, metrics, delta, n: int, random_seed, opts) -> np.ndarray:
-    """PEMI draws; with a prior on delta each imputation draws its own delta."""
+def _impute(rows: Rows, p: np.ndarray, metrics, delta, n: int, random_seed, opts,
+            posterior=None) -> np.ndarray:
+    """PEMI draws; with a prior on delta each imputation draws its own delta, with the map's
+    posterior imputation b uses draw b mod M of the map."""
     rng = np.random.default_rng(random_seed)
+    if posterior is not None:
+        s_mis, which = rows.scores[rows.order], np.arange(n) % posterior.draws
+        d = rng.normal(*delta, size=n) if delta[1] > 0 else np.full(n, delta[0])
+
+        def p_missing(start: int, stop: int) -> np.ndarray:
+            q = subset(posterior, which[start:stop]).predict(s_mis)
+            return shift(q, d[start:stop, None]) if delta != (0.0, 0.0) else q
+
+        return simulate(rows, metrics, p_missing, n, rng, opts)
     if delta[1] == 0:
         p_mis = shift(p[rows.order], delta[0])
         return simulate(rows, metrics, lambda start, stop: p_mis, n, rng, opts)
@@ -435,8 +557,9 @@ def _impute(rows: Rows, p: np.ndarray, metrics, delta, n: int, random_seed, opts
 # ---------------------------------------------------------------------------- entry point
 @renamed_arguments(calibrator="calibration", n_imputations="draws")
 def pemi(scores, labels, *, y_pred=None, threshold: float = 0.5, p=None,
-         calibration: Any = "scaling_binning", reference=None, mnar=None, metrics=None,
-         method: str = "gauss", ci_prob: float = 0.95, ci_kind: str = "eti",
+         calibration: Any = "platt", calibration_uncertainty: bool = True, reference=None,
+         mnar=None, metrics=None, method: str = "auto", ci_prob: float = 0.95,
+         ci_kind: str = "eti",
          draws: int = 10_000, ties: str = "half", zero_division: float = 0.0,
          beta: float = 1.0, second_order: bool = True, prior_a=PRIOR_A,
          prior_log_b=PRIOR_LOG_B, random_seed: int | None = None,
@@ -456,12 +579,25 @@ def pemi(scores, labels, *, y_pred=None, threshold: float = 0.5, p=None,
         :math:`P(Y_i=1)` of the missing labels, one value per row (ignored on labelled rows),
         used as given; or a preset: :math:`\tfrac12`, or the rate of positives of the
         calibration labels. Default: from ``calibration``.
-    calibration : {"scaling_binning", "platt", "isotonic", "beta", "none"} or object
+    calibration : {"platt", "beta", "isotonic", "scaling_binning", "none"} or object
         The calibration map: a name, or an object with ``fit(scores, labels)`` and
         ``predict(scores)``. Fitted on ``reference``, else on the labelled test rows (valid when
         labels are missing at random given the score), and applied to the raw scores. Default:
-        the paper's scaling-binning calibrator with 10 bins. (``calibrator=`` is a deprecated
-        alias.)
+        Platt scaling, the first step of the paper's scaling-binning calibrator (Kumar et al.
+        2019). Its second step, the bins, gives every row of a bin the mean Platt output of
+        the *labelled* rows in that bin: when missingness depends on the score, the missing
+        rows sit elsewhere in their bins than the labelled ones, and their probabilities are
+        biased by an amount that does not shrink with more data. (``calibrator=`` is a
+        deprecated alias.)
+    calibration_uncertainty : bool
+        Integrate over the posterior of a calibration map fitted on labelled rows (the
+        labelled test rows or ``reference``): :func:`bayeval.calibration_map.map_posterior`,
+        400 draws of the weighted likelihood bootstrap of the calibrator's family (Newton &
+        Raftery 1994). The metric's law is the mixture of PEMI's law over the draws (normal
+        mixture, exact PMFs, or one draw of the map per imputation), so the intervals hold the
+        map's own error, which every missing row shares. ``False``: the plug-in answer,
+        conditional on the fitted map (said so in the warnings). No effect with ``p`` given or
+        a preset, ``calibration="none"`` or the models (which have their own posterior).
     reference : (scores, labels), optional
         Labelled calibration data (e.g. a held-out split of the training data).
     mnar : float or (mean, sd), optional
@@ -474,8 +610,9 @@ def pemi(scores, labels, *, y_pred=None, threshold: float = 0.5, p=None,
         Among ``accuracy``, ``precision``, ``recall``, ``specificity``, ``npv``, ``f1``,
         ``fbeta``, ``balanced_accuracy``, ``mcc``, ``roc_auc``. Default: precision, recall,
         accuracy, F1 and ROC-AUC (not ROC-AUC with ``"exact"``).
-    method : {"gauss", "exact", "impute", "quadrature", "pymc", "both"}
-        See the module docstring.
+    method : {"auto", "gauss", "exact", "impute", "quadrature", "pymc", "both"}
+        See the module docstring. ``"auto"`` is PEMI-Gauss with the exact (or imputation) law
+        where PEMI-Gauss is poor; ``"gauss"`` keeps PEMI-Gauss and says where it is poor.
     ci_prob, ci_kind : float, {"eti", "hdi"}
         Interval level and kind (``"hdi"``: the shortest interval of an exact PMF; normal laws
         and mixtures are equal-tailed).
@@ -502,12 +639,15 @@ def pemi(scores, labels, *, y_pred=None, threshold: float = 0.5, p=None,
     Returns
     -------
     Evaluation
-        ``"gauss"``/``"exact"``: ``closed_form`` over ``metric`` (``mean``, ``sd``, ``lower``,
-        ``upper``, ``interval_mass``, ``p_undefined``; the PMF for ``"exact"``). The others:
-        draws ``posterior_predictive/value`` (chain, draw, metric) and, for the models, the
-        map's posterior ``a``, ``b`` (and ``delta``). Group ``data``: sizes, the complete-case
-        estimate and the paper's optimistic/pessimistic imputations. With a prior on
-        :math:`\delta`, group ``delta_sensitivity`` (see :func:`delta_sensitivity`).
+        ``"auto"``/``"gauss"``/``"exact"``: ``closed_form`` over ``metric`` (``mean``, ``sd``,
+        ``lower``, ``upper``, ``interval_mass``, ``p_undefined``; the PMF for ``"exact"``).
+        ``interval_mass`` is the exact mass of the interval where the exact law is known (every
+        confusion-matrix metric unless the missing rows are many), else the normal mixture's.
+        The others: draws ``posterior_predictive/value`` (chain, draw, metric) and, for the
+        models, the map's posterior ``a``, ``b`` (and ``delta``). Group ``data``: sizes, the
+        complete-case estimate, the paper's optimistic/pessimistic imputations and
+        ``map_draws`` (0: no map posterior). With a prior on :math:`\delta`, group
+        ``delta_sensitivity`` (see :func:`delta_sensitivity`).
 
     Raises
     ------
@@ -519,8 +659,10 @@ def pemi(scores, labels, *, y_pred=None, threshold: float = 0.5, p=None,
     Notes
     -----
     With no missing label every method returns the plain metric with zero width (and a
-    warning). A metric undefined in some completions (e.g. recall when no positive may exist)
-    takes ``zero_division`` there; PEMI-Gauss ignores that event and says so in a warning.
+    warning); otherwise an interval has zero width only when the metric is determined by the
+    known labels. Intervals lie in the metric's range. A metric undefined in some completions
+    (e.g. recall when no positive may exist) takes ``zero_division`` there; PEMI-Gauss ignores
+    that event and says so in a warning.
 
     Examples
     --------
@@ -547,8 +689,17 @@ def pemi(scores, labels, *, y_pred=None, threshold: float = 0.5, p=None,
                   random_seed=random_seed, assumptions=ASSUMPTIONS)
     if rows.m == 0:
         return _nothing_missing(rows, metrics, opts, ci_prob, common)
-    p, source, ece = _p(rows, p, calibration, reference, method)
-    data = _data(rows, metrics, opts, source).assign(calibration_ece=ece)
+    p, source, ece, fitted = _p(rows, p, calibration, reference, method)
+    notes: list[str] = []
+    posterior = _map_posterior(fitted, calibration_data(rows, reference, False) if fitted else
+                               None, bool(calibration_uncertainty), random_seed, notes)
+    if posterior is not None:
+        source += f", integrated over {posterior.draws} draws of its posterior"
+    elif fitted is not None and notes:
+        source += ", conditional on the fitted calibration map"
+    data = _data(rows, metrics, opts, source).assign(
+        calibration_ece=ece, map_draws=0 if posterior is None else posterior.draws)
+    common["calibration_uncertainty"] = posterior is not None
     described = (f"{', '.join(metrics)} on {rows.n} rows, {rows.m} labels missing; p: {source}"
                  + (f"; MNAR shift delta ~ N({delta[0]:g}, {delta[1]:g}^2)" if delta[1] else
                     f"; MNAR shift delta = {delta[0]:g}" if delta[0] else ""))
@@ -562,18 +713,15 @@ def pemi(scores, labels, *, y_pred=None, threshold: float = 0.5, p=None,
                                iid_draws=method == "quadrature", model=pm_model, data=data,
                                description=described, **common)
     elif method == "impute":
-        values = _impute(rows, p, metrics, delta, int(draws), random_seed, opts)
+        values = _impute(rows, p, metrics, delta, int(draws), random_seed, opts, posterior)
+        _warn(notes)
         ev = Evaluation.create(draws=_predictive_tree(values, metrics, (1, int(draws))),
                                estimand="posterior_predictive/value", iid_draws=True, data=data,
-                               description=described, **common)
+                               warnings=notes, description=described, **common)
     else:
-        notes: list[str] = []
-        laws, normal = {}, {}
-        if method == "gauss":
-            normal, notes = gauss(rows, p, metrics, delta=delta, ci_prob=ci_prob, opts=opts)
-        else:
-            laws = exact(rows, p, metrics, delta=delta, opts=opts)
-        closed = closed_form(metrics, laws, normal, ci_prob=ci_prob, ci_kind=ci_kind)
+        closed, more = _fast(rows, p, posterior, metrics, method, delta, ci_prob, ci_kind, opts,
+                             random_seed)
+        notes += more
         _warn(notes)
         ev = Evaluation.create(closed_form=closed, data=data, warnings=notes,
                                description=described, **common)

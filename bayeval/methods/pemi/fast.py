@@ -6,7 +6,7 @@ Rows :math:`i\in\mathcal K` have known labels; the labels of the missing rows
 then a random variable :math:`\widehat Q_n^{(S)}`, the object of inference.
 
 * :func:`imputation_probabilities`: :math:`p_i` from the user, from a calibration map fitted on
-  labelled rows (:func:`fit_calibration`: scaling-binning, Platt, isotonic;
+  labelled rows (:func:`fit_calibration`: Platt, isotonic, beta, scaling-binning;
   :mod:`bayeval.calibration`) or from a preset (``"half"``: :math:`\tfrac12`; ``"prevalence"``:
   the labelled rows' rate of positives);
 * :func:`shift`: the MNAR shift :math:`\operatorname{logit}p_i^{\mathrm{mis}}=
@@ -265,8 +265,9 @@ def fit_calibration(calibration: Any, scores: np.ndarray, labels: np.ndarray
 
 
 @renamed_arguments(calibrator="calibration")
-def imputation_probabilities(rows: Rows, *, p: Any = None, calibration: Any = "scaling_binning",
-                             reference: tuple[np.ndarray, np.ndarray] | None = None
+def imputation_probabilities(rows: Rows, *, p: Any = None, calibration: Any = "platt",
+                             reference: tuple[np.ndarray, np.ndarray] | None = None,
+                             fitted: FittedCalibration | None = None
                              ) -> tuple[np.ndarray, str, float]:
     r""":math:`p_i` for every row, where it came from, and the calibration error of the map.
 
@@ -282,6 +283,8 @@ def imputation_probabilities(rows: Rows, *, p: Any = None, calibration: Any = "s
         labelled test rows, and applied to the raw scores (:func:`fit_calibration`).
     reference : (scores, labels), optional
         Labelled calibration data.
+    fitted : FittedCalibration, optional
+        ``calibration`` already fitted on those rows (it is not refitted).
 
     Returns
     -------
@@ -310,7 +313,7 @@ def imputation_probabilities(rows: Rows, *, p: Any = None, calibration: Any = "s
         rate = float(cal_labels.mean())
         return (np.full(rows.n, rate), f"p = prevalence of the calibration labels ({rate:.4g})",
                 binned_error(np.full(cal_labels.size, rate), cal_labels, 10, "equal_width"))
-    fitted = fit_calibration(calibration, cal_scores, cal_labels)
+    fitted = fitted or fit_calibration(calibration, cal_scores, cal_labels)
     name = calibration if isinstance(calibration, str) else type(calibration).__name__
     where = "reference data" if reference else "the labelled test rows"
     fitted_cal = fitted.predict(cal_scores)

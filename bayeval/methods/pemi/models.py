@@ -26,9 +26,12 @@ predictive (:func:`predictive`), one completion per posterior draw, so the metri
 law mixes PEMI's law over the map's posterior and is wider than PEMI's with a fixed map.
 
 Fast paths: :func:`map_posterior` draws the map's posterior from a 2-D grid (quadrature, no
-MCMC); :func:`mixture_closed_form` is the law of the metric given the posterior draws of the map
-(exact PMFs of the confusion-matrix metrics, a normal mixture for ROC-AUC), which
-:meth:`Evaluation.check` compares with the predictive draws; with a fixed map it is PEMI's law.
+MCMC), :func:`posterior_nodes` gives the grid's nodes with their weights;
+:func:`mixture_closed_form` is the law of the metric mixed over weighted nodes of the map
+(exact PMFs of the confusion-matrix metrics, a normal mixture for ROC-AUC). Over the grid's
+nodes (crossed with Gauss-Hermite nodes of a prior on :math:`\delta`) it is the model's
+predictive law computed without MCMC, so :meth:`Evaluation.check` of ``method="both"`` compares
+the NUTS predictive draws with something they did not produce.
 """
 
 from __future__ import annotations
@@ -44,18 +47,15 @@ from bayeval.methods.pemi.fast import (
     Options,
     Rows,
     closed_form,
-    law,
     logit_scores,
-    merge_laws,
     mixture,
-    moments,
-    p_undefined,
     simulate,
 )
+from bayeval.methods.pemi.mixture import Components, component_moments, exact_mixture
 from bayeval.validation import as_choice, as_seed
 
 __all__ = ["PRIOR_A", "PRIOR_LOG_B", "VARIANTS", "map_posterior", "mixture_closed_form", "model",
-           "platt_map", "predictive"]
+           "platt_map", "posterior_nodes", "predictive"]
 
 #: the models of :func:`model`
 VARIANTS = ("m1", "m3")
@@ -232,6 +232,51 @@ def _laplace(x, trials, positives, prior_a, prior_log_b) -> tuple[np.ndarray, np
     return theta, cov
 
 
+def _grid(cal_scores, cal_labels, prior_a, prior_log_b):
+    """The quadrature grid: node coordinates (a, log b), normalised weights, cell widths."""
+    x, trials, positives = sufficient(cal_scores, cal_labels)
+    mode, cov = _laplace(x, trials, positives, prior_a, prior_log_b)
+    half = _HALF_WIDTH * np.sqrt(np.diag(cov))
+    axes = [np.linspace(c - h, c + h, _GRID) for c, h in zip(mode, half, strict=True)]
+    grid_a, grid_c = np.meshgrid(*axes, indexing="ij")
+    lp = _log_posterior(grid_a, grid_c, x, trials, positives, prior_a, prior_log_b).ravel()
+    weights = np.exp(lp - lp.max())
+    return grid_a.ravel(), grid_c.ravel(), weights / weights.sum(), 2 * half / (_GRID - 1)
+
+
+def posterior_nodes(cal_scores, cal_labels, *, prior_a=PRIOR_A, prior_log_b=PRIOR_LOG_B,
+                    tail: float = 1e-7) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""M1's posterior of :math:`(a, b)` as weighted nodes of the quadrature grid, no MCMC.
+
+    The nodes of :func:`map_posterior`'s :math:`96\times96` grid with their normalised
+    posterior masses, less the lightest nodes that together hold at most ``tail``: an
+    expectation over the posterior is :math:`\sum_kw_kf(a_k,b_k)`, deterministic.
+
+    Parameters
+    ----------
+    cal_scores, cal_labels, prior_a, prior_log_b
+        As in :func:`model`.
+    tail : float
+        Mass of the nodes left out.
+
+    Returns
+    -------
+    a, b, weights : numpy.ndarray
+        Nodes and weights (summing to 1).
+
+    Examples
+    --------
+    >>> a, b, w = posterior_nodes([0.1, 0.3, 0.6, 0.9] * 20, [0, 0, 1, 1] * 20)
+    >>> round(float(w @ a), 2), round(float(w @ b), 2), bool(a.size < 96 * 96)
+    (0.84, 5.07, True)
+    """
+    a, c, weights, _ = _grid(cal_scores, cal_labels, prior_a, prior_log_b)
+    order = np.argsort(weights)
+    drop = order[np.cumsum(weights[order]) <= tail]
+    keep = np.setdiff1d(np.arange(weights.size), drop)
+    return a[keep], np.exp(c[keep]), weights[keep] / weights[keep].sum()
+
+
 def map_posterior(cal_scores, cal_labels, *, size: int = 4000, prior_a=PRIOR_A,
                   prior_log_b=PRIOR_LOG_B, random_seed=None) -> tuple[np.ndarray, np.ndarray]:
     r"""Draws of M1's :math:`(a, b)` by quadrature on a grid: M1's posterior without MCMC.
@@ -261,18 +306,11 @@ def map_posterior(cal_scores, cal_labels, *, size: int = 4000, prior_a=PRIOR_A,
     >>> round(float(a.mean()), 1), round(float(b.mean()), 1)
     (0.8, 5.0)
     """
-    x, trials, positives = sufficient(cal_scores, cal_labels)
-    mode, cov = _laplace(x, trials, positives, prior_a, prior_log_b)
-    half = _HALF_WIDTH * np.sqrt(np.diag(cov))
-    axes = [np.linspace(c - h, c + h, _GRID) for c, h in zip(mode, half, strict=True)]
-    grid_a, grid_c = np.meshgrid(*axes, indexing="ij")
-    lp = _log_posterior(grid_a, grid_c, x, trials, positives, prior_a, prior_log_b).ravel()
-    weights = np.exp(lp - lp.max())
+    grid_a, grid_c, weights, width = _grid(cal_scores, cal_labels, prior_a, prior_log_b)
     rng = as_seed(random_seed)
-    cell = rng.choice(weights.size, size=size, p=weights / weights.sum())
-    width = 2 * half / (_GRID - 1)
-    a = grid_a.ravel()[cell] + width[0] * (rng.random(size) - 0.5)
-    c = grid_c.ravel()[cell] + width[1] * (rng.random(size) - 0.5)
+    cell = rng.choice(weights.size, size=size, p=weights)
+    a = grid_a[cell] + width[0] * (rng.random(size) - 0.5)
+    c = grid_c[cell] + width[1] * (rng.random(size) - 0.5)
     return a, np.exp(c)
 
 
@@ -329,24 +367,29 @@ def predictive(rows: Rows, metrics: tuple[str, ...], a, b, delta, random_seed=No
                     opts)
 
 
-def mixture_closed_form(rows: Rows, metrics: tuple[str, ...], a, b, delta, *, ci_prob: float,
-                        ci_kind: str, opts: Options = DEFAULT) -> xr.Dataset:
-    r"""The predictive law given the draws of the map, as a ``closed_form``.
+def mixture_closed_form(rows: Rows, metrics: tuple[str, ...], a, b, delta, *, weights=None,
+                        ci_prob: float, ci_kind: str, opts: Options = DEFAULT) -> xr.Dataset:
+    r"""The predictive law given weighted draws (or quadrature nodes) of the map, as a
+    ``closed_form``.
 
-    Confusion-matrix metrics: the exact mixture :math:`\frac1S\sum_sP(\cdot\mid\theta_s)` of
-    the engine's laws at each draw :math:`\theta_s=(a_s,b_s,\delta_s)`. ROC-AUC: the normal
-    mixture :math:`F(t)=\frac1S\sum_s\Phi((t-\mu_s)/\sigma_s)`, with mean
-    :math:`\overline{\mu_s}` and variance :math:`\overline{\sigma_s^2}+\operatorname{Var}_s\mu_s`
-    (law of total variance). Given the draws, the predictive draws (one completion per
-    :math:`\theta_s`) are independent draws of this law, so it tests the predictive step
-    exactly; with a fixed map it is PEMI's exact law and PEMI-Gauss.
+    Confusion-matrix metrics: the exact mixture :math:`\sum_sw_sP(\cdot\mid\theta_s)` of
+    PEMI's laws at each :math:`\theta_s=(a_s,b_s,\delta_s)`
+    (:func:`bayeval.methods.pemi.mixture.exact_mixture`: one matrix product of the
+    Poisson-binomial PMFs of every component, vectorised). ROC-AUC: the normal mixture
+    :math:`F(t)=\sum_sw_s\Phi((t-\mu_s)/\sigma_s)`, with mean :math:`\sum_sw_s\mu_s` and
+    variance :math:`\sum_sw_s\sigma_s^2+\operatorname{Var}_w\mu_s` (law of total variance).
+    With the nodes of :func:`posterior_nodes` it is the predictive law of M1 computed without
+    MCMC, which :meth:`Evaluation.check` compares with the NUTS predictive draws; with a fixed
+    map it is PEMI's exact law and PEMI-Gauss.
 
     Parameters
     ----------
     rows : bayeval.methods.pemi.fast.Rows
     metrics : tuple of str
     a, b, delta : array-like
-        Posterior draws of the map and of the shift (``delta`` broadcast to ``a``).
+        Nodes of the map and of the shift (``delta`` broadcast to ``a``).
+    weights : array-like, optional
+        Their weights (summing to 1); default equal.
     ci_prob, ci_kind : float, {"eti", "hdi"}
         Interval level and kind (ROC-AUC's normal mixture is always equal-tailed).
     opts : bayeval.methods.pemi.fast.Options
@@ -370,22 +413,18 @@ def mixture_closed_form(rows: Rows, metrics: tuple[str, ...], a, b, delta, *, ci
     >>> cf["pmf_value"].values.tolist(), cf["pmf_prob"].values.round(4).tolist()
     ([[0.5, 0.75]], [[0.1421, 0.8579]])
     """
-    a, b = np.ravel(a), np.ravel(b)
+    a, b = np.ravel(np.asarray(a, dtype=float)), np.ravel(np.asarray(b, dtype=float))
     delta = np.broadcast_to(np.asarray(delta, dtype=float).ravel(), a.shape)
-    p_missing = _p_draws(rows, a, b, delta)
-    ps = []
-    for s in range(a.size):  # the engine takes one p at a time
-        p_all = np.zeros(rows.n)
-        p_all[rows.order] = p_missing(s, s + 1)[0]
-        ps.append(p_all)
-    weights = np.full(a.size, 1.0 / a.size)
-    laws, normal = {}, {}
-    for metric in metrics:
-        if metric == "roc_auc":
-            mv = np.array([moments(rows, q, metric, opts) for q in ps])
-            undefined = float(np.mean([p_undefined(rows, q, metric) for q in ps]))
-            normal[metric] = (*mixture(mv[:, 0], mv[:, 1], weights, ci_prob), undefined)
-        else:
-            laws[metric] = merge_laws(metric, [law(rows, q, metric, opts) for q in ps], weights,
-                                      opts.zero_division)
+    w = (np.full(a.size, 1.0 / a.size) if weights is None else
+         np.ravel(np.asarray(weights, dtype=float)))
+    x = logit_scores(rows.scores[rows.order])
+    comps = Components(w, lambda i: special.expit(link(a[i, None], b[i, None], x,
+                                                       delta[i, None])))
+    cm = tuple(m for m in metrics if m != "roc_auc")
+    laws = exact_mixture(rows, comps, cm, opts) if cm else {}
+    normal = {}
+    if "roc_auc" in metrics:
+        means, variances, undefined = component_moments(rows, comps, ("roc_auc",),
+                                                        opts)["roc_auc"]
+        normal["roc_auc"] = (*mixture(means, variances, w, ci_prob), float(w @ undefined))
     return closed_form(metrics, laws, normal, ci_prob=ci_prob, ci_kind=ci_kind)

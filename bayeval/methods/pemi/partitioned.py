@@ -46,6 +46,7 @@ from bayeval.methods.pemi.fast import (
     shift,
     undefined_probability,
 )
+from bayeval.methods.pemi.mixture import metric_range
 from bayeval.partitions import (
     RANGE_SAMPLE,
     add_tuples,
@@ -249,7 +250,7 @@ def _fitted(scores: Any, labels: Any, calibration: Any, reference: Any) -> Fitte
 
 @renamed_arguments(calibrator="calibration")
 def pemi_gauss(y_pred: Any, p: Any, labels: Any, *, scores: Any = None,
-               calibration: Any = "scaling_binning", reference: Any = None, metrics: Any = None,
+               calibration: Any = "platt", reference: Any = None, metrics: Any = None,
                mnar: Any = None, ci_prob: float = 0.95, zero_division: float = 0.0,
                beta: float = 1.0, second_order: bool = True, ties: str = "half",
                score_ranges: int | None = None) -> xr.Dataset:
@@ -262,7 +263,8 @@ def pemi_gauss(y_pred: Any, p: Any, labels: Any, *, scores: Any = None,
     p : dask array, dask Series or array-like of float in [0, 1], or None
         The imputation probabilities; None: ``calibration`` fitted on the labelled rows (or
         on ``reference``) and applied to ``scores`` in every partition, as
-        :func:`bayeval.methods.pemi.api.pemi` does by default.
+        :func:`bayeval.methods.pemi.api.pemi` does with ``calibration_uncertainty=False``:
+        the result is conditional on the fitted map (its own error is not in the intervals).
     scores : same, float in [0, 1], optional
         Raw scores: the calibration map's input and ROC-AUC's ranking (needed for both).
     calibration : str or object with ``fit``/``predict``
@@ -285,9 +287,12 @@ def pemi_gauss(y_pred: Any, p: Any, labels: Any, *, scores: Any = None,
     Returns
     -------
     xr.Dataset
-        The ``closed_form`` of ``pemi(scores, labels, p=p, method="gauss", ...)`` over
+        The ``closed_form`` of ``pemi(scores, labels, p=p, method="gauss",
+        calibration_uncertainty=False, ...)`` over
         ``metric`` (``mean``, ``sd``, ``lower``, ``upper``, ``interval_mass``,
-        ``p_undefined``), to 1e-12.
+        ``p_undefined``), to 1e-12, but for ``interval_mass``: ``ci_prob``, the normal's
+        (in memory, the exact mass of the interval where it can be computed). Intervals are
+        clipped to the metric's range.
 
     Raises
     ------
@@ -320,7 +325,8 @@ def pemi_gauss(y_pred: Any, p: Any, labels: Any, *, scores: Any = None,
     ...     ours = pemi_gauss(y_pred, scores, labels, metrics=["accuracy", "f1"])
     >>> ours["mean"].round(4).values.tolist()
     [0.6837, 0.5705]
-    >>> mem = pemi(scores, labels, p=scores, metrics=["accuracy", "f1"]).closed_form
+    >>> mem = pemi(scores, labels, p=scores, metrics=["accuracy", "f1"],
+    ...            method="gauss").closed_form
     >>> float(abs(ours["sd"] - mem["sd"]).max()) < 1e-12
     True
 
@@ -328,7 +334,10 @@ def pemi_gauss(y_pred: Any, p: Any, labels: Any, *, scores: Any = None,
 
     >>> with dask.config.set(scheduler="synchronous"):
     ...     ours = pemi_gauss(y_pred, None, labels, scores=da.from_array(scores, chunks=500))
-    >>> mem = pemi(scores, labels).closed_form  # scaling-binning on the labelled rows
+    >>> import warnings
+    >>> with warnings.catch_warnings():  # "conditional on the fitted calibration map"
+    ...     warnings.simplefilter("ignore")
+    ...     mem = pemi(scores, labels, method="gauss", calibration_uncertainty=False).closed_form
     >>> ours["metric"].values.tolist()
     ['precision', 'recall', 'accuracy', 'f1', 'roc_auc']
     >>> float(abs(ours["mean"] - mem["mean"]).max()) < 1e-12
@@ -368,4 +377,7 @@ def pemi_gauss(y_pred: Any, p: Any, labels: Any, *, scores: Any = None,
 
     normal, _ = normal_laws(metrics, weights, moments_at,
                             lambda metric, k: _undefined(sums, k, metric, beta), ci_prob)
+    for metric, (mean, sd, lower, upper, undefined) in normal.items():  # inside the range
+        low, high = metric_range(metric)
+        normal[metric] = (mean, sd, max(lower, low), min(upper, high), undefined)
     return closed_form(metrics, {}, normal, ci_prob=ci_prob, ci_kind="eti")
