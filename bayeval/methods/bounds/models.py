@@ -22,8 +22,11 @@ concentrate it artificially. Only gold labels (M3) inform :math:`u`.
   :math:`a_\alpha = 1/(|\mathcal Z| K)`: by Dirichlet aggregation the Perks prior of total mass 1
   on the (pattern, prediction) table (Perks, 1947). A flat :math:`a = 1` adds one pseudo-item
   per pattern and per prediction, which dominates sparse patterns (e.g. 27 patterns of 274
-  items) and drags the posterior of the bounds away from the data; with total mass 1 the
-  posterior mean of each bound sits on the plug-in bound to :math:`O(1/n)`.
+  items) and drags the posterior of the bounds away from the data. Near a kink the posterior
+  mean of :math:`\min(\alpha, \beta)` still lies below :math:`\min(\hat\alpha, \beta)`
+  (Jensen), so ``bounds()`` also passes ``bound_shift``, the fast path's kink correction plus
+  that posterior gap (:func:`~bayeval.methods.bounds.fast.kink_corrections`), on the fast path's
+  pooled patterns: the posterior of each bound is then centred on the reported one.
 * **M2** (``variant="m2"``): M1 with a Bayesian Dawid–Skene label model, one accuracy per
   labelling function,
 

@@ -148,7 +148,7 @@ def bounds_exact(y_pred: Any, weak_labels: Any, *, label_model: str = "dawid_ske
     ...     ours = bounds_exact(da.from_array(y_pred, chunks=1_000),
     ...                         da.from_array(weak, chunks=(1_000, 3)), metrics=["accuracy"])
     >>> [round(float(ours[b].item()), 4) for b in ("lower_bound", "upper_bound")]
-    [0.3092, 0.6792]
+    [0.3092, 0.682]
     >>> mem = bounds(y_pred, weak, metrics=["accuracy"]).closed_form
     >>> float(abs(ours["upper_bound"] - mem["upper_bound"]).max()) < 1e-12
     True

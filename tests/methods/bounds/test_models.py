@@ -112,3 +112,35 @@ def test_m1_reference_posterior_is_the_conjugate_one():
             conj = draws[:, i, j]
             se = np.hypot(ref["mcse_mean"], conj.std() / np.sqrt(len(conj)))
             assert abs(ref["mean"] - conj.mean()) <= 4 * se, (metric, side)
+
+
+def test_sparse_patterns_posterior_sits_on_the_reported_bounds():
+    # 274 items in 27 patterns (3 binary labelling functions, the all-abstain pattern included):
+    # M1's conjugate posterior with the priors and shift bounds() uses has its mean within half
+    # a standard error of the reported bounds; the flat prior without the shift does not (the
+    # issue's [0.888, 0.916] against [0.958, 0.976]).
+    from bayeval.datasets import weak_labels
+    from bayeval.methods.bounds.api import sparse_priors
+    from bayeval.methods.bounds.fast import exact_bounds, kink_corrections, pool_small_cells
+    from bayeval.methods.bounds.label_models import dawid_skene, weak_label_patterns
+
+    sim = weak_labels(274, separation=4.0, random_seed=3)
+    cell, patterns, counts = weak_label_patterns(sim.weak_labels, 2)
+    assert len(counts) == 27
+    table = np.zeros((27, 2), dtype=int)
+    np.add.at(table, (cell, sim.y_pred), 1)
+    beta = dawid_skene(patterns, counts, 2)
+    metrics = ["accuracy"]
+    fast = exact_bounds(table, beta, metrics)["accuracy"]
+    pooled, pooled_beta, _ = pool_small_cells(table, beta)
+    prior = sparse_priors(pooled)
+    shift = kink_corrections(pooled, pooled_beta, metrics,
+                             posterior_prior=prior["prior_predictions"])
+    ours = m1_posterior_bounds(pooled, pooled_beta, metrics, draws=20000, random_seed=4,
+                               bound_shift=shift, **prior)[:, 0].mean(axis=0)
+    flat = m1_posterior_bounds(table, beta, metrics, draws=20000, random_seed=4)[:, 0]
+    flat = flat.mean(axis=0)
+    reported = np.array([fast["lower_bound"], fast["upper_bound"]])
+    half_se = np.array([fast["lower_bound_sd"], fast["upper_bound_sd"]]) / 2
+    assert (np.abs(ours - reported) <= half_se).all(), (ours, reported, half_se)
+    assert (np.abs(flat - reported) > half_se).any(), (flat, reported, half_se)
