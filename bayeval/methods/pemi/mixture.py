@@ -159,15 +159,22 @@ def component_moments(rows: Rows, comps: Components, metrics: tuple[str, ...],
     sorted_scores = rows.scores[order]
     template = np.nan_to_num(rows.labels)
     tie = 0.5 if opts.ties == "half" else 1.0
+    # undefined_probability is pi0 u0 + pi1 u1 + max(1 - pi0 - pi1, 0) u_mix: its three
+    # indicators once per metric, then every component at once
+    corners = {metric: [undefined_probability(rows.known_counts, m1, m0, a, b, metric,
+                                              opts.beta) for a, b in ((1, 0), (0, 1), (0, 0))]
+               for metric in metrics}
     for index, p in comps.chunks(rows.n if auc else rows.m):
         v = p * (1.0 - p)
         sums = (p[:, :m1].sum(1), p[:, m1:].sum(1), v[:, :m1].sum(1), v[:, m1:].sum(1))
         with np.errstate(divide="ignore"):
             pi0, pi1 = np.exp(np.log1p(-p).sum(1)), np.exp(np.log(p).sum(1))
+        rest = np.maximum(1.0 - pi0 - pi1, 0.0)
+        undefined_of = {metric: pi0 * u0 + pi1 * u1 + rest * u_mix
+                        for metric, (u0, u1, u_mix) in corners.items()}
         for j, s in enumerate(index):
             for metric in metrics:
-                undefined = undefined_probability(rows.known_counts, m1, m0, pi0[j], pi1[j],
-                                                  metric, opts.beta)
+                undefined = float(undefined_of[metric][j])
                 if metric == "roc_auc":
                     full = template.copy()
                     full[rows.order] = p[j]
