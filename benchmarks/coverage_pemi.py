@@ -50,7 +50,7 @@ def replication(n: int, labelled: int, mechanism: str, rng: np.random.Generator,
     return s, labels, y
 
 
-def run(replications: int = 200, seed: int = SEED, *, n_test: int = N_TEST,
+def run(replications: int = 400, seed: int = SEED, *, n_test: int = N_TEST,
         labelled=LABELLED, mechanisms=MECHANISMS, metrics=METRICS,
         scores=SCORES) -> pd.DataFrame:
     """Coverage and width per (scores, mechanism, labelled rows, metric) for the default and
@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> None:
     """``python -m benchmarks.coverage_pemi [--replications R] [--seed S] [--csv PATH]``:
     prints the markdown table with its settings."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--replications", type=int, default=200)
+    parser.add_argument("--replications", type=int, default=400)
     parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("--csv", help="also write the cells to this CSV file")
     args = parser.parse_args(argv)
