@@ -85,6 +85,11 @@ class _Side:
     def rows(self, s: np.ndarray) -> np.ndarray:
         return (s >= self.low) & ((s < self.high) | (self.high == 1.0))
 
+    def span(self, s: np.ndarray) -> slice:
+        """:meth:`rows` of scores sorted in increasing order, as a slice."""
+        end = s.size if self.high == 1.0 else int(np.searchsorted(s, self.high))
+        return slice(int(np.searchsorted(s, self.low)), end)
+
     def basis_sums(self, s: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
         r""":math:`b_k=\sum_i w_i B_k(s_i)`: the hat functions of the knots summed over ``s``."""
         k = self.knots
@@ -181,10 +186,15 @@ class MapPosterior:
         """:class:`MapSums` of rows with scores ``s``, plug-in probabilities ``p`` and
         predictions ``positive`` (validated arrays)."""
         parts = []
+        ordered = bool((s[1:] >= s[:-1]).all())  # sorted windows: slices and no search per row
         for side in self.sides:
-            rows = side.rows(s)
+            rows = side.span(s) if ordered else side.rows(s)
             k, x, q, pos = side.knots, s[rows], p[rows], positive[rows]
-            j = np.clip(np.searchsorted(k, x, side="right") - 1, 0, k.size - 2)
+            if ordered:  # x >= k[m] from the first row at or above k[m]
+                starts = np.searchsorted(x, k[1:-1])
+                j = np.repeat(np.arange(k.size - 1), np.diff(np.r_[0, starts, x.size]))
+            else:
+                j = np.clip(np.searchsorted(k, x, side="right") - 1, 0, k.size - 2)
             t = np.clip((x - k[j]) / (k[j + 1] - k[j]), 0.0, 1.0)
             at = j + k.size * pos.astype(np.int64)
             part = np.stack([np.bincount(at, weights=w, minlength=2 * k.size)
@@ -220,9 +230,8 @@ class MapPosterior:
 
 
 def _reduced(s: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Distinct scores (or MAX_POINTS equal-count bins) with their positives and negatives."""
-    order = np.argsort(s, kind="stable")
-    s, y = s[order], y[order].astype(float)
+    """Distinct scores (or MAX_POINTS equal-count bins) with their positives and negatives, of
+    rows sorted by score."""
     first = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
     if first.size > MAX_POINTS:
         first = first[np.unique(np.linspace(0, first.size, MAX_POINTS, endpoint=False)
@@ -370,7 +379,8 @@ def map_posterior(calibrator: Any, scores: np.ndarray, labels: np.ndarray, *,
     (2, 400, array([0.06, 0.06]))
     """
     rng = as_seed(random_seed)
-    s, y = np.asarray(scores, dtype=float), np.asarray(labels, dtype=float)
+    order = np.argsort(scores, kind="stable")  # each side's rows are then one slice
+    s, y = np.asarray(scores, dtype=float)[order], np.asarray(labels, dtype=float)[order]
     if isinstance(calibrator, SplitAtThreshold):
         t = calibrator.threshold
         parts = [(0.0, t, calibrator.sides_[0]), (t, 1.0, calibrator.sides_[1])]

@@ -507,11 +507,13 @@ def windows(scores: np.ndarray, chunking: Chunking, calibrate: Callable[[np.ndar
     >>> [w.s.tolist() for w in ws], ws[-1].y_pred.tolist()
     ([[0.2, 0.7], [0.4, 0.9], [0.2, 0.4, 0.7, 0.9]], [False, False, True, True])
     """
-    def window(rows):
-        s = np.sort(scores if rows is None else scores[rows])
+    def window(s):
         return Window(s, calibrate(s), s >= threshold)
 
-    return [window(rows) for rows in [*chunking.rows(), None]]
+    chunks = [window(np.sort(scores[rows])) for rows in chunking.rows()]
+    whole = np.concatenate([w.s for w in chunks])
+    whole.sort(kind="stable")  # a merge of the sorted chunks
+    return [*chunks, window(whole)]
 
 
 def with_whole(laws: list[CountLaw]) -> list[CountLaw]:
