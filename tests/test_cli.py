@@ -189,7 +189,10 @@ def test_cbpe_with_a_reference_and_chunks(command, cbpe_files, tmp_path):
                          ("calibration-uncertainty", "no-calibration-uncertainty"))
     assert posterior.meta["calibration"] == plugin.meta["calibration"]
     if posterior.meta["calibration"] != "none":  # a fitted map: its posterior or the plug-in
-        assert (posterior.closed_form["sd"] >= plugin.closed_form["sd"]).all()
+        # the shared error of the map widens every law of the whole period; a chunk of 50 rows
+        # can narrow one (E[Var | map] < Var at the fitted map, when draws move p toward 0, 1)
+        ratio = posterior.closed_form["sd"] / plugin.closed_form["sd"]
+        assert (ratio.sel(chunk="all") > 1).all() and float(ratio.median()) > 1
         assert any("conditional on the calibration map" in w for w in plugin.warnings)
 
 

@@ -147,7 +147,17 @@ the shared shift's once the window is long."""
 class DrawPmfs(NamedTuple):
     r"""The laws of a window's :math:`TP` and :math:`FN` given each draw :math:`m` of the map:
     ``(start, pmf)`` with ``pmf[m, i]`` :math:`=P(\cdot=	ext{start}+i\mid m)`. Windows of
-    disjoint rows add: the draws are shared, so their rows convolve."""
+    disjoint rows add: the draws are shared, so their rows convolve.
+
+    Examples
+    --------
+    One row predicted positive in each of two windows, probability 0.2 or 0.8 by draw:
+
+    >>> one = draw_pmfs(np.array([[0.2], [0.8]]), np.ones(1))
+    >>> start, pmf = (one + one).tp
+    >>> start, pmf.round(2).tolist()
+    (0, [[0.64, 0.32, 0.04], [0.04, 0.32, 0.64]])
+    """
 
     tp: tuple[int, np.ndarray]
     fn: tuple[int, np.ndarray]
@@ -173,7 +183,14 @@ def _by_draw(p: np.ndarray) -> tuple[int, np.ndarray]:
 def draw_pmfs(p: np.ndarray, y_pred: np.ndarray) -> DrawPmfs:
     """:class:`DrawPmfs` of a window whose rows have probabilities ``p`` under each draw
     (draws x rows, :meth:`bayeval.calibration_map.MapPosterior.predict`) and predictions
-    ``y_pred``."""
+    ``y_pred``.
+
+    Examples
+    --------
+    >>> draws = draw_pmfs(np.array([[0.1, 0.5], [0.3, 0.5]]), np.array([1, 0]))
+    >>> draws.tp[1].round(2).tolist(), draws.fn[1].tolist()
+    ([[0.9, 0.1], [0.7, 0.3]], [[0.5, 0.5], [0.5, 0.5]])
+    """
     pos = np.asarray(y_pred, bool)
     return DrawPmfs(_by_draw(p[:, pos]), _by_draw(p[:, ~pos]))
 
