@@ -32,7 +32,7 @@ import scipy
 
 from bayeval.validation import as_array, as_probabilities, as_scores, as_seed
 
-__all__ = ["PoissonBinomial", "convolve", "convolve_pmfs", "pmf_above", "truncated_pmf"]
+__all__ = ["PoissonBinomial", "convolve", "convolve_pmfs", "pmf_above", "pmf_rows", "truncated_pmf"]
 
 _BLOCK = 16  # trials per leaf product, formed by direct recursion
 _DIRECT = 65  # rows (and `convolve` inputs) at most this long are convolved directly
@@ -67,9 +67,16 @@ def _blocks(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     leaves = -(-leaves // 2**merges) * 2**merges
     padded = np.zeros(leaves * size)
     padded[: p.size] = p
-    pp = padded.reshape(leaves, size).T.copy()
+    return _leaf_products(padded.reshape(leaves, size), merges)
+
+
+def _leaf_products(leaves: np.ndarray, merges: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_blocks` of the rows of ``leaves`` (each a block of trials), then ``merges``
+    rounds of pairwise direct convolution of neighbouring rows."""
+    size = leaves.shape[1]
+    pp = leaves.T.copy()
     qq = 1.0 - pp
-    out = np.zeros((size + 1, leaves))
+    out = np.zeros((size + 1, leaves.shape[0]))
     out[0] = 1.0
     for j in range(size):
         step = out[: j + 1] * pp[j]
@@ -80,7 +87,7 @@ def _blocks(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         out = np.zeros((2 * w - 1, a.shape[1]))
         for j in range(w):
             out[j : j + w] += a[j] * b
-    return np.ascontiguousarray(out.T), padded.reshape(out.shape[1], -1)
+    return np.ascontiguousarray(out.T), leaves.reshape(out.shape[1], -1)
 
 
 def _conv_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -230,10 +237,20 @@ def _window(p: np.ndarray) -> tuple[int, np.ndarray]:
 
 def _window_convolved(p: np.ndarray) -> tuple[int, np.ndarray]:
     """:func:`_window` by divide-and-conquer convolution, p strictly inside (0, 1), n > 0."""
-    rows, blocks = _blocks(p)
+    off, rows = _tree(*_blocks(p), 1)
+    start = int(off[0])
+    probs = rows[0, : p.size + 1 - start]
+    return start, probs / probs.sum()
+
+
+def _tree(rows: np.ndarray, blocks: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """Neighbouring ``rows`` (coefficients of the products of ``blocks``) convolved pairwise by
+    FFT, each product cut to its Bernstein window, until ``count`` rows are left (the number of
+    rows must be ``count`` times a power of 2, or ``count`` = 1). Returns the rows' offsets and
+    the rows."""
     mu, var = blocks.sum(axis=1), (blocks * (1.0 - blocks)).sum(axis=1)
     off = np.zeros(rows.shape[0], dtype=np.int64)
-    while rows.shape[0] > 1:
+    while rows.shape[0] > count:
         if rows.shape[0] % 2:  # pair the last row with the polynomial 1
             one = np.zeros((1, rows.shape[1]))
             one[0, 0] = 1.0
@@ -242,9 +259,36 @@ def _window_convolved(p: np.ndarray) -> tuple[int, np.ndarray]:
         rows = _conv_rows(rows[0::2], rows[1::2])
         off, mu, var = (x[0::2] + x[1::2] for x in (off, mu, var))
         rows, off = _cut(rows, off, mu, var)
-    start = int(off[0])
-    probs = rows[0, : p.size + 1 - start]
-    return start, probs / probs.sum()
+    return off, rows
+
+
+def pmf_rows(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r"""Poisson-binomial PMFs of every row of ``p`` (shape (m, n), probabilities in [0, 1],
+    unchecked), computed together: the divide-and-conquer convolution of :func:`truncated_pmf`
+    on all rows at once, each row's trials padded with zeros to a power of 2 of leaves.
+
+    Returns ``(start, probs)``: ``probs[r, k]`` :math:`=P(K_r=	ext{start}[r]+k)`, each row cut
+    to a common width outside which it holds less than :math:`10^{-30}` of its mass.
+
+    Examples
+    --------
+    >>> start, probs = pmf_rows(np.array([[0.1, 0.2, 0.2], [1.0, 0.5, 0.0]]))
+    >>> start.tolist(), probs.round(3).tolist()
+    ([0, 0], [[0.576, 0.352, 0.068, 0.004], [0.0, 0.5, 0.5, 0.0]])
+    """
+    m, n = p.shape
+    if n == 0:
+        return np.zeros(m, dtype=np.int64), np.ones((m, 1))
+    size = min(_BLOCK, n)
+    per = 1 << (-(-n // size) - 1).bit_length()  # leaves per row, a power of 2
+    merges = 0
+    while 2**merges < per and size * 2**merges + 1 <= _DIRECT:
+        merges += 1
+    padded = np.zeros((m, per * size))
+    padded[:, :n] = p
+    off, rows = _tree(*_leaf_products(padded.reshape(m * per, size), merges), m)
+    rows = rows[:, : n + 1]
+    return off, rows / rows.sum(axis=1, keepdims=True)
 
 
 def _split(p: np.ndarray) -> tuple[int, int, np.ndarray]:

@@ -41,7 +41,7 @@ from bayeval.calibration_map import MapPosterior, MapSums, lattice_kernel
 from bayeval.chunks import WHOLE, Chunking
 from bayeval.confusion import TOL, MetricDistribution, count_law
 from bayeval.metrics import METRICS, REGISTRY, metric_value
-from bayeval.poibin import convolve_pmfs, pmf_above
+from bayeval.poibin import convolve_pmfs, pmf_above, pmf_rows
 
 __all__ = ["EXACT_MAP_ROWS", "GRID_CELLS", "KAPPA_PRIOR", "MAP_GROUPS", "ONE_COUNT", "PMF_CELLS",
            "CountLaw", "DrawPmfs", "NormalLaw", "Window", "beta_binomial_pmf", "beta_grid",
@@ -137,11 +137,14 @@ def _folded(start: int, pmf: np.ndarray, n: int) -> tuple[int, np.ndarray]:
     return _trim(start, pmf)
 
 
-EXACT_MAP_ROWS = 5000
-"""Windows of at most this many rows are mixed over the calibration map's draws exactly, one
+EXACT_MAP_ROWS = 2000
+r"""Windows of at most this many rows are mixed over the calibration map's draws exactly, one
 Poisson-binomial per draw (:class:`DrawPmfs`); longer ones by the lattice kernel of the draws'
-shifts (:meth:`CountLaw.with_map`), whose neglected change of the variance is small against
-the shared shift's once the window is long."""
+shifts (:meth:`CountLaw.with_map`). The kernel leaves out how a draw changes the count's
+variance, :math:`\sum_i D_m(s_i)(1-2\hat p_i)-D_m(s_i)^2`, and adds the lattice's split
+(at most 1/4): both are of order :math:`n` against the shared shift's variance, of order
+:math:`n^2`, so they matter only in short windows (and in narrow counts, of rows with
+probabilities near 0 or 1)."""
 
 
 class DrawPmfs(NamedTuple):
@@ -171,13 +174,14 @@ class DrawPmfs(NamedTuple):
 
 
 def _by_draw(p: np.ndarray) -> tuple[int, np.ndarray]:
-    """Poisson-binomial PMFs of the rows of ``p`` (draws x rows) on a common support."""
-    pmfs = [pmf_above(row, TOL) for row in p]
-    start = min(s for s, _ in pmfs)
-    out = np.zeros((p.shape[0], max(s + w.size for s, w in pmfs) - start))
-    for row, (s, w) in zip(out, pmfs, strict=True):
-        row[s - start : s - start + w.size] = w
-    return start, out
+    """Poisson-binomial PMFs of the rows of ``p`` (draws x rows) on a common support, cut to
+    the counts above TOL."""
+    starts, pmfs = pmf_rows(p)
+    first = int(starts.min())
+    out = np.zeros((p.shape[0], int(starts.max()) - first + pmfs.shape[1]))
+    at = (starts - first)[:, None] + np.arange(pmfs.shape[1])
+    np.put_along_axis(out, at, pmfs, axis=1)
+    return _trim(first, out)
 
 
 def draw_pmfs(p: np.ndarray, y_pred: np.ndarray) -> DrawPmfs:
