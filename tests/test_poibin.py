@@ -10,6 +10,7 @@ from bayeval.poibin import (
     convolve,
     convolve_pmfs,
     pmf_above,
+    pmf_rows,
     truncated_pmf,
 )
 
@@ -236,3 +237,20 @@ def test_trusting_twins_equal_the_checked_functions():
     np.testing.assert_array_equal(convolve_pmfs(*pmfs), convolve(*[f.tolist() for f in pmfs]))
     np.testing.assert_array_equal(convolve_pmfs(), [1.0])
 
+
+
+@pytest.mark.parametrize("n", [1, 16, 17, 300, 2000])
+def test_pmf_rows_equal_pmf_above_row_by_row(n):
+    rng = np.random.default_rng(n)
+    p = rng.beta(2, 2, (40, n))
+    p[0] = rng.random(n) ** 8  # near 0
+    p[1, : min(3, n)] = 1.0  # certain trials
+    p[2, : min(2, n)] = 0.0
+    starts, probs = pmf_rows(p)
+    for row, start, pmf in zip(p, starts, probs, strict=True):
+        first, expected = pmf_above(row, 0.0)
+        full, mine = np.zeros(n + 1), np.zeros(n + 1)
+        full[first : first + expected.size] = expected
+        width = min(pmf.size, n + 1 - start)
+        mine[start : start + width] = pmf[:width]
+        np.testing.assert_allclose(mine, full, rtol=0, atol=1e-14)
