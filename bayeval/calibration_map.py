@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy import special
@@ -54,10 +54,13 @@ from bayeval.calibration import (
     Platt,
     SplitAtThreshold,
 )
+from bayeval.confusion import TOL
+from bayeval.poibin import convolve_pmfs, pmf_rows
 from bayeval.validation import as_seed
 
-__all__ = ["DRAWS", "MAX_POINTS", "SPARSE_ROWS", "SUPPORT_EDGES", "MapPosterior", "MapSums",
-           "lattice_kernel", "map_posterior", "sparse_bins", "support_counts"]
+__all__ = ["DRAWS", "EXACT_MAP_ROWS", "MAX_POINTS", "SPARSE_ROWS", "SUPPORT_EDGES", "DrawPmfs",
+           "MapPosterior", "MapSums", "draw_pmfs", "lattice_kernel", "map_posterior", "sparse_bins",
+           "support_counts"]
 
 DRAWS = 400
 """Draws of the map: the 2.5 % quantile of the mixture carries a Monte-Carlo error of about
@@ -398,6 +401,73 @@ def map_posterior(calibrator: Any, scores: np.ndarray, labels: np.ndarray, *,
             deviations = _resampled_draws(cal, s[rows], y[rows], knots, draws, rng)
         sides.append(_Side(low, high, knots, deviations))
     return MapPosterior(calibrator, tuple(sides))
+
+
+EXACT_MAP_ROWS = 2000
+r"""Windows of at most this many rows are mixed over the calibration map's draws exactly, one
+Poisson-binomial per draw (:class:`DrawPmfs`); longer ones, in CBPE, by the lattice kernel of
+the draws' shifts (:meth:`bayeval.methods.cbpe.fast.CountLaw.with_map`). The kernel leaves out
+how a draw changes the count's variance, :math:`\sum_i D_m(s_i)(1-2\hat p_i)-D_m(s_i)^2`,
+and adds the lattice's split (at most 1/4): both are of order :math:`n` against the shared
+shift's variance, of order :math:`n^2`, so they matter only in short windows (and in narrow
+counts, of rows with probabilities near 0 or 1)."""
+
+
+class DrawPmfs(NamedTuple):
+    r"""The laws of a window's true positives and false negatives given each draw :math:`m` of
+    the map:
+    ``(start, pmf)`` with ``pmf[m, i]`` :math:`=P(\cdot=\text{start}+i\mid m)`. Windows of
+    disjoint rows add: the draws are shared, so their rows convolve.
+
+    Examples
+    --------
+    One row predicted positive in each of two windows, probability 0.2 or 0.8 by draw:
+
+    >>> one = draw_pmfs(np.array([[0.2], [0.8]]), np.ones(1))
+    >>> start, pmf = (one + one).tp
+    >>> start, pmf.round(2).tolist()
+    (0, [[0.64, 0.32, 0.04], [0.04, 0.32, 0.64]])
+    """
+
+    tp: tuple[int, np.ndarray]
+    fn: tuple[int, np.ndarray]
+
+    def __add__(self, other: DrawPmfs) -> DrawPmfs:
+        def conv(a, b):
+            rows = np.array([convolve_pmfs(x, y) for x, y in zip(a[1], b[1], strict=True)])
+            return a[0] + b[0], rows
+
+        return DrawPmfs(conv(self.tp, other.tp), conv(self.fn, other.fn))
+
+
+def _by_draw(p: np.ndarray) -> tuple[int, np.ndarray]:
+    """Poisson-binomial PMFs of the rows of ``p`` (draws x rows) on a common support, cut to
+    the counts above :data:`bayeval.confusion.TOL`, renormalised."""
+    starts, pmfs = pmf_rows(p)
+    first = int(starts.min())
+    out = np.zeros((p.shape[0], int(starts.max()) - first + pmfs.shape[1]))
+    at = (starts - first)[:, None] + np.arange(pmfs.shape[1])
+    np.put_along_axis(out, at, pmfs, axis=1)
+    keep = np.flatnonzero(out.max(axis=0) > TOL)
+    lo, hi = (keep[0], keep[-1]) if keep.size else (int(np.argmax(out.max(axis=0))),) * 2
+    out = out[:, lo : hi + 1]
+    return first + int(lo), out / out.sum(axis=1, keepdims=True)
+
+
+def draw_pmfs(p: np.ndarray, y_pred: np.ndarray) -> DrawPmfs:
+    """:class:`DrawPmfs` of a window whose rows have probabilities ``p`` under each draw
+    (draws x rows, :meth:`MapPosterior.predict`) and predictions
+    ``y_pred``.
+
+    Examples
+    --------
+    >>> draws = draw_pmfs(np.array([[0.1, 0.5], [0.3, 0.5]]), np.array([1, 0]))
+    >>> draws.tp[1].round(2).tolist(), draws.fn[1].tolist()
+    ([[0.9, 0.1], [0.7, 0.3]], [[0.5, 0.5], [0.5, 0.5]])
+    """
+    pos = np.asarray(y_pred, bool)
+    return DrawPmfs(_by_draw(p[:, pos]), _by_draw(p[:, ~pos]))
+
 
 
 def lattice_kernel(shifts: np.ndarray) -> tuple[int, np.ndarray]:

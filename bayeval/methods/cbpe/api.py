@@ -64,8 +64,10 @@ from bayeval.calibration import (
     select_calibrator,
 )
 from bayeval.calibration_map import (
+    EXACT_MAP_ROWS,
     SPARSE_ROWS,
     MapPosterior,
+    draw_pmfs,
     map_posterior,
     sparse_bins,
     support_counts,
@@ -74,14 +76,12 @@ from bayeval.chunks import WHOLE, Chunking, make_chunks
 from bayeval.evaluation import CI_KINDS, Evaluation
 from bayeval.methods.cbpe.auc import window_auc_law
 from bayeval.methods.cbpe.fast import (
-    EXACT_MAP_ROWS,
     KAPPA_PRIOR,
     CountLaw,
     NormalLaw,
     beta_grid,
     closed_form,
     count_laws,
-    draw_pmfs,
     kappa_mixture,
     kappa_posterior,
     map_laws,

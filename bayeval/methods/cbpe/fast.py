@@ -37,17 +37,16 @@ import scipy
 import xarray as xr
 from scipy import special
 
-from bayeval.calibration_map import MapPosterior, MapSums, lattice_kernel
+from bayeval.calibration_map import DrawPmfs, MapPosterior, MapSums, lattice_kernel
 from bayeval.chunks import WHOLE, Chunking
 from bayeval.confusion import TOL, MetricDistribution, count_law
 from bayeval.metrics import METRICS, REGISTRY, metric_value
-from bayeval.poibin import convolve_pmfs, pmf_above, pmf_rows
+from bayeval.poibin import convolve_pmfs, pmf_above
 
-__all__ = ["EXACT_MAP_ROWS", "GRID_CELLS", "KAPPA_PRIOR", "MAP_GROUPS", "ONE_COUNT", "PMF_CELLS",
-           "CountLaw", "DrawPmfs", "NormalLaw", "Window", "beta_binomial_pmf", "beta_grid",
-           "closed_form", "count_laws", "draw_pmfs", "kappa_mixture", "kappa_posterior",
-           "map_laws", "reference_bins", "shifted_beta", "threshold_grid", "windows",
-           "with_whole"]
+__all__ = ["GRID_CELLS", "KAPPA_PRIOR", "MAP_GROUPS", "ONE_COUNT", "PMF_CELLS", "CountLaw",
+           "NormalLaw", "Window", "beta_binomial_pmf", "beta_grid", "closed_form", "count_laws",
+           "kappa_mixture", "kappa_posterior", "map_laws", "reference_bins", "shifted_beta",
+           "threshold_grid", "windows", "with_whole"]
 
 ONE_COUNT = tuple(m for m in METRICS if REGISTRY[m].one_count)
 """Metrics that depend on one count: their PMF is always computed whole."""
@@ -135,68 +134,6 @@ def _folded(start: int, pmf: np.ndarray, n: int) -> tuple[int, np.ndarray]:
         keep = max(n - start + 1, 1)
         pmf = np.hstack([pmf[:, : keep - 1], pmf[:, keep - 1:].sum(axis=1, keepdims=True)])
     return _trim(start, pmf)
-
-
-EXACT_MAP_ROWS = 2000
-r"""Windows of at most this many rows are mixed over the calibration map's draws exactly, one
-Poisson-binomial per draw (:class:`DrawPmfs`); longer ones by the lattice kernel of the draws'
-shifts (:meth:`CountLaw.with_map`). The kernel leaves out how a draw changes the count's
-variance, :math:`\sum_i D_m(s_i)(1-2\hat p_i)-D_m(s_i)^2`, and adds the lattice's split
-(at most 1/4): both are of order :math:`n` against the shared shift's variance, of order
-:math:`n^2`, so they matter only in short windows (and in narrow counts, of rows with
-probabilities near 0 or 1)."""
-
-
-class DrawPmfs(NamedTuple):
-    r"""The laws of a window's :math:`TP` and :math:`FN` given each draw :math:`m` of the map:
-    ``(start, pmf)`` with ``pmf[m, i]`` :math:`=P(\cdot=	ext{start}+i\mid m)`. Windows of
-    disjoint rows add: the draws are shared, so their rows convolve.
-
-    Examples
-    --------
-    One row predicted positive in each of two windows, probability 0.2 or 0.8 by draw:
-
-    >>> one = draw_pmfs(np.array([[0.2], [0.8]]), np.ones(1))
-    >>> start, pmf = (one + one).tp
-    >>> start, pmf.round(2).tolist()
-    (0, [[0.64, 0.32, 0.04], [0.04, 0.32, 0.64]])
-    """
-
-    tp: tuple[int, np.ndarray]
-    fn: tuple[int, np.ndarray]
-
-    def __add__(self, other: DrawPmfs) -> DrawPmfs:
-        def conv(a, b):
-            rows = np.array([convolve_pmfs(x, y) for x, y in zip(a[1], b[1], strict=True)])
-            return a[0] + b[0], rows
-
-        return DrawPmfs(conv(self.tp, other.tp), conv(self.fn, other.fn))
-
-
-def _by_draw(p: np.ndarray) -> tuple[int, np.ndarray]:
-    """Poisson-binomial PMFs of the rows of ``p`` (draws x rows) on a common support, cut to
-    the counts above TOL."""
-    starts, pmfs = pmf_rows(p)
-    first = int(starts.min())
-    out = np.zeros((p.shape[0], int(starts.max()) - first + pmfs.shape[1]))
-    at = (starts - first)[:, None] + np.arange(pmfs.shape[1])
-    np.put_along_axis(out, at, pmfs, axis=1)
-    return _trim(first, out)
-
-
-def draw_pmfs(p: np.ndarray, y_pred: np.ndarray) -> DrawPmfs:
-    """:class:`DrawPmfs` of a window whose rows have probabilities ``p`` under each draw
-    (draws x rows, :meth:`bayeval.calibration_map.MapPosterior.predict`) and predictions
-    ``y_pred``.
-
-    Examples
-    --------
-    >>> draws = draw_pmfs(np.array([[0.1, 0.5], [0.3, 0.5]]), np.array([1, 0]))
-    >>> draws.tp[1].round(2).tolist(), draws.fn[1].tolist()
-    ([[0.9, 0.1], [0.7, 0.3]], [[0.5, 0.5], [0.5, 0.5]])
-    """
-    pos = np.asarray(y_pred, bool)
-    return DrawPmfs(_by_draw(p[:, pos]), _by_draw(p[:, ~pos]))
 
 
 def _moved(start: int, pmf: np.ndarray, shifts: np.ndarray, n: int) -> tuple[int, np.ndarray]:
@@ -373,6 +310,7 @@ class CountLaw:
         --------
         Two rows predicted positive, two draws of the map that give them 0.2 and 0.8:
 
+        >>> from bayeval.calibration_map import draw_pmfs
         >>> law = CountLaw.poisson_binomial(np.full(2, 0.5), np.ones(2))
         >>> draws = draw_pmfs(np.array([[0.2, 0.2], [0.8, 0.8]]), np.ones(2))
         >>> [round(v, 4) for v in law.from_draws(draws, split=True).tp_moments()]
@@ -605,8 +543,9 @@ def count_laws(windows: list[Window], noise: str, cells: dict[str, np.ndarray] |
 def map_laws(laws: list[CountLaw], sums: list[MapSums], posterior: MapPosterior,
              split: bool, draws: list[DrawPmfs | None] | None = None) -> list[CountLaw]:
     """Every window's law mixed over the calibration map's draws: exactly where ``draws`` has
-    the window's :class:`DrawPmfs` (:meth:`CountLaw.from_draws`, the windows of at most
-    :data:`EXACT_MAP_ROWS` rows), else by the shifts (:meth:`CountLaw.with_map`).
+    the window's :class:`~bayeval.calibration_map.DrawPmfs` (:meth:`CountLaw.from_draws`, the
+    windows of at most :data:`~bayeval.calibration_map.EXACT_MAP_ROWS` rows), else by the
+    shifts (:meth:`CountLaw.with_map`).
 
     ``sums`` are the chunks' (:meth:`~bayeval.calibration_map.MapPosterior.sums`); the draws
     are shared by all windows, so the whole period's sums are the total of its chunks'.

@@ -25,7 +25,14 @@ import numpy as np
 import xarray as xr
 
 from bayeval.calibration import Calibrator, SplitAtThreshold
-from bayeval.calibration_map import MapPosterior, MapSums, support_counts
+from bayeval.calibration_map import (
+    EXACT_MAP_ROWS,
+    DrawPmfs,
+    MapPosterior,
+    MapSums,
+    draw_pmfs,
+    support_counts,
+)
 from bayeval.chunks import WHOLE, contiguous
 from bayeval.confusion import TOL
 from bayeval.evaluation import CI_KINDS, Evaluation
@@ -44,11 +51,8 @@ from bayeval.methods.cbpe.api import (
 )
 from bayeval.methods.cbpe.auc import auc_law, auc_map_shift
 from bayeval.methods.cbpe.fast import (
-    EXACT_MAP_ROWS,
     CountLaw,
-    DrawPmfs,
     NormalLaw,
-    draw_pmfs,
     map_laws,
     with_whole,
 )
