@@ -54,7 +54,6 @@ from bayeval.calibration import (
     Platt,
     SplitAtThreshold,
 )
-from bayeval.confusion import TOL
 from bayeval.poibin import convolve_pmfs, pmf_rows
 from bayeval.validation import as_seed
 
@@ -441,17 +440,14 @@ class DrawPmfs(NamedTuple):
 
 
 def _by_draw(p: np.ndarray) -> tuple[int, np.ndarray]:
-    """Poisson-binomial PMFs of the rows of ``p`` (draws x rows) on a common support, cut to
-    the counts above :data:`bayeval.confusion.TOL`, renormalised."""
+    """Poisson-binomial PMFs of the rows of ``p`` (draws x rows) on a common support
+    (:func:`bayeval.poibin.pmf_rows`)."""
     starts, pmfs = pmf_rows(p)
     first = int(starts.min())
     out = np.zeros((p.shape[0], int(starts.max()) - first + pmfs.shape[1]))
     at = (starts - first)[:, None] + np.arange(pmfs.shape[1])
     np.put_along_axis(out, at, pmfs, axis=1)
-    keep = np.flatnonzero(out.max(axis=0) > TOL)
-    lo, hi = (keep[0], keep[-1]) if keep.size else (int(np.argmax(out.max(axis=0))),) * 2
-    out = out[:, lo : hi + 1]
-    return first + int(lo), out / out.sum(axis=1, keepdims=True)
+    return first, out
 
 
 def draw_pmfs(p: np.ndarray, y_pred: np.ndarray) -> DrawPmfs:

@@ -785,9 +785,10 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
             sums = [posterior.sums(*w) for w in rows[:-1]]
             sums.append(sum(sums[1:], sums[0]))
             by_draw = [draw_pmfs(posterior.predict(w.s), w.y_pred)
-                       if w.s.size <= EXACT_MAP_ROWS else None for w in rows]
+                       if w.s.size <= EXACT_MAP_ROWS else None for w in rows[:-1]]
+            whole = sum(by_draw[1:], by_draw[0]) if scores.size <= EXACT_MAP_ROWS else None
             laws = map_laws(laws, sums[:-1], posterior, isinstance(cal, SplitAtThreshold),
-                            by_draw)
+                            [*by_draw, whole])
         auc = ([window_auc_law(w, zero_division, posterior, s) for w, s in
                 zip(rows, sums, strict=True)]
                if "roc_auc" in metrics else None)

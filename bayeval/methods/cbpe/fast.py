@@ -136,6 +136,14 @@ def _folded(start: int, pmf: np.ndarray, n: int) -> tuple[int, np.ndarray]:
     return _trim(start, pmf)
 
 
+def _draw_groups(key: np.ndarray) -> tuple[list[np.ndarray], np.ndarray]:
+    """The map's draws sorted by ``key`` into at most :data:`MAP_GROUPS` equal groups, and the
+    groups' shares of the draws."""
+    groups = np.array_split(np.argsort(key, kind="stable"), min(MAP_GROUPS, key.size))
+    sizes = np.array([g.size for g in groups], dtype=float)
+    return groups, sizes / sizes.sum()
+
+
 def _moved(start: int, pmf: np.ndarray, shifts: np.ndarray, n: int) -> tuple[int, np.ndarray]:
     """The law of count + K, K the lattice kernel of ``shifts``, kept in 0..n."""
     first, kernel = lattice_kernel(shifts)
@@ -290,13 +298,12 @@ class CountLaw:
             ts, tp = _moved(self.tp_start, self.tp[0], tp_shifts, self.n_pos)
             fs, fn = _moved(self.fn_start, self.fn[0], fn_shifts, self.n_neg)
             return CountLaw(self.n_pos, self.n_neg, ts, tp[None], fs, fn[None], np.ones(1))
-        groups = np.array_split(np.argsort(tp_shifts, kind="stable"), MAP_GROUPS)
+        groups, weights = _draw_groups(tp_shifts)
         (ts, tp), (fs, fn) = (_moved_rows(start, pmf[0], [shifts[g] for g in groups], n)
                               for start, pmf, shifts, n in (
                                   (self.tp_start, self.tp, tp_shifts, self.n_pos),
                                   (self.fn_start, self.fn, fn_shifts, self.n_neg)))
-        weights = np.array([g.size for g in groups], dtype=float)
-        return CountLaw(self.n_pos, self.n_neg, ts, tp, fs, fn, weights / weights.sum())
+        return CountLaw(self.n_pos, self.n_neg, ts, tp, fs, fn, weights)
 
     def from_draws(self, draws: DrawPmfs, split: bool) -> CountLaw:
         r"""This window's law mixed over the map's draws exactly: :math:`TP` and :math:`FN`
@@ -322,13 +329,10 @@ class CountLaw:
         if split:
             return CountLaw(self.n_pos, self.n_neg, *_trim(ts, tp.mean(axis=0, keepdims=True)),
                             *_trim(fs, fn.mean(axis=0, keepdims=True)), np.ones(1))
-        order = np.argsort(tp @ np.arange(tp.shape[1]), kind="stable")
-        groups = np.array_split(order, min(MAP_GROUPS, order.size))
-        weights = np.array([g.size for g in groups], dtype=float)
+        groups, weights = _draw_groups(tp @ np.arange(tp.shape[1]))
         return CountLaw(self.n_pos, self.n_neg,
                         *_trim(ts, np.array([tp[g].mean(axis=0) for g in groups])),
-                        *_trim(fs, np.array([fn[g].mean(axis=0) for g in groups])),
-                        weights / weights.sum())
+                        *_trim(fs, np.array([fn[g].mean(axis=0) for g in groups])), weights)
 
     def __add__(self, other: CountLaw) -> CountLaw:
         """Law of the summed counts of two windows, independent given the component."""

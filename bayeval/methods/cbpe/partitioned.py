@@ -345,18 +345,19 @@ def cbpe(scores: Any, *, threshold: float = 0.5, reference: Any = None, labels: 
     chunk_labels, summaries = list(per_chunk), list(per_chunk.values())
     groups = [*chunk_labels, WHOLE]
     laws = with_whole([_count_law(c) for c in summaries])
+    sizes = np.array([c.n_pos + c.n_neg for c in summaries])
     map_sums = [None] * len(groups)
     if posterior is not None:
         map_sums = [c.map_sums for c in summaries]
-        whole = sum(summaries[1:], summaries[0])
+        draws = [c.draws for c in summaries]
+        whole = sum(draws[1:], draws[0]) if sizes.sum() <= EXACT_MAP_ROWS else None
         laws = map_laws(laws, map_sums, posterior, isinstance(cal, SplitAtThreshold),
-                        [c.draws for c in [*summaries, whole]])
+                        [*draws, whole])
         map_sums.append(sum(map_sums[1:], map_sums[0]))
     expected = [(c.expected_tp, c.expected_fn) for c in summaries]
     expected.append(tuple(map(sum, zip(*expected, strict=True))))
     auc_laws = ([_auc_law(ranges[0][k], zero_division, posterior, s)
                  for k, s in zip(groups, map_sums, strict=True)] if auc else None)
-    sizes = np.array([c.n_pos + c.n_neg for c in summaries])
     closed = estimates(laws, auc_laws, expected, chunk_labels, sizes, metrics, ci_prob, ci_kind,
                        zero_division, beta, thresholds)
     if labels is not None:

@@ -19,7 +19,7 @@ Cashmore, AISTATS 2025):
 * :func:`exact_mixture`: the exact law of a confusion-matrix metric, the push-forward of the
   mixed joint law of :math:`(U,V)`,
   :math:`P(U=u,V=v)=\sum_sw_s\,P_s(U=u)\,P_s(V=v)`, one matrix product of the components'
-  Poisson-binomial PMFs (:func:`poisson_binomials`, vectorised over the components);
+  Poisson-binomial PMFs (:func:`bayeval.poibin.pmf_rows`, all components at once);
 * :func:`choose`: PEMI-Gauss unless it is poor, judged against the exact law: the normal
   interval leaves the metric's range, has zero width while the metric is not determined, or
   its exact mass is off ``ci_prob`` by more than :data:`MASS_TOL` (a mass at a bound, strong
@@ -46,7 +46,8 @@ from bayeval.methods.pemi.fast import (
     simulate,
     undefined_probability,
 )
-from bayeval.metrics import metric_value
+from bayeval.metrics import REGISTRY, metric_value
+from bayeval.poibin import pmf_rows
 
 __all__ = [
     "EXACT_WORK",
@@ -56,8 +57,6 @@ __all__ = [
     "component_moments",
     "exact_mixture",
     "imputed_summary",
-    "metric_range",
-    "poisson_binomials",
     "subset",
 ]
 
@@ -192,28 +191,18 @@ def component_moments(rows: Rows, comps: Components, metrics: tuple[str, ...],
 
 
 # ---------------------------------------------------------------------------------- exact
-def poisson_binomials(p: np.ndarray) -> np.ndarray:
-    r"""PMFs of :math:`\sum_iB_i`, :math:`B_i\sim\mathcal B(p_{si})`, for every row ``s`` of
-    ``p`` (S, k): the recursion :math:`P_{i}(j)=P_{i-1}(j)(1-p_i)+P_{i-1}(j-1)p_i`,
-    vectorised over the rows. Shape (S, k + 1).
-
-    Examples
-    --------
-    >>> poisson_binomials(np.array([[0.5, 0.5], [0.2, 1.0]])).round(3).tolist()
-    [[0.25, 0.5, 0.25], [0.0, 0.8, 0.2]]
-    """
-    size, k = p.shape
-    out = np.zeros((size, k + 1))
-    out[:, 0] = 1.0
-    for i in range(k):
-        q = p[:, i : i + 1]
-        out[:, 1 : i + 2] = out[:, 1 : i + 2] * (1.0 - q) + out[:, : i + 1] * q
-        out[:, 0] *= 1.0 - q[:, 0]
-    return out
+def _pmfs(p: np.ndarray) -> np.ndarray:
+    """Poisson-binomial PMFs of the rows of ``p`` (S, k) on :math:`0..k`
+    (:func:`bayeval.poibin.pmf_rows`, zero beyond each row's window). Shape (S, k + 1)."""
+    start, probs = pmf_rows(p)
+    out = np.zeros((p.shape[0], int(start.max()) + probs.shape[1]))
+    np.put_along_axis(out, start[:, None] + np.arange(probs.shape[1]), probs, axis=1)
+    return out[:, : p.shape[1] + 1]
 
 
 def exact_work(rows: Rows, size: int) -> float:
-    """Cell updates of :func:`exact_mixture` for ``size`` components."""
+    """The work of :func:`exact_mixture`'s PMFs for ``size`` components, counted as the cell
+    updates of the quadratic recursion (an upper bound of :func:`bayeval.poibin.pmf_rows`)."""
     m1, m0 = rows.m1, rows.m - rows.m1
     return size * (m1**2 + m0**2) / 2
 
@@ -254,7 +243,7 @@ def exact_mixture(rows: Rows, comps: Components, metrics: tuple[str, ...],
     joint = 0.0
     for index, p in comps.chunks(rows.m):
         w = comps.weights[index][:, None]
-        joint = joint + (w * poisson_binomials(p[:, :m1])).T @ poisson_binomials(p[:, m1:])
+        joint = joint + (w * _pmfs(p[:, :m1])).T @ _pmfs(p[:, m1:])
     u, v = np.meshgrid(np.arange(joint.shape[0]), np.arange(joint.shape[1]), indexing="ij")
     counts = (np.asarray(c, dtype=float).ravel() for c in rows.counts(u, v))
     tp, fp, fn, tn = counts
@@ -265,17 +254,6 @@ def exact_mixture(rows: Rows, comps: Components, metrics: tuple[str, ...],
 
 
 # ------------------------------------------------------------------------------- choosing
-def metric_range(metric: str) -> tuple[float, float]:
-    """The values a metric can take: [-1, 1] for MCC, [0, 1] otherwise.
-
-    Examples
-    --------
-    >>> metric_range("mcc"), metric_range("recall")
-    ((-1.0, 1.0), (0.0, 1.0))
-    """
-    return (-1.0, 1.0) if metric == "mcc" else (0.0, 1.0)
-
-
 def _normal_mass(means, sds, weights, lo: float, hi: float) -> float:
     from scipy import stats
 
@@ -344,7 +322,7 @@ def choose(metric: str, normal: tuple, exact: MetricDistribution | None, *, ci_p
 
     """
     means, variances, weights, (mean, sd, lo, hi), undefined = normal
-    low, high = metric_range(metric)
+    low, high = REGISTRY[metric].low, REGISTRY[metric].high
     if np.isnan(mean):
         return (np.nan,) * 5 + (undefined,), None, "normal"
     outside = lo < low - 1e-12 or hi > high + 1e-12

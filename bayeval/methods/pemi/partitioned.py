@@ -46,7 +46,7 @@ from bayeval.methods.pemi.fast import (
     shift,
     undefined_probability,
 )
-from bayeval.methods.pemi.mixture import metric_range
+from bayeval.metrics import REGISTRY
 from bayeval.partitions import (
     RANGE_SAMPLE,
     add_tuples,
@@ -378,6 +378,6 @@ def pemi_gauss(y_pred: Any, p: Any, labels: Any, *, scores: Any = None,
     normal, _ = normal_laws(metrics, weights, moments_at,
                             lambda metric, k: _undefined(sums, k, metric, beta), ci_prob)
     for metric, (mean, sd, lower, upper, undefined) in normal.items():  # inside the range
-        low, high = metric_range(metric)
+        low, high = REGISTRY[metric].low, REGISTRY[metric].high
         normal[metric] = (mean, sd, max(lower, low), min(upper, high), undefined)
     return closed_form(metrics, {}, normal, ci_prob=ci_prob, ci_kind="eti")
