@@ -52,6 +52,50 @@ def test_platt_draws_spread_as_its_posterior():
     assert (np.abs(draws.mean(axis=0) - cal.predict(at)) <= 4 * laplace / 20).all()
 
 
+def _jeffreys_grid(s, y, at, prior=True):
+    """Posterior mean and sd of Platt's map at ``at`` under Jeffreys' prior (or a flat one), by
+    a 400 x 400 grid over the coefficients: computed without the sampler."""
+    x = np.column_stack([special.logit(s), np.ones(s.size)])
+    a, b = np.meshgrid(np.linspace(-1.5, 4.0, 400), np.linspace(-4.0, 3.0, 400))
+    coef = np.column_stack([a.ravel(), b.ravel()])
+    eta = coef @ x.T
+    logp = (y * eta - np.logaddexp(0.0, eta)).sum(axis=1)
+    if prior:
+        w = special.expit(eta) * special.expit(-eta)
+        info = np.einsum("gn,ni,nj->gij", w, x, x)
+        logp += 0.5 * np.linalg.slogdet(info)[1]
+    weight = np.exp(logp - logp.max())
+    weight /= weight.sum()
+    f = special.expit(coef @ np.column_stack([special.logit(at), np.ones(at.size)]).T)
+    mean = weight @ f
+    return mean, np.sqrt(weight @ (f - mean) ** 2)
+
+
+def test_platt_draws_with_few_rows_are_jeffreys_posterior():
+    """With 30 rows the draws are the posterior under Jeffreys' prior, computed on a grid: the
+    mean of 2,000 draws (effective size >= 2,000, resampled) within 4 sd / sqrt(1,000) of the
+    grid's, their sd within 4 / sqrt(2 * 1,000) = 13 %. The flat prior's posterior (the
+    bootstrap's first-order target) is off by more than that tolerance."""
+    s, y = _data(30, seed=5)
+    at = np.array([0.1, 0.4, 0.8])
+    draws = map_posterior(calibration.Platt().fit(s, y), s, y, draws=2000,
+                          random_seed=6).predict(at)
+    mean, sd = _jeffreys_grid(s, y, at)
+    assert (np.abs(draws.mean(axis=0) - mean) <= 4 * sd / np.sqrt(1000)).all()
+    np.testing.assert_allclose(draws.std(axis=0) / sd, 1.0, atol=0.13)
+    flat_mean, _ = _jeffreys_grid(s, y, at, prior=False)
+    assert (np.abs(flat_mean - mean) > 4 * sd / np.sqrt(1000)).any()
+
+
+def test_beta_calibration_draws_stay_monotone():
+    """Beta calibration's a, b >= 0 hold in every draw of its posterior: each drawn map is
+    non-decreasing in the score at the knots, where the draws are kept."""
+    s, y = _data(40, seed=7)
+    post = map_posterior(calibration.BetaCalibration().fit(s, y), s, y, random_seed=8)
+    knots = post.sides[0].knots
+    assert (np.diff(post.predict(knots[(knots > 0) & (knots < 1)]), axis=1) >= -1e-12).all()
+
+
 @pytest.mark.parametrize("name", ["isotonic", "platt", "beta", "scaling_binning"])
 def test_shifts_are_the_sums_of_the_drawn_probabilities(name):
     s, y = _data(800, seed=4)

@@ -669,11 +669,12 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
         Fit the calibration separately below and above the threshold.
     calibration_uncertainty : bool
         Integrate over the posterior of a calibration map fitted on the reference
-        (:func:`bayeval.calibration_map.map_posterior`: the weighted likelihood bootstrap of
-        its family): every count's law is mixed over the map's draws, so the intervals hold the
-        map's own error, which every row shares and which does not average out over a long
-        window. ``False``: the plug-in answer, conditional on the fitted map (and said so in
-        the warnings). With ``noise="none"``; no effect when the scores are kept uncalibrated.
+        (:func:`bayeval.calibration_map.map_posterior`: Jeffreys' posterior for Platt and beta
+        calibration, the weighted likelihood bootstrap of the family otherwise): every count's law
+        is mixed over the map's draws, so the intervals hold the map's own error, which every row
+        shares and which does not average out over a long window. ``False``: the plug-in answer,
+        conditional on the fitted map (and said so in the warnings). With ``noise="none"``; no
+        effect when the scores are kept uncalibrated.
     noise : {"none", "beta", "learned", "binning"}
         Calibration noise model: V0, V2 with ``kappa``, or V2b with chunk-to-chunk drift
         (``"learned"``) or one uncertain calibration map (``"binning"``); see the module

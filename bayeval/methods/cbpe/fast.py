@@ -568,7 +568,7 @@ def map_laws(laws: list[CountLaw], sums: list[MapSums], posterior: MapPosterior,
     >>> laws = count_laws(ws, "none", None, None)
     >>> mixed = map_laws(laws, [post.sums(*w) for w in ws[:-1]], post, split=True)
     >>> [round(m.tp_moments()[1] / law.tp_moments()[1], 1) for m, law in zip(mixed, laws)]
-    [1.6, 1.9, 2.5]
+    [1.6, 1.8, 2.4]
     """
     sums = [*sums, sum(sums[1:], sums[0])]
     draws = [None] * len(laws) if draws is None else draws

@@ -29,8 +29,9 @@ on ``reference`` data) and applied to the raw scores (``calibration=``, Platt sc
 default); or the presets ``"half"`` and ``"prevalence"``. A map fitted on finite data is
 uncertain, and its error is shared by every missing row: by default
 (``calibration_uncertainty=True``) the fast paths mix PEMI's law over draws of the map's
-posterior (:func:`bayeval.calibration_map.map_posterior`, the weighted likelihood bootstrap of
-the calibrator's family; :mod:`bayeval.methods.pemi.mixture`); ``False`` gives the plug-in
+posterior (:func:`bayeval.calibration_map.map_posterior`: Jeffreys' posterior for Platt and
+beta calibration, the weighted likelihood bootstrap of the family otherwise;
+:mod:`bayeval.methods.pemi.mixture`); ``False`` gives the plug-in
 answer, conditional on the fitted map. MNAR: ``mnar=delta`` shifts the log-odds of every missing
 label by :math:`\delta`; ``mnar=(mean, sd)`` puts a normal prior on it (model M3).
 """
@@ -592,8 +593,9 @@ def pemi(scores, labels, *, y_pred=None, threshold: float = 0.5, p=None,
     calibration_uncertainty : bool
         Integrate over the posterior of a calibration map fitted on labelled rows (the
         labelled test rows or ``reference``): :func:`bayeval.calibration_map.map_posterior`,
-        400 draws of the weighted likelihood bootstrap of the calibrator's family (Newton &
-        Raftery 1994). The metric's law is the mixture of PEMI's law over the draws (normal
+        400 draws (Platt and beta calibration: their coefficients' posterior under Jeffreys'
+        prior; otherwise the weighted likelihood bootstrap of the family, Newton & Raftery
+        1994). The metric's law is the mixture of PEMI's law over the draws (normal
         mixture, exact PMFs, or one draw of the map per imputation), so the intervals hold the
         map's own error, which every missing row shares. ``False``: the plug-in answer,
         conditional on the fitted map (said so in the warnings). No effect with ``p`` given or

@@ -5,11 +5,10 @@ and its error is shared by every missing row: the metric's law is the mixture
 
 .. math:: P(\widehat Q_n\in\cdot)=\sum_s w_s\,P(\widehat Q_n\in\cdot\mid p^{(s)})
 
-over draws :math:`p^{(s)}` of the map (:func:`bayeval.calibration_map.map_posterior`, the
-weighted likelihood bootstrap of Newton & Raftery 1994; or the quadrature nodes of PEMI's
-model M1), crossed with the nodes of a prior on the MNAR shift :math:`\delta`. Given a draw the
-missing labels are independent Bernoullis, so each component is PEMI's law (Dervovic &
-Cashmore, AISTATS 2025):
+over draws :math:`p^{(s)}` of the map (:func:`bayeval.calibration_map.map_posterior`; or the
+quadrature nodes of PEMI's model M1), crossed with the nodes of a prior on the MNAR shift
+:math:`\delta`. Given a draw the missing labels are independent Bernoullis, so each component is
+PEMI's law (Dervovic & Cashmore, AISTATS 2025):
 
 * :func:`component_moments`: PEMI-Gauss's mean and variance of every component, from the sums
   :math:`\sum p`, :math:`\sum p(1-p)` over the missing rows of each predicted class (ROC-AUC:
