@@ -87,6 +87,18 @@ def test_platt_draws_with_few_rows_are_jeffreys_posterior():
     assert (np.abs(flat_mean - mean) > 4 * sd / np.sqrt(1000)).any()
 
 
+def test_a_side_without_labelled_rows_keeps_the_plugin_map():
+    """A map split at 0.5 fitted on rows all below it: the upper side is the identity, which
+    has no parameter, so its draws equal the map there."""
+    s, y = _data(60, seed=9)
+    s = s / 2.5
+    post = map_posterior(calibration.make_calibrator("platt", 0.5).fit(s, y), s, y,
+                         random_seed=10)
+    draws = post.predict([0.2, 0.7, 0.9])
+    assert draws[:, 0].std() > 0.01
+    np.testing.assert_array_equal(draws[:, 1:], np.broadcast_to([0.7, 0.9], (400, 2)))
+
+
 def test_beta_calibration_draws_stay_monotone():
     """Beta calibration's a, b >= 0 hold in every draw of its posterior: each drawn map is
     non-decreasing in the score at the knots, where the draws are kept."""
