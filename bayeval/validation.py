@@ -13,8 +13,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 __all__ = [
+    "aligned",
     "as_array",
     "as_beta",
     "as_binary",
@@ -295,6 +297,82 @@ def check_same_length(**arrays: np.ndarray | None) -> int:
         desc = ", ".join(f"{k} has {n}" for k, n in lengths.items())
         raise ValueError(f"length mismatch: {desc}; they must have one value per row.")
     return next(iter(lengths.values()))
+
+
+def _length(x: Any) -> int | None:
+    """The number of rows of an argument as :func:`as_array` sees it (None: not array-like)."""
+    try:
+        shape = np.shape(x)
+    except ValueError:  # a ragged list: as_array says what is wrong with it
+        return None
+    if len(shape) == 2 and 1 in shape:
+        return max(shape)
+    return shape[0] if shape else None
+
+
+def _unique(index: pd.Index, name: str, other: str) -> None:
+    if not index.is_unique:
+        dup = index[index.duplicated()].unique()
+        raise ValueError(f"the index of {name} has {dup.size} duplicated label(s) (e.g. "
+                         f"{dup[0]!r}), so its rows cannot be paired with those of {other} by "
+                         "index; give unique labels, or pass .to_numpy() to pair by position.")
+
+
+def aligned(**arrays: Any) -> tuple[Any, ...]:
+    """The per-row arguments with their rows paired: by pandas index, else by position.
+
+    pandas Series and DataFrames pair by index: each is reordered to the rows of the first of
+    them (identical indexes are kept as they are). Plain arrays and lists pair by position, so
+    mixed with pandas they are taken to be in the order of the first indexed argument. Every
+    argument must have one value per row; None and strings (presets) pass through.
+
+    Parameters
+    ----------
+    **arrays : array-like or None
+        The per-row arguments by their public names, the first one first.
+
+    Returns
+    -------
+    tuple
+        The arguments in the order given, the pandas ones reordered.
+
+    Raises
+    ------
+    ValueError
+        Naming the arguments: indexes whose labels differ (how many, and one of them), an index
+        with duplicated labels, or lengths that differ.
+
+    Examples
+    --------
+    >>> scores = pd.Series([0.9, 0.2], index=["a", "b"])
+    >>> labels = pd.Series([0, 1], index=["b", "a"])
+    >>> aligned(scores=scores, labels=labels)[1].to_dict()
+    {'a': 1, 'b': 0}
+    >>> aligned(scores=scores, labels=labels.set_axis(["b", "c"]))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    ValueError: scores and labels are paired by their pandas index, but 2 label(s) are in only ...
+    """
+    out = dict(arrays)
+    indexed = [k for k, v in arrays.items() if isinstance(v, (pd.Series, pd.DataFrame))]
+    for name in indexed[1:]:
+        first, anchor, index = indexed[0], arrays[indexed[0]].index, arrays[name].index
+        if index.equals(anchor):
+            continue
+        _unique(anchor, first, name)
+        _unique(index, name, first)
+        unmatched = anchor.symmetric_difference(index, sort=False)
+        if unmatched.size:
+            raise ValueError(f"{first} and {name} are paired by their pandas index, but "
+                             f"{unmatched.size} label(s) are in only one of them (e.g. "
+                             f"{unmatched[0]!r}); give them the same index (e.g. columns of one "
+                             "DataFrame), or pass .to_numpy() to pair them by position.")
+        out[name] = arrays[name].iloc[index.get_indexer(anchor)]
+    lengths = {k: n for k, v in out.items() if (n := _length(v)) is not None}
+    if len(set(lengths.values())) > 1:
+        first, n = next(iter(lengths.items()))
+        check_same_length(**{k: range(m) for k, m in lengths.items() if k == first or m != n})
+    return tuple(out.values())
 
 
 def as_ci_prob(ci_prob: Any, name: str = "ci_prob") -> float:
@@ -704,7 +782,7 @@ def as_predictions(y_pred: Any, scores: np.ndarray | None, threshold: float, *,
 def as_reference(reference: Any, *, with_y_pred: bool = False, both_classes: bool = False,
                  name: str = "reference") -> tuple[np.ndarray, ...]:
     """Labelled reference data: ``(scores, labels)``, or with ``with_y_pred`` also
-    ``(scores, labels, y_pred)``.
+    ``(scores, labels, y_pred)``; its parts pair by index if they have one (:func:`aligned`).
 
     Parameters
     ----------
@@ -746,15 +824,16 @@ def as_reference(reference: Any, *, with_y_pred: bool = False, both_classes: boo
             "(scores, labels)"
         raise ValueError(f"{name} must be a tuple {shapes} of arrays of labelled data; got "
                          f"{type(reference).__name__} {_describe(reference)}.")
-    scores = as_scores(reference[0], f"{name} scores")
-    labels = as_binary(reference[1], f"{name} labels")
-    check_same_length(**{f"{name} scores": scores, f"{name} labels": labels})
+    parts = aligned(**{f"{name} {part}": x for part, x in
+                       zip(("scores", "labels", "y_pred"), reference, strict=False)})
+    scores = as_scores(parts[0], f"{name} scores")
+    labels = as_binary(parts[1], f"{name} labels")
     if both_classes and labels.min() == labels.max():
         raise ValueError(f"{name} labels hold only class {int(labels[0])}; calibration and "
                          f"alert thresholds need both classes (0 and 1) in the {name}.")
     if not with_y_pred:
         return scores, labels
-    return scores, labels, reference[2] if len(reference) == 3 else None
+    return scores, labels, parts[2] if len(parts) == 3 else None
 
 
 def as_calibration(calibration: Any, names: Iterable[str], *, kind: type | None = None,

@@ -103,6 +103,7 @@ from bayeval.metrics import BINARY_METRICS, REGISTRY, auc_value, metric_value
 from bayeval.metrics import METRICS as CONFUSION_METRICS
 from bayeval.sampling import sample
 from bayeval.validation import (
+    aligned,
     as_beta,
     as_calibration,
     as_choice,
@@ -115,7 +116,6 @@ from bayeval.validation import (
     as_scores,
     as_threshold,
     as_zero_division,
-    check_same_length,
 )
 
 __all__ = ["ALERT_SD", "ASSUMPTIONS", "METRICS", "NOISES", "SHIFT_WARN", "Reference",
@@ -152,12 +152,17 @@ ASSUMPTIONS = (
 # inputs
 
 
-def _reference_rows(reference: Any, threshold: float) -> tuple[np.ndarray, ...]:
-    """(scores, labels, y_pred) of the reference, with both classes."""
+def _reference_rows(reference: Any, threshold: float, chunks: Any) -> tuple[Any, ...]:
+    """(scores, labels, y_pred) of the reference, with both classes, and its chunk keys, paired
+    with its rows by index as its parts are (:func:`~bayeval.validation.aligned`)."""
+    if chunks is not None and isinstance(reference, (tuple, list)):
+        parts = dict(zip(("reference scores", "reference labels", "reference y_pred"),
+                         reference, strict=False))
+        chunks = aligned(**parts, reference_chunks=chunks)[-1]
     scores, labels, y_pred = as_reference(reference, with_y_pred=True, both_classes=True)
     y_pred = as_predictions(y_pred, scores, threshold, name="reference y_pred",
                             thresholded=True)
-    return scores, labels, y_pred
+    return scores, labels, y_pred, chunks
 
 
 def check_metrics(metrics: Any, noise: str) -> tuple[str, ...]:
@@ -439,7 +444,8 @@ def reference_period(reference, threshold, calibration, class_conditional, rando
     >>> bool(lower[0] < reference.realized.mean() < upper[0])
     True
     """
-    scores, labels, y_pred = _reference_rows(reference, threshold)
+    scores, labels, y_pred, reference_chunks = _reference_rows(reference, threshold,
+                                                               reference_chunks)
     if calibration == "none":
         cal, p = Identity().fit(scores, labels), scores
         data = xr.Dataset({"ace_raw": binned_error(scores, labels, 20)})
@@ -636,7 +642,10 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
     Parameters
     ----------
     scores : array-like of float in [0, 1]
-        Raw scores of the positive class in the analysis period, one per row.
+        Raw scores of the positive class in the analysis period, one per row. The per-row
+        arguments (``scores``, ``y_pred``, ``labels``, ``chunks``; the reference's parts and
+        ``reference_chunks``) pair by index where they are pandas Series, else by position
+        (:func:`bayeval.validation.aligned`).
     y_pred : array-like of 0/1, optional
         The predictions; they must equal ``scores >= threshold`` (default: computed so).
     threshold : float
@@ -740,11 +749,12 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
     calibration, threshold, zero_division = check_options(calibration, threshold, zero_division,
                                                           noise, kappa, kappa_prior, n_bins)
     beta = as_beta(beta)
+    scores, y_pred, labels, chunks = aligned(scores=scores, y_pred=y_pred, labels=labels,
+                                             chunks=chunks)
     scores = as_scores(scores, "scores")
     y_pred = as_predictions(y_pred, scores, threshold, thresholded=True)
     if labels is not None:
         labels = as_labels(labels, "labels", allow_missing=True)
-        check_same_length(scores=scores, labels=labels)
     chunking = make_chunks(scores.size, chunks=chunks, chunk_size=chunk_size,
                            n_chunks=n_chunks)
     learned = not (isinstance(calibration, Calibrator) and calibration.fitted)

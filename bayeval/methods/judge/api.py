@@ -55,12 +55,12 @@ from bayeval.methods.judge.models import VARIANTS, beta_priors, conjugate_prior,
 from bayeval.sampling import sample
 from bayeval.table import Table, table
 from bayeval.validation import (
+    aligned,
     as_array,
     as_binary,
     as_choice,
     as_ci_prob,
     as_seed,
-    check_same_length,
 )
 
 __all__ = [
@@ -124,11 +124,13 @@ def _split_groups(y, yhat, yhat_unlabeled) -> tuple[list | None, list[tuple]]:
 
 
 def _validate(y, yhat, yhat_u, label, *, bayes: bool):
-    """Checked arrays (y as int8, judge labels as int8 if binary else float) and binary flag."""
+    """Checked arrays (y as int8, judge labels as int8 if binary else float) and binary flag;
+    ``y`` and ``yhat`` pair by index if they are pandas Series
+    (:func:`~bayeval.validation.aligned`)."""
     tag = "" if label is None else f"[{label!r}]"
+    y, yhat = aligned(**{f"y{tag}": y, f"yhat{tag}": yhat})
     y = as_binary(y, f"y{tag}")
     yhat, yhat_u = as_array(yhat, f"yhat{tag}"), as_array(yhat_u, f"yhat_unlabeled{tag}")
-    check_same_length(**{f"y{tag}": y, f"yhat{tag}": yhat})
     lo, hi = min(yhat.min(), yhat_u.min()), max(yhat.max(), yhat_u.max())
     if lo == hi:
         raise ValueError(f"yhat{tag} and yhat_unlabeled{tag} hold a single value ({lo:g}) for "
@@ -353,7 +355,9 @@ def judge(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: float = 0.95
         Human labels of the labelled items.
     yhat : array-like
         The judge on the same items: 0/1, or ordinal/continuous scores (``naive``,
-        ``classical``, ``ppi*`` and ``eif`` only).
+        ``classical``, ``ppi*`` and ``eif`` only). ``y`` and ``yhat`` pair by index where both
+        are pandas Series (or DataFrame columns), else by position
+        (:func:`bayeval.validation.aligned`).
     yhat_unlabeled : array-like
         The judge on the items without a human label.
         Any of the three may instead be a dict, DataFrame or 2-D array with one column per group
@@ -410,9 +414,9 @@ def judge(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: float = 0.95
     Raises
     ------
     ValueError
-        Non-binary ``y``; ``y`` and ``yhat`` of different lengths; a judge with one value for
-        every item; for the fast paths, fewer than 2 labelled items of a class or a judge with
-        one value on every labelled item.
+        Non-binary ``y``; ``y`` and ``yhat`` of different lengths or pandas indexes; a judge
+        with one value for every item; for the fast paths, fewer than 2 labelled items of a class
+        or a judge with one value on every labelled item.
 
     See Also
     --------
@@ -662,9 +666,9 @@ def labels_needed(half_width: float, *, theta: float, rho2: float, n_total: floa
 
 # ========================================================================== ppi_py shim
 def _ppi_inputs(Y, Yhat, Yhat_unlabeled) -> Moments:
+    Y, Yhat = aligned(Y=Y, Yhat=Yhat)
     Y, Yhat = as_array(Y, "Y"), as_array(Yhat, "Yhat")
     Yhat_unlabeled = as_array(Yhat_unlabeled, "Yhat_unlabeled")
-    check_same_length(Y=Y, Yhat=Yhat)
     return moments(Y, Yhat, Yhat_unlabeled)
 
 

@@ -18,6 +18,7 @@ from bayeval.methods.labelled.models import model
 from bayeval.metrics import counts_of
 from bayeval.sampling import sample
 from bayeval.validation import (
+    aligned,
     as_binary,
     as_choice,
     as_ci_prob,
@@ -25,7 +26,6 @@ from bayeval.validation import (
     as_predictions,
     as_scores,
     as_threshold,
-    check_same_length,
 )
 
 __all__ = ["labelled"]
@@ -46,6 +46,8 @@ def labelled(scores=None, labels=None, *, y_pred=None, threshold: float = 0.5, m
     ----------
     scores : array-like of float in [0, 1], optional
         Scores of the positive class; ``y_pred = scores >= threshold`` unless ``y_pred`` given.
+        pandas Series pair with each other by index, arrays and lists by position
+        (:func:`bayeval.validation.aligned`).
     labels : array-like of 0/1
         The true labels.
     y_pred : array-like of 0/1, optional
@@ -69,8 +71,8 @@ def labelled(scores=None, labels=None, *, y_pred=None, threshold: float = 0.5, m
     Raises
     ------
     ValueError
-        For invalid labels, scores or predictions, a length mismatch, an unknown metric or
-        method, or a prior that is not two positive numbers.
+        For invalid labels, scores or predictions, a length mismatch or pandas indexes that
+        differ, an unknown metric or method, or a prior that is not two positive numbers.
 
     Examples
     --------
@@ -87,10 +89,10 @@ def labelled(scores=None, labels=None, *, y_pred=None, threshold: float = 0.5, m
     a, b = (float(v) for v in prior)
     if not (a > 0 and b > 0):
         raise ValueError(f"prior must be two positive Beta parameters (a, b), got {prior!r}.")
+    scores, labels, y_pred = aligned(scores=scores, labels=labels, y_pred=y_pred)
     labels = as_binary(labels, "labels")
     scores = None if scores is None or y_pred is not None else as_scores(scores, "scores")
     y_pred = as_predictions(y_pred, scores, threshold)
-    check_same_length(labels=labels, y_pred=y_pred)
 
     tp, fp, fn, tn = counts_of(labels, y_pred)
     k, m = counts(tp, fp, fn, tn, metrics)

@@ -89,6 +89,7 @@ from bayeval.metrics import BINARY_METRICS
 from bayeval.sampling import sample
 from bayeval.table import Table, table
 from bayeval.validation import (
+    aligned,
     as_beta,
     as_choice,
     as_ci_prob,
@@ -99,7 +100,6 @@ from bayeval.validation import (
     as_scores,
     as_threshold,
     as_zero_division,
-    check_same_length,
 )
 
 __all__ = ["delta_sensitivity", "pemi"]
@@ -209,7 +209,6 @@ def _rows(scores, labels, y_pred, threshold) -> Rows:
     s = as_scores(scores, "scores")
     y = as_labels(labels, "labels", allow_missing=True)
     yp = as_predictions(y_pred, s, threshold)
-    check_same_length(scores=s, labels=y, y_pred=yp)
     return Rows(s, yp, y)
 
 
@@ -320,9 +319,7 @@ def _p(rows: Rows, p, calibration, reference, method: str
     if isinstance(p, str):
         as_choice(p, "p", PRESETS)
     elif p is not None:
-        arr = as_probabilities(p, "p")
-        check_same_length(scores=rows.scores, p=arr)
-        return (*imputation_probabilities(rows, p=arr), None)
+        return (*imputation_probabilities(rows, p=as_probabilities(p, "p")), None)
     as_calibration(calibration)
     if p == "half":
         return (*imputation_probabilities(rows, p=p), None)
@@ -571,7 +568,10 @@ def pemi(scores, labels, *, y_pred=None, threshold: float = 0.5, p=None,
     ----------
     scores : array-like of float in [0, 1], shape (n,)
         Raw scores of the positive class for every test row: they give the predictions
-        (``scores >= threshold``), the ranking of ROC-AUC and the calibrator's input.
+        (``scores >= threshold``), the ranking of ROC-AUC and the calibrator's input. The
+        per-row arguments (``scores``, ``labels``, ``y_pred``, ``p``; the two parts of
+        ``reference``) pair by index where they are pandas Series, else by position
+        (:func:`bayeval.validation.aligned`).
     labels : array-like, shape (n,)
         0, 1, or NaN where the label is missing.
     y_pred : array-like of 0/1, optional
@@ -654,9 +654,9 @@ def pemi(scores, labels, *, y_pred=None, threshold: float = 0.5, p=None,
     Raises
     ------
     ValueError
-        Labels other than 0, 1 and NaN; inputs of different lengths; no labelled row and no
-        ``p`` or ``reference`` (nothing to calibrate on); calibration labels of one class;
-        ``p`` with a model method; ROC-AUC with ``"exact"``.
+        Labels other than 0, 1 and NaN; inputs of different lengths or pandas indexes that
+        differ; no labelled row and no ``p`` or ``reference`` (nothing to calibrate on);
+        calibration labels of one class; ``p`` with a model method; ROC-AUC with ``"exact"``.
 
     Notes
     -----
@@ -685,6 +685,7 @@ def pemi(scores, labels, *, y_pred=None, threshold: float = 0.5, p=None,
     draws = as_positive_int(draws, "draws")
     opts = Options(as_choice(ties, "ties", ("half", "one")), as_zero_division(zero_division),
                    as_beta(beta), second_order)
+    scores, labels, y_pred, p = aligned(scores=scores, labels=labels, y_pred=y_pred, p=p)
     rows = _rows(scores, labels, y_pred, threshold)
     reference = as_reference(reference)
     common = dict(method="pemi", variant=method, ci_prob=ci_prob, ci_kind=ci_kind,
