@@ -26,6 +26,7 @@ selection without labels and for choosing labelling functions.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -48,8 +49,10 @@ from bayeval.methods.bounds.fast import (
 )
 from bayeval.methods.bounds.label_models import (
     LABEL_MODELS,
+    dawid_skene_concerns,
     fit_label_model,
     label_model_diagnostics,
+    label_model_pullback,
     majority_vote_concerns,
     weak_label_patterns,
 )
@@ -174,6 +177,14 @@ def _label_model_by_cell(label_model, cell, patterns, counts, n_classes, warn) -
     return beta
 
 
+def _pullback(cells, label_model, wanted: bool = True):
+    """The derivative of a named label model's fit in the pattern counts, for
+    :func:`~bayeval.methods.bounds.fast.exact_bounds`; None for a given label model."""
+    if not wanted or not isinstance(label_model, str):
+        return None
+    return partial(label_model_pullback, label_model, cells.patterns, cells.counts, cells.beta)
+
+
 class _Cells:
     """Weak-label patterns of the items and the label model per pattern (validated inputs)."""
 
@@ -277,7 +288,8 @@ def _gold_counts(gold: np.ndarray, cells: _Cells, y_pred: np.ndarray) -> np.ndar
     return np.bincount(flat, minlength=4 * len(cells.counts)).reshape(-1, 2, 2)
 
 
-def _fast_path(method, cell_counts, beta, metrics, epsilon, n_classes, correction):
+def _fast_path(method, cell_counts, beta, metrics, epsilon, n_classes, correction,
+               pullback=None):
     if method == "entropic":
         eps = 0.01 / np.log(n_classes) if epsilon is None else float(epsilon)
         if not eps > 0:
@@ -285,7 +297,8 @@ def _fast_path(method, cell_counts, beta, metrics, epsilon, n_classes, correctio
         return entropic_bounds(cell_counts, beta, metrics, epsilon=eps)
     if epsilon is not None:
         raise ValueError("epsilon is the temperature of method='entropic'; leave it None.")
-    return exact_bounds(cell_counts, beta, metrics, small_pattern_correction=correction)
+    return exact_bounds(cell_counts, beta, metrics, small_pattern_correction=correction,
+                        label_model_pullback=pullback)
 
 
 def _diagnose(results, cells: _Cells, warn: list[str], method: str, correction: bool
@@ -336,6 +349,10 @@ def _label_model_check(cells: _Cells, lm_name: str, cell_counts, metrics, result
     other = "majority_vote" if lm_name == "dawid_skene" else "dawid_skene"
     ds_beta = (cells.beta if lm_name == "dawid_skene" else
                fit_label_model("dawid_skene", cells.patterns, cells.counts, cells.n_classes))
+    if lm_name == "dawid_skene":
+        why = dawid_skene_concerns(cells.patterns)
+        if why:
+            warn.append(why)
     if lm_name == "majority_vote":
         why = majority_vote_concerns(cells.patterns, cells.counts, ds_beta)
         if why:
@@ -408,7 +425,8 @@ def _check_model_args(method, model, labels, n_classes):
 def bounds(y_pred, weak_labels, *, label_model="dawid_skene", metrics=None,
            method: str = "exact", model: str = "m1", labels=None, n_classes: int | None = None,
            epsilon: float | None = None, small_pattern_correction: bool = True,
-           ci_prob: float = 0.95, ci_kind: str = "eti", random_seed: int | None = None,
+           label_model_uncertainty: bool = True, ci_prob: float = 0.95, ci_kind: str = "eti",
+           random_seed: int | None = None,
            sample_kwargs: dict[str, Any] | None = None) -> BoundsEvaluation:
     r"""Sharp bounds on a classifier's metrics from weak labels only, with their uncertainty.
 
@@ -443,6 +461,14 @@ def bounds(y_pred, weak_labels, *, label_model="dawid_skene", metrics=None,
         at their kinks (:mod:`~bayeval.methods.bounds.fast`), so that the intervals hold with
         many small patterns; False gives the plug-in bounds (and pools nothing in the PyMC
         models). The entropic estimator is always the paper's plug-in.
+    label_model_uncertainty : bool
+        With a named label model (fitted on these items' weak labels), the exact bounds'
+        standard errors include the label model's own sampling error: the delta method through
+        the refitted label model (:mod:`~bayeval.methods.bounds.fast`). False treats the fitted
+        label model as known (the paper's intervals); with True the data summary keeps those
+        sds as ``lower_bound_sd_fixed_label_model`` and ``upper_bound_sd_fixed_label_model``.
+        A label model given as an array is known: nothing changes. The entropic estimator and
+        the PyMC model M1 plug the label model in (M2 puts its uncertainty in the posterior).
     ci_prob, ci_kind
         Interval level; kind (``"eti"``/``"hdi"``) for posterior draws.
     random_seed : int, optional
@@ -475,9 +501,14 @@ def bounds(y_pred, weak_labels, *, label_model="dawid_skene", metrics=None,
     correction = bool(small_pattern_correction)
     cell_counts = cells.cell_counts(y_pred)
     fast = method if method in ("exact", "entropic") else "exact"
+    pullback = _pullback(cells, label_model, bool(label_model_uncertainty))
     results = _fast_path(fast, cell_counts, cells.beta, metrics, epsilon, cells.n_classes,
-                         correction)
+                         correction, pullback if fast == "exact" else None)
     data = _diagnose(results, cells, warn, fast, correction)
+    if pullback is not None and fast == "exact":
+        for side in ("lower", "upper"):
+            key = f"{side}_bound_sd_fixed_label_model"
+            data[key] = ("metric", [results[m].get(key, np.nan) for m in metrics])
     lm_name = label_model if isinstance(label_model, str) else "given P(Y | Z)"
     data |= _label_model_check(cells, lm_name, cell_counts, metrics, results, ci_prob,
                                correction, warn)
@@ -558,7 +589,8 @@ def rank_classifiers(candidates: Mapping[str, Any], weak_labels, *,
     for name in names:
         y_pred = first if name == names[0] else _validated_candidate(candidates[name], first,
                                                                       cells, name)
-        rows[name] = exact_bounds(cells.cell_counts(y_pred), cells.beta, metrics)[metric]
+        rows[name] = exact_bounds(cells.cell_counts(y_pred), cells.beta, metrics,
+                                  label_model_pullback=_pullback(cells, label_model))[metric]
     frame = closed_form(rows, ci_prob).to_dataframe().rename_axis("candidate")
     frame["midpoint"] = frame["mean"]
     frame["width"] = frame["upper_bound"] - frame["lower_bound"]
@@ -626,7 +658,8 @@ def compare_labelling_functions(y_pred, weak_labels, subsets: Mapping[str, Seque
     for name, idx in columns.items():
         y, cells, metrics = _validate(y_pred[covered], weak[covered][:, idx], label_model,
                                       n_classes, [metric], [])
-        rows[name] = {**exact_bounds(cells.cell_counts(y), cells.beta, metrics)[metric],
+        rows[name] = {**exact_bounds(cells.cell_counts(y), cells.beta, metrics,
+                                     label_model_pullback=_pullback(cells, label_model))[metric],
                       "n_lfs": idx.size, "n_cells": len(cells.counts)}
     frame = pd.DataFrame(rows).T
     closed = closed_form(rows, ci_prob).to_dataframe()

@@ -60,6 +60,30 @@ With :math:`n_z \to \infty` the correction vanishes like :math:`n_z^{-1/2}` and 
 pooled: the estimate is the exact plug-in bound. ``small_pattern_correction=False`` gives the
 plug-in.
 
+**A label model fitted on the same items** (``label_model_pullback``). Dawid–Skene (or the
+majority vote's prior for the pattern without votes) is fitted on the pattern counts
+:math:`c_u = n\hat p_u` of the items whose bounds it then gives: the bound is
+:math:`T(\hat p, \hat\alpha, \beta(c))`, a two-step estimator, and its sampling error includes the
+label model's (the paper's Thm 2.5 assumes a label model fitted on many more items,
+:math:`n/m \to 0`; here :math:`m = n`). By the delta method for the whole pipeline (counts
+:math:`\to` label-model fit :math:`\to` bounds; Newey & McFadden, 1994, §6) an item of pattern
+:math:`u` adds to its influence function
+
+.. math:: \mathrm{IF}_\beta(u) = n\Big(\frac{dT}{dc_u} - \sum_v \hat p_v \frac{dT}{dc_v}\Big)
+          + \sum_k \frac{\partial T}{\partial\beta_{gk}}\,(\beta_{uk} - \beta_{gk}),\qquad
+          \frac{dT}{dc_u} = \sum_{u', k}\frac{\partial T}{\partial\beta_{u'k}}
+          \frac{\partial\beta_{u'k}}{\partial c_u},
+
+with :math:`\partial\beta/\partial c` from the implicit function theorem at the EM fixed point
+(:func:`~bayeval.methods.bounds.label_models.label_model_pullback`) and the second term the
+pooled pattern :math:`g \ni u`'s own weights; then
+:math:`\widehat{\mathrm{SE}}^2 = \sum_{u,h}\hat p_u\hat\alpha_{uh}\,(\mathrm{IF}(g(u), h) +
+\mathrm{IF}_\beta(u))^2/(n-1)` (plus the kink correction's selection variance), which keeps
+the covariance of the two parts. :math:`\partial T/\partial\beta` takes the one-sided slope at
+a kink (:math:`[\alpha_{gk} \ge \beta_{gk}]` for the upper end,
+:math:`[\alpha_{gk} + \beta_{gk} > 1]` for the lower one, and the denominators' share). A label
+model given as fixed probabilities has no fitting error and keeps the first standard error.
+
 **Entropic bounds** (:func:`entropic_bounds`, the estimator of Maia Polo et al., 2024, eq. 2.3):
 the dual of their Thm 2.1 with soft-max temperature :math:`\varepsilon`, solved by L-BFGS on the
 cell counts (equal to the sample-level dual). With the paper's :math:`1/K` inside the log,
@@ -434,9 +458,42 @@ def _nan_result() -> dict[str, float]:
     return dict.fromkeys(keys, np.nan)
 
 
+def _label_model_gradients(p, alpha, beta, metric, fine_p, group):
+    r""":math:`\partial T/\partial\beta_{uk}` of a metric's (lower, upper) plug-in bound on the
+    fine patterns, and the coefficient of the pooled label model's direct dependence on the
+    counts (both ``(2, patterns, K)``)."""
+    classes, weights, (s_h, s_y, s_1) = metric_terms(metric, alpha.shape[1])
+    a, b = alpha[:, classes], beta[:, classes]
+    den = s_h * p @ a + s_y * p @ b + s_1
+    ends = (np.maximum(0.0, a + b - 1.0), np.minimum(a, b))
+    slopes = ((a + b > 1).astype(float), (a >= b).astype(float))  # d end / d beta
+    pooled = np.zeros((2, len(p), alpha.shape[1]))
+    for i in range(2):
+        numerators = p @ ends[i]
+        pooled[i][:, classes] = (weights / den * slopes[i]
+                                 - s_y * weights * numerators / den**2)
+    return fine_p[None, :, None] * pooled[:, group], pooled[:, group]
+
+
+def _label_model_influence(pullback, fine_counts, fine_beta, group, parts):
+    r"""The influence :math:`\mathrm{IF}_\beta(u)` of an item of pattern :math:`u` on each bound
+    through the label model refitted on the counts (module docstring), shape (n, patterns)."""
+    grads = np.concatenate([g for g, _ in parts])
+    direct = np.concatenate([d for _, d in parts])
+    totals = fine_counts.sum(axis=1)
+    n, fine_p = totals.sum(), totals / totals.sum()
+    pooled_beta = np.zeros((group.max() + 1, fine_beta.shape[1]))
+    np.add.at(pooled_beta, group, totals[:, None] * fine_beta)
+    pooled_beta /= np.maximum(np.bincount(group, totals), 1)[:, None]
+    slope = pullback(grads)  # dT/dc_u (n_functions, patterns)
+    centred = n * (slope - (slope @ fine_p)[:, None])
+    return centred + (direct * (fine_beta - pooled_beta[group])[None]).sum(axis=2)
+
+
 @_single_threaded_blas
 def exact_bounds(cell_counts, beta, metrics: Sequence[str], *,
-                 small_pattern_correction: bool = True) -> dict[str, dict[str, float]]:
+                 small_pattern_correction: bool = True,
+                 label_model_pullback=None) -> dict[str, dict[str, float]]:
     r"""Exact Fréchet bounds and their standard errors from cell counts.
 
     Parameters
@@ -450,12 +507,21 @@ def exact_bounds(cell_counts, beta, metrics: Sequence[str], *,
     small_pattern_correction : bool
         Pool small patterns and correct the kinks (module docstring); False gives the plug-in
         bounds.
+    label_model_pullback : callable, optional
+        For a label model fitted on the pattern counts :math:`c_u = n_u` of these cells: maps
+        gradients :math:`\partial T_i/\partial\beta_u(k)`, an array (n, n_cells, n_classes), to
+        :math:`dT_i/dc_u`, an array (n, n_cells)
+        (:func:`~bayeval.methods.bounds.label_models.label_model_pullback`). The standard
+        errors then include the label model's own sampling error (module docstring); None
+        treats ``beta`` as known.
 
     Returns
     -------
     dict metric -> {lower_bound, upper_bound, lower_bound_sd, upper_bound_sd, midpoint_sd,
     label_model}; the sds are the influence-function SEs (module docstring),
-    NaN everywhere for an undefined metric (a zero denominator).
+    NaN everywhere for an undefined metric (a zero denominator). With
+    ``label_model_pullback`` also ``lower_bound_sd_fixed_label_model`` and
+    ``upper_bound_sd_fixed_label_model``: the sds were ``beta`` known.
 
     Examples
     --------
@@ -464,13 +530,13 @@ def exact_bounds(cell_counts, beta, metrics: Sequence[str], *,
     (0.1, 0.7)
     """
     counts, beta = np.asarray(cell_counts), np.asarray(beta, dtype=float)
-    fine_p, fine_alpha, _ = _plug_in(counts)
-    fine_beta = beta
+    fine_counts, fine_p, fine_alpha, _ = counts, *_plug_in(counts)
+    fine_beta, group = beta, np.arange(len(counts))
     if small_pattern_correction:
-        counts, beta, _ = pool_small_cells(counts, beta)
+        counts, beta, group = pool_small_cells(counts, beta)
     p, alpha, n = _plug_in(counts)
     totals = counts.sum(axis=1)
-    out = {}
+    out, influences, parts = {}, {}, []
     for metric in metrics:
         if _undefined(p, alpha, beta, metric):
             out[metric] = _nan_result()
@@ -483,16 +549,34 @@ def exact_bounds(cell_counts, beta, metrics: Sequence[str], *,
         if_upper = _influence(p, alpha, beta, metric, hi, (a < b).astype(float), p @ hi, None)
         lower, upper = metric_bounds(p, alpha, beta, metric)
         res = _result(lower, upper, if_lower, if_upper, p, alpha, beta, metric, n)
+        if label_model_pullback is not None:
+            influences[metric] = (if_lower, if_upper)
+            parts.append(_label_model_gradients(p, alpha, beta, metric, fine_p, group))
         # the independence coupling is not a Fréchet end: no bias at kinks, no pooling
         res["label_model"] = _independence_value(fine_p, fine_alpha, fine_beta, metric)
-        if small_pattern_correction:
+        out[metric] = res
+    if parts:
+        lm = _label_model_influence(label_model_pullback, fine_counts, fine_beta, group, parts)
+        for i, (metric, (if_lower, if_upper)) in enumerate(influences.items()):
+            fine = [if_lower[group] + lm[2 * i][:, None], if_upper[group] + lm[2 * i + 1][:, None]]
+            res = out[metric]
+            for side in ("lower", "upper"):
+                res[f"{side}_bound_sd_fixed_label_model"] = res[f"{side}_bound_sd"]
+            res["lower_bound_sd"] = _standard_error(fine_p, fine_alpha, fine[0], n)
+            res["upper_bound_sd"] = _standard_error(fine_p, fine_alpha, fine[1], n)
+            res["midpoint_sd"] = _standard_error(fine_p, fine_alpha, (fine[0] + fine[1]) / 2, n)
+    if small_pattern_correction:
+        for metric in metrics:
+            res = out[metric]
+            if np.isnan(res["lower_bound"]):
+                continue
             shifts, variances = _kink_terms(p, alpha, beta, totals, metric)
             for i, side in enumerate(("lower", "upper")):
                 value = res[f"{side}_bound"] + shifts[i]
                 res[f"{side}_bound"] = float(np.clip(value, 0.0, 1.0))
-                res[f"{side}_bound_sd"] = float(np.hypot(res[f"{side}_bound_sd"],
-                                                         np.sqrt(variances[i])))
-        out[metric] = res
+                for key in (f"{side}_bound_sd", f"{side}_bound_sd_fixed_label_model"):
+                    if key in res:
+                        res[key] = float(np.hypot(res[key], np.sqrt(variances[i])))
     return out
 
 

@@ -23,8 +23,9 @@ from __future__ import annotations
 import numpy as np
 import scipy
 
-__all__ = ["LABEL_MODELS", "dawid_skene", "fit_label_model", "label_model_diagnostics",
-           "majority_vote", "majority_vote_concerns", "weak_label_patterns"]
+__all__ = ["LABEL_MODELS", "dawid_skene", "dawid_skene_concerns", "fit_label_model",
+           "label_model_diagnostics", "label_model_pullback", "majority_vote",
+           "majority_vote_concerns", "weak_label_patterns"]
 
 LABEL_MODELS = ("majority_vote", "dawid_skene")
 #: majority vote is flagged when a labelling function's accuracy under Dawid-Skene is below
@@ -135,7 +136,7 @@ def _one_hot(patterns: np.ndarray, n_classes: int) -> scipy.sparse.csr_matrix:
 
 def dawid_skene(patterns: np.ndarray, counts: np.ndarray, n_classes: int, *,
                 class_balance=None, smoothing: float = 1.0, max_iter: int = 200,
-                tol: float = 1e-7) -> np.ndarray:
+                tol: float = 1e-7, start=None) -> np.ndarray:
     r"""Dawid–Skene label model fitted by EM on pattern counts: :math:`\beta_z(y)` per pattern.
 
     Model: :math:`Y \sim \mathrm{Cat}(\pi)`, LFs independent given :math:`Y`,
@@ -165,6 +166,9 @@ def dawid_skene(patterns: np.ndarray, counts: np.ndarray, n_classes: int, *,
         Dirichlet pseudo-count :math:`s > 0` of every vote probability and class weight.
     max_iter, tol : int, float
         EM stops when no posterior :math:`r_{uy}` moves by more than ``tol``.
+    start : float array (n_patterns, n_classes), optional
+        Posteriors to start EM from (e.g. a fit on nearby counts); default the soft majority
+        vote.
 
     Returns
     -------
@@ -179,7 +183,8 @@ def dawid_skene(patterns: np.ndarray, counts: np.ndarray, n_classes: int, *,
     one_hot = _one_hot(patterns, n_classes)
     one_hot_t = one_hot.T.tocsr()
     n_lfs, n_out = patterns.shape[1], n_classes + 1
-    post = majority_vote(patterns, n_classes, counts)
+    post = (majority_vote(patterns, n_classes, counts) if start is None
+            else np.asarray(start, dtype=float))
     fixed_pi = None if class_balance is None else np.log(np.asarray(class_balance, float))
     weighted = counts[:, None].astype(float)
     for _ in range(max_iter):
@@ -227,6 +232,128 @@ def fit_label_model(name: str, patterns: np.ndarray, counts: np.ndarray, n_class
     if name == "majority_vote":
         return majority_vote(patterns, n_classes, counts)
     return dawid_skene(patterns, counts, n_classes)
+
+
+def _ds_state(patterns, counts, beta, n_classes, smoothing):
+    """The EM state of a Dawid-Skene fit: one-hot, counts, expected counts E, their sums S per
+    (function, class), class mass m and the E-step posterior r at (E, m)."""
+    one_hot = _one_hot(patterns, n_classes)
+    c = np.asarray(counts, dtype=float)
+    n_lfs = patterns.shape[1]
+    expected = smoothing + one_hot.T @ (c[:, None] * beta)  # (O, K)
+    sums = expected.reshape(n_lfs, n_classes + 1, n_classes).sum(axis=1)  # (J, K)
+    mass = smoothing + c @ beta
+    log_theta = np.log(expected.reshape(n_lfs, n_classes + 1, n_classes) / sums[:, None, :])
+    log_joint = np.log(mass / mass.sum()) + one_hot @ log_theta.reshape(-1, n_classes)
+    log_joint -= log_joint.max(axis=1, keepdims=True)
+    post = np.exp(log_joint)
+    post /= post.sum(axis=1, keepdims=True)
+    return one_hot, c, expected, sums, mass, post
+
+
+def _ds_adjoint(state, w: np.ndarray) -> np.ndarray:
+    r""":math:`(\partial r / \partial x)^\top w` for ``w`` (n, patterns, K), as (n, D)."""
+    one_hot, _, expected, sums, mass, post = state
+    n_lfs, k = sums.shape
+    n, n_pat = w.shape[0], w.shape[1]
+    q = w * post
+    q = q - post * q.sum(axis=2, keepdims=True)  # d/d log-joint (softmax)
+    g_theta = (one_hot.T @ q.transpose(1, 0, 2).reshape(n_pat, n * k)).reshape(-1, n, k)
+    g_theta = g_theta.transpose(1, 0, 2).reshape(n, n_lfs, k + 1, k)
+    g_pi = q.sum(axis=1)
+    g_e = (g_theta / expected.reshape(n_lfs, k + 1, k)
+           - g_theta.sum(axis=2, keepdims=True) / sums[:, None, :])
+    g_m = g_pi / mass - g_pi.sum(axis=1, keepdims=True) / mass.sum()
+    return np.concatenate([g_e.reshape(n, -1), g_m], axis=1)
+
+
+def _ds_pullback(patterns, counts, beta, grad, smoothing=1.0):
+    """dT/dc_u through the Dawid-Skene fit (see :func:`label_model_pullback`)."""
+    k = beta.shape[1]
+    state = _ds_state(patterns, counts, beta, k, smoothing)
+    one_hot, c, post = state[0], state[1], state[5]
+    n_e = one_hot.shape[1] * k
+
+    def spread(v):  # A v_E + v_m for a batch of v (n, D), shape (n, patterns, K)
+        n = len(v)
+        v_e = v[:, :n_e].reshape(n, -1, k).transpose(1, 0, 2).reshape(-1, n * k)
+        return ((one_hot @ v_e).reshape(-1, n, k).transpose(1, 0, 2)
+                + v[:, None, n_e:])
+
+    dim = n_e + k
+    # row d: J_x^T e_d = (dr/dx)^T (c (A e_E + e_m)), so the stacked rows are J_x itself
+    jac = np.concatenate([_ds_adjoint(state, c[None, :, None] * spread(block))
+                          for block in np.array_split(np.eye(dim), max(1, dim // 32))])
+    g = _ds_adjoint(state, grad)  # (n, D)
+    lam = np.linalg.solve((np.eye(dim) - jac).T, g.T).T
+    return (post[None] * spread(lam)).sum(axis=2)
+
+
+def _mv_pullback(patterns, counts, beta, grad):
+    """dT/dc_u through the majority vote: only the no-vote pattern's prior moves."""
+    silent = (patterns == -1).all(axis=1)
+    out = np.zeros(grad.shape[:2])
+    voting = counts * ~silent
+    if not silent.any() or voting.sum() == 0:
+        return out
+    prior = beta[silent][0]
+    share = majority_vote(patterns, beta.shape[1])
+    slope = np.where(~silent[:, None], share - prior, 0.0) / voting.sum()  # d prior / d c_u
+    return np.einsum("nk,uk->nu", grad[:, silent].sum(axis=1), slope)
+
+
+def label_model_pullback(name: str, patterns: np.ndarray, counts: np.ndarray,
+                         beta: np.ndarray, grad: np.ndarray) -> np.ndarray:
+    r"""Derivatives of functions of a fitted label model with respect to the pattern counts.
+
+    For functions :math:`T_i(\beta)` with gradients ``grad`` :math:`= \partial T_i /
+    \partial\beta_u(y)` at the fit :math:`\hat\beta = \beta(c)` on the counts :math:`c_u`,
+    returns :math:`dT_i/dc_u = \sum_{u', y} \partial T_i/\partial\beta_{u'}(y)\,
+    \partial\beta_{u'}(y)/\partial c_u`: how the label model refitted on slightly different
+    counts moves :math:`T_i`.
+
+    * Dawid–Skene: the fit is the fixed point :math:`x = \Phi(x, c)` of EM in its expected
+      counts :math:`x = (E, m)`, :math:`E_{j}[v, y] = s + \sum_u c_u r_{uy}(x)[z_{uj} = v]`,
+      :math:`m_y = s + \sum_u c_u r_{uy}(x)`, with :math:`r(x)` the E step. By the implicit
+      function theorem :math:`dx/dc = (I - \partial_x\Phi)^{-1}\partial_c\Phi`, so with
+      :math:`g = (\partial r/\partial x)^\top \nabla_\beta T` and
+      :math:`\lambda = (I - \partial_x\Phi)^{-\top} g`,
+      :math:`dT/dc_u = \sum_y r_{uy}\,(\lambda_E[(j, z_{uj}), y]\text{ summed over } j
+      + \lambda_m[y])`. :math:`I - \partial_x\Phi` is singular where the model is not
+      identified (fewer than three labelling functions): the derivatives are then huge.
+    * majority vote: only the pattern without votes depends on the counts (its class prior
+      :math:`\sum_{u} c_u s_u / \sum_u c_u` over the voting patterns' vote shares :math:`s_u`).
+
+    Parameters
+    ----------
+    name : {"dawid_skene", "majority_vote"}
+    patterns : int array (n_patterns, n_lfs)
+    counts : int array (n_patterns,)
+    beta : float array (n_patterns, n_classes)
+        The fit on ``counts`` (:func:`fit_label_model`).
+    grad : float array (n_functions, n_patterns, n_classes)
+
+    Returns
+    -------
+    float array (n_functions, n_patterns)
+
+    Examples
+    --------
+    >>> patterns = np.array([[0, 0, 0], [1, 1, 1], [0, 1, 1], [1, 0, -1], [0, 0, 1]])
+    >>> counts = np.array([40, 30, 10, 10, 10])
+    >>> beta = dawid_skene(patterns, counts, 2, tol=1e-12, max_iter=5000)
+    >>> grad = np.zeros((1, 5, 2)); grad[0, 2, 1] = 1.0  # T = beta_2(1)
+    >>> step = np.zeros(5); step[0] = 1e-4
+    >>> moved = dawid_skene(patterns, counts + step, 2, tol=1e-12, max_iter=5000)
+    >>> fd = (moved[2, 1] - beta[2, 1]) / 1e-4
+    >>> bool(abs(label_model_pullback("dawid_skene", patterns, counts, beta, grad)[0, 0] - fd)
+    ...      < 1e-4 * abs(fd))
+    True
+    """
+    grad = np.asarray(grad, dtype=float)
+    if name == "majority_vote":
+        return _mv_pullback(patterns, np.asarray(counts, float), beta, grad)
+    return _ds_pullback(patterns, counts, beta, grad)
 
 
 def label_model_diagnostics(patterns: np.ndarray, counts: np.ndarray, beta: np.ndarray
@@ -289,6 +416,43 @@ def label_model_diagnostics(patterns: np.ndarray, counts: np.ndarray, beta: np.n
             "agreement": float((n_votes * np.nan_to_num(agreement)).sum() / total) if total
             else np.nan,
             "excess_agreement": excess if np.isfinite(excess) else np.nan}
+
+
+def dawid_skene_concerns(patterns: np.ndarray) -> str:
+    r"""Why Dawid–Skene is not identified from these weak labels ('' if it is).
+
+    The votes of two conditionally independent labelling functions cannot tell their
+    accuracies from the class balance: with :math:`K = 2` the pattern frequencies give 3
+    equations (given who votes) for 5 unknowns (two functions' two class-conditional
+    accuracies and :math:`\pi_1`), and any :math:`K` needs at least three functions with votes
+    (Kruskal, 1977; Allman, Matias & Rhodes, 2009). EM then stops somewhere on a ridge of
+    equally good fits, and its :math:`P(Y \mid z)` and its standard errors mean nothing.
+
+    Parameters
+    ----------
+    patterns : int array (n_patterns, n_lfs)
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> dawid_skene_concerns(np.array([[0, 1], [1, -1], [-1, -1]]))[:53]
+    'Dawid-Skene is not identified with 2 labelling functi'
+    >>> dawid_skene_concerns(np.array([[0, 1, 1], [1, -1, 0]]))
+    ''
+    """
+    voting = int((patterns != -1).any(axis=0).sum())
+    if voting >= 3:
+        return ""
+    return (f"Dawid-Skene is not identified with {voting} labelling function"
+            f"{'' if voting == 1 else 's'} that vote (the votes of fewer than three "
+            "conditionally independent functions cannot tell their accuracies from the class "
+            "balance): its P(Y | weak labels) is one of many that fit the votes equally well, "
+            "so the bounds can be off by more than their intervals show. Add labelling "
+            "functions, or give label_model as P(Y | weak labels) from a label model fitted "
+            "elsewhere (with a known class balance or gold labels).")
 
 
 def majority_vote_concerns(patterns: np.ndarray, counts: np.ndarray, ds_beta: np.ndarray

@@ -11,6 +11,7 @@ does in memory: the results equal the in-memory ones to rounding (1e-12).
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -18,7 +19,11 @@ import xarray as xr
 
 from bayeval.methods.bounds.api import as_classes, as_metrics, check_below
 from bayeval.methods.bounds.fast import exact_bounds
-from bayeval.methods.bounds.label_models import LABEL_MODELS, fit_label_model
+from bayeval.methods.bounds.label_models import (
+    LABEL_MODELS,
+    fit_label_model,
+    label_model_pullback,
+)
 from bayeval.partitions import reduce_blocks
 from bayeval.validation import as_choice, check_same_length
 
@@ -115,7 +120,8 @@ def bounds_cells(y_pred: Any, weak_labels: Any, *, n_classes: int | None = None)
 
 
 def bounds_exact(y_pred: Any, weak_labels: Any, *, label_model: str = "dawid_skene",
-                 metrics: Any = None, n_classes: int | None = None) -> xr.Dataset:
+                 metrics: Any = None, n_classes: int | None = None,
+                 label_model_uncertainty: bool = True) -> xr.Dataset:
     r"""Exact Fréchet bounds of the metrics on partitioned data.
 
     Parameters
@@ -126,6 +132,9 @@ def bounds_exact(y_pred: Any, weak_labels: Any, *, label_model: str = "dawid_ske
         Fitted on the pattern counts (:mod:`bayeval.methods.bounds.label_models`).
     metrics : sequence of str, optional
         As in :func:`bayeval.methods.bounds.api.bounds`.
+    label_model_uncertainty : bool
+        As in :func:`bayeval.methods.bounds.api.bounds`: the sds include the label model's
+        sampling error (it is fitted on these items).
 
     Returns
     -------
@@ -158,7 +167,9 @@ def bounds_exact(y_pred: Any, weak_labels: Any, *, label_model: str = "dawid_ske
     k = cells.cell_counts.shape[1]
     metrics = as_metrics(metrics, k)
     beta = fit_label_model(label_model, cells.patterns, cells.counts, k)
-    out = exact_bounds(cells.cell_counts, beta, metrics)
-    keys = list(out[metrics[0]])
+    pullback = (partial(label_model_pullback, label_model, cells.patterns, cells.counts, beta)
+                if label_model_uncertainty else None)
+    out = exact_bounds(cells.cell_counts, beta, metrics, label_model_pullback=pullback)
+    keys = [key for key in out[metrics[0]] if not key.endswith("_fixed_label_model")]
     return xr.Dataset({key: ("metric", [out[m][key] for m in metrics]) for key in keys},
                       coords={"metric": list(metrics)})

@@ -221,7 +221,8 @@ class BoundsEvaluation(Evaluation, method="bounds"):
         out = view.check()
         if self.closed_form is None:
             return out
-        reported = _against_reported(draws, self.closed_form)
+        data = self.tree["data"].to_dataset() if "data" in self.tree.children else None
+        reported = _against_reported(draws, self.closed_form, data)
         frame = pd.concat([out, reported]).sort_index(level=["bound", "metric"],
                                                       sort_remaining=False)
         passed = bool(frame["passed"].all())
@@ -231,14 +232,17 @@ class BoundsEvaluation(Evaluation, method="bounds"):
         return table(frame, caption, passed=passed)
 
 
-def _against_reported(draws: xr.DataArray, closed: xr.Dataset) -> pd.DataFrame:
+def _against_reported(draws: xr.DataArray, closed: xr.Dataset,
+                      data: xr.Dataset | None = None) -> pd.DataFrame:
     r"""The posterior of each bound against the bound and sd the results table reports.
 
     ``reported_bound``: :math:`|\bar x - \hat B| \le \mathrm{SE}/2 + 4\,\mathrm{MCSE}`;
     ``reported_sd``: :math:`|\log(s / \mathrm{SE})| \le \log 1.5`. Both reports then give
     the same centre to within half a standard error and the same spread to within 50 %, so a
     reader would draw the same conclusion from either. A bound reported at 0 or 1 is clipped in
-    both, and only its centre is compared.
+    both, and only its centre is compared. M1 plugs the label model in: where the reported sds
+    include a fitted label model's own error, SE is the sd with the label model fixed
+    (``{lower,upper}_bound_sd_fixed_label_model`` in ``data``).
     """
     import arviz as az
 
@@ -247,7 +251,10 @@ def _against_reported(draws: xr.DataArray, closed: xr.Dataset) -> pd.DataFrame:
         for metric in draws["metric"].values:
             x = draws.sel(bound=bound, metric=metric).transpose("chain", "draw").values
             fast = float(closed[f"{bound}_bound"].sel(metric=metric))
-            se = float(closed[f"{bound}_bound_sd"].sel(metric=metric))
+            known = f"{bound}_bound_sd_fixed_label_model"
+            source = data if data is not None and known in data else closed
+            se = float(source[known if source is data else f"{bound}_bound_sd"]
+                       .sel(metric=metric))
             if not (np.isfinite(fast) and np.isfinite(x).all()):
                 continue
             n_eff = float(az.ess(x, method="mean"))
