@@ -17,10 +17,13 @@ patterns (:func:`~bayeval.methods.bounds.label_models.dawid_skene`, correctly sp
 :func:`~bayeval.methods.bounds.fast.exact_bounds` (what ``bounds(method="exact")`` reports) gives
 each bound and its standard error twice: the default (``small_pattern_correction=True``: small
 patterns pooled by label-model bin, kink correction) and the old plug-in
-(``small_pattern_correction=False``). A bound's 95 % interval :math:`\hat B \pm 1.96\,\mathrm{SE}`
-covers when it holds the population :math:`L` (resp. :math:`U`). ``majority vote`` cells use the
-soft majority vote, a crude label model (every vote counted as right): the assumption fails, no
-coverage is promised, and the cell records how often
+(``small_pattern_correction=False``). Both include a fitted label model's own sampling error, as
+``bounds`` does by default (``label_model_uncertainty=True``); for the fitted label models a third
+variant, ``fixed label model``, is the default with the label model treated as known (the
+intervals before that error was included). A bound's 95 % interval
+:math:`\hat B \pm 1.96\,\mathrm{SE}` covers when it holds the population :math:`L` (resp.
+:math:`U`). ``majority vote`` cells use the soft majority vote, a crude label model (every vote
+counted as right): the assumption fails, no coverage is promised, and the cell records how often
 :func:`~bayeval.methods.bounds.label_models.majority_vote_concerns` warns.
 
 Monte-Carlo error of a coverage :math:`\hat c` over :math:`R` independent replications:
@@ -41,6 +44,7 @@ import time
 import zlib
 from dataclasses import astuple, dataclass
 from datetime import UTC, datetime
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -49,6 +53,7 @@ from scipy import stats
 from bayeval.methods.bounds.fast import exact_bounds, metric_bounds
 from bayeval.methods.bounds.label_models import (
     dawid_skene,
+    label_model_pullback,
     majority_vote,
     majority_vote_concerns,
 )
@@ -59,7 +64,8 @@ ACCURACY = (0.8, 0.7, 0.75, 0.65)
 PROPENSITY = (0.8, 0.6, 0.7, 0.5)
 METRICS = ("accuracy", "macro_f1")
 LABEL_MODELS = ("oracle", "dawid_skene", "majority_vote")
-VARIANTS = {"default": True, "plug-in": False}  # small_pattern_correction
+#: small_pattern_correction and label_model_uncertainty of each variant
+VARIANTS = {"default": (True, True), "plug-in": (False, True), "fixed label model": (True, False)}
 
 
 @dataclass(frozen=True)
@@ -138,6 +144,7 @@ def run_cell(cell: Cell, replications: int, seed: int = SEED) -> pd.DataFrame:
         table = rng.multinomial(cell.n, flat).reshape(joint_zh.shape)
         seen = table.sum(axis=1) > 0
         counts, pats = table[seen], patterns[seen]
+        pullback = None
         if cell.label_model == "oracle":
             beta = beta_true[seen]
         elif cell.label_model == "dawid_skene":
@@ -146,8 +153,14 @@ def run_cell(cell: Cell, replications: int, seed: int = SEED) -> pd.DataFrame:
             beta = majority_vote(pats, cell.n_classes, counts.sum(axis=1))
             ds = dawid_skene(pats, counts.sum(axis=1), cell.n_classes)
             warned += bool(majority_vote_concerns(pats, counts.sum(axis=1), ds))
-        for variant, correction in VARIANTS.items():
-            out = exact_bounds(counts, beta, METRICS, small_pattern_correction=correction)
+        if cell.label_model != "oracle":
+            pullback = partial(label_model_pullback, cell.label_model, pats, counts.sum(axis=1),
+                               beta)
+        for variant, (correction, fitted) in VARIANTS.items():
+            if pullback is None and not fitted:
+                continue  # a known label model: the same as the default
+            out = exact_bounds(counts, beta, METRICS, small_pattern_correction=correction,
+                               label_model_pullback=pullback if fitted else None)
             for m in METRICS:
                 for i, side in enumerate(("lower", "upper")):
                     est, se = out[m][f"{side}_bound"], out[m][f"{side}_bound_sd"]
@@ -167,23 +180,31 @@ def run_cell(cell: Cell, replications: int, seed: int = SEED) -> pd.DataFrame:
 
 
 def markdown(frame: pd.DataFrame) -> str:
-    """One row per (cell, metric, bound): coverage ± MC sd and width, default beside plug-in."""
+    """One row per (cell, metric, bound): coverage ± MC sd and width of the default, of the
+    default with the label model fixed (its width ratio to it) and of the plug-in."""
     key = ["n_classes", "n_lfs", "n", "label_model", "metric", "bound"]
     wide = frame.pivot_table(index=key, columns="variant",
                              values=["coverage", "mc_sd", "width", "bias"], sort=False)
     warned = frame.groupby(key, sort=False)["warned"].first()
     lines = ["| K | LFs | n | label model | metric | bound | default: coverage ± MC sd | width |"
-             " bias | plug-in: coverage ± MC sd | width | bias |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             " bias | label model fixed: coverage ± MC sd | width ratio | plug-in: coverage ± "
+             "MC sd | width | bias |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for idx, row in wide.iterrows():
         k, m, n, lm, metric, bound = idx
         note = lm.replace("_", " ")
         if lm == "majority_vote":
             note += f" (warned {100 * warned[idx]:.0f} %)"
         cells = [str(k), str(m), f"{n:,}", note, metric, bound]
-        for v in ("default", "plug-in"):
-            cells += [f"{row[('coverage', v)]:.3f} ± {row[('mc_sd', v)]:.3f}",
-                      f"{row[('width', v)]:.3f}", f"{row[('bias', v)]:+.4f}"]
+        for v in ("default", "fixed label model", "plug-in"):
+            if ("coverage", v) not in row or np.isnan(row[("coverage", v)]):
+                cells += ["—", "—"]
+            elif v == "fixed label model":
+                cells += [f"{row[('coverage', v)]:.3f} ± {row[('mc_sd', v)]:.3f}",
+                          f"{row[('width', 'default')] / row[('width', v)]:.2f}"]
+            else:
+                cells += [f"{row[('coverage', v)]:.3f} ± {row[('mc_sd', v)]:.3f}",
+                          f"{row[('width', v)]:.3f}", f"{row[('bias', v)]:+.4f}"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

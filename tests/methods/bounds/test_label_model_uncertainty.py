@@ -108,14 +108,19 @@ def test_label_model_widens_the_standard_error_by_the_delta_method(n_classes, me
     beta = dawid_skene(patterns, table.sum(axis=1), n_classes, **TIGHT)
     pullback = partial(label_model_pullback, "dawid_skene", patterns, table.sum(axis=1), beta)
     out = exact_bounds(table.astype(int), beta, [metric], label_model_pullback=pullback)[metric]
+    off = exact_bounds(table.astype(int), beta, [metric],  # a derivative 10 % off
+                       label_model_pullback=lambda g: 0.9 * pullback(g))[metric]
     group = pool_small_cells(table.astype(int), beta)[2]
     assert group.max() + 1 < len(group)  # some patterns were pooled
     for i, side in enumerate(("lower", "upper")):
         fitted = _brute_force_sd(table, patterns, n_classes, metric, i, group, refit=True)
         known = _brute_force_sd(table, patterns, n_classes, metric, i, group, refit=False)
+        widening = fitted**2 - known**2
         ours = out[f"{side}_bound_sd"] ** 2 - out[f"{side}_bound_sd_fixed_label_model"] ** 2
-        np.testing.assert_allclose(ours, fitted**2 - known**2, rtol=1e-4)
+        np.testing.assert_allclose(ours, widening, rtol=1e-4)
         assert fitted > 1.1 * known  # the label model's error is not negligible here
+        wrong = off[f"{side}_bound_sd"] ** 2 - off[f"{side}_bound_sd_fixed_label_model"] ** 2
+        assert abs(wrong / widening - 1) > 1e-2  # the check can fail
 
 
 def test_standard_error_matches_the_sd_over_repeated_samples():
