@@ -318,7 +318,7 @@ def _unique(index: pd.Index, name: str, other: str) -> None:
                          "index; give unique labels, or pass .to_numpy() to pair by position.")
 
 
-def aligned(**arrays: Any) -> tuple[Any, ...]:
+def aligned(*, keys: tuple[str, ...] = (), **arrays: Any) -> tuple[Any, ...]:
     """The per-row arguments with their rows paired: by pandas index, else by position.
 
     pandas Series and DataFrames pair by index: each is reordered to the rows of the first of
@@ -328,6 +328,9 @@ def aligned(**arrays: Any) -> tuple[Any, ...]:
 
     Parameters
     ----------
+    keys : tuple of str
+        The names of grouping keys among ``arrays`` (e.g. ``chunks``): paired like the others,
+        their length is left to their own check (:func:`bayeval.chunks.make_chunks`).
     **arrays : array-like or None
         The per-row arguments by their public names, the first one first.
 
@@ -368,7 +371,7 @@ def aligned(**arrays: Any) -> tuple[Any, ...]:
                              f"{unmatched[0]!r}); give them the same index (e.g. columns of one "
                              "DataFrame), or pass .to_numpy() to pair them by position.")
         out[name] = arrays[name].iloc[index.get_indexer(anchor)]
-    lengths = {k: n for k, v in out.items() if (n := _length(v)) is not None}
+    lengths = {k: n for k, v in out.items() if k not in keys and (n := _length(v)) is not None}
     if len(set(lengths.values())) > 1:
         first, n = next(iter(lengths.items()))
         check_same_length(**{k: range(m) for k, m in lengths.items() if k == first or m != n})

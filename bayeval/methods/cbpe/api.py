@@ -158,7 +158,7 @@ def _reference_rows(reference: Any, threshold: float, chunks: Any) -> tuple[Any,
     if chunks is not None and isinstance(reference, (tuple, list)):
         parts = dict(zip(("reference scores", "reference labels", "reference y_pred"),
                          reference, strict=False))
-        chunks = aligned(**parts, reference_chunks=chunks)[-1]
+        chunks = aligned(**parts, reference_chunks=chunks, keys=("reference_chunks",))[-1]
     scores, labels, y_pred = as_reference(reference, with_y_pred=True, both_classes=True)
     y_pred = as_predictions(y_pred, scores, threshold, name="reference y_pred",
                             thresholded=True)
@@ -750,7 +750,7 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
                                                           noise, kappa, kappa_prior, n_bins)
     beta = as_beta(beta)
     scores, y_pred, labels, chunks = aligned(scores=scores, y_pred=y_pred, labels=labels,
-                                             chunks=chunks)
+                                             chunks=chunks, keys=("chunks",))
     scores = as_scores(scores, "scores")
     y_pred = as_predictions(y_pred, scores, threshold, thresholded=True)
     if labels is not None:
