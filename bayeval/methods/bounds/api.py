@@ -77,7 +77,9 @@ METHODS = ("exact", "entropic", "pymc", "both")
 SMALL_CELL, SMALL_SHARE = 10, 0.2
 ROW_SUM_TOL = 1e-6
 ASSUMPTIONS = ("The label model's P(Y | weak labels) is right (a wrong one moves each bound by up "
-               "to the total-variation error, Thm 5.1); the items are a random sample of the "
+               "to the total-variation error, Thm 5.1; a label model fitted on these weak labels "
+               "adds its estimation error to the intervals unless label_model_uncertainty=False); "
+               "the items are a random sample of the "
                "population; the classifier was not trained on them. Nothing is assumed about how "
                "predictions and true labels are coupled within a weak-label pattern: the bounds "
                "are the best and worst case over all couplings. A metric's position inside the "

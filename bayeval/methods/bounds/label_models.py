@@ -32,6 +32,8 @@ LABEL_MODELS = ("majority_vote", "dawid_skene")
 #: LOW_ACCURACY, or two functions agree more than conditionally independent ones would by more
 #: than EXCESS_MAX
 LOW_ACCURACY, EXCESS_MAX = 0.7, 0.05
+#: Dawid-Skene's derivative solves its (parameters x parameters) system directly up to this size
+DENSE_SOLVE = 1500
 
 
 def weak_label_patterns(weak_labels: np.ndarray, n_classes: int
@@ -280,12 +282,20 @@ def _ds_pullback(patterns, counts, beta, grad, smoothing=1.0):
         return ((one_hot @ v_e).reshape(-1, n, k).transpose(1, 0, 2)
                 + v[:, None, n_e:])
 
+    def jac_t(v):  # J_x^T v for a batch of v (n, D): (dr/dx)^T (c (A v_E + v_m))
+        return _ds_adjoint(state, c[None, :, None] * spread(v))
+
     dim = n_e + k
-    # row d: J_x^T e_d = (dr/dx)^T (c (A e_E + e_m)), so the stacked rows are J_x itself
-    jac = np.concatenate([_ds_adjoint(state, c[None, :, None] * spread(block))
-                          for block in np.array_split(np.eye(dim), max(1, dim // 32))])
     g = _ds_adjoint(state, grad)  # (n, D)
-    lam = np.linalg.solve((np.eye(dim) - jac).T, g.T).T
+    if dim <= DENSE_SOLVE:  # row d of the stacked J_x^T e_d is row d of J_x
+        jac = np.concatenate([jac_t(block)
+                              for block in np.array_split(np.eye(dim), max(1, dim // 32))])
+        lam = np.linalg.solve((np.eye(dim) - jac).T, g.T).T
+    else:  # many parameters: GMRES on (I - J_x)^T lambda = g, one product per iteration
+        op = scipy.sparse.linalg.LinearOperator(
+            (dim, dim), matvec=lambda v: v - jac_t(v.reshape(1, -1))[0], dtype=float)
+        lam = np.stack([scipy.sparse.linalg.gmres(op, row, rtol=1e-12, atol=0.0,
+                                                  restart=200, maxiter=50)[0] for row in g])
     return (post[None] * spread(lam)).sum(axis=2)
 
 
@@ -319,8 +329,10 @@ def label_model_pullback(name: str, patterns: np.ndarray, counts: np.ndarray,
       :math:`g = (\partial r/\partial x)^\top \nabla_\beta T` and
       :math:`\lambda = (I - \partial_x\Phi)^{-\top} g`,
       :math:`dT/dc_u = \sum_y r_{uy}\,(\lambda_E[(j, z_{uj}), y]\text{ summed over } j
-      + \lambda_m[y])`. :math:`I - \partial_x\Phi` is singular where the model is not
-      identified (fewer than three labelling functions): the derivatives are then huge.
+      + \lambda_m[y])`. :math:`I - \partial_x\Phi` (of the size of the parameters,
+      :math:`J(K+1)K + K`) is solved directly up to ``DENSE_SOLVE`` parameters and by GMRES
+      beyond; it is singular where the model is not identified (fewer than three labelling
+      functions), and the derivatives are then huge.
     * majority vote: only the pattern without votes depends on the counts (its class prior
       :math:`\sum_{u} c_u s_u / \sum_u c_u` over the voting patterns' vote shares :math:`s_u`).
 

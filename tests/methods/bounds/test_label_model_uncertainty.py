@@ -186,3 +186,18 @@ def test_dawid_skene_with_two_labelling_functions_is_flagged():
     assert not any("not identified" in w for w in three.meta["warnings"])
     assert dawid_skene_concerns(np.array([[0, -1, -1], [1, -1, -1]])).startswith(
         "Dawid-Skene is not identified with 1 labelling function that")
+
+
+def test_iterative_solve_equals_the_direct_one(monkeypatch):
+    # Many labelling functions and classes make Dawid-Skene's system too large to solve
+    # directly; GMRES must give the same derivatives.
+    from bayeval.methods.bounds import label_models
+
+    patterns, table = _table(3, 4, 2000, 4)
+    counts = table.sum(axis=1)
+    beta = dawid_skene(patterns, counts, 3)
+    grad = np.random.default_rng(1).normal(size=(4, *beta.shape))
+    direct = label_model_pullback("dawid_skene", patterns, counts, beta, grad)
+    monkeypatch.setattr(label_models, "DENSE_SOLVE", 10)
+    iterative = label_model_pullback("dawid_skene", patterns, counts, beta, grad)
+    np.testing.assert_allclose(iterative, direct, rtol=0, atol=1e-10 * np.abs(direct).max())
