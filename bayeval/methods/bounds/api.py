@@ -562,7 +562,8 @@ def rank_classifiers(candidates: Mapping[str, Any], weak_labels, *,
     candidates : mapping name -> y_pred
         Predictions of each candidate on the same items.
     weak_labels, label_model, n_classes
-        As for :func:`bounds`; the label model is fitted once.
+        As for :func:`bounds`; the label model is fitted once, and a fitted label model's
+        sampling error is in the intervals (``label_model_uncertainty=True`` of :func:`bounds`).
     metric : str
     ci_prob : float
 
@@ -625,7 +626,7 @@ def compare_labelling_functions(y_pred, weak_labels, subsets: Mapping[str, Seque
     Parameters
     ----------
     y_pred, weak_labels, label_model, metric, n_classes, ci_prob
-        As for :func:`bounds`.
+        As for :func:`bounds` (a fitted label model's sampling error is in the intervals).
     subsets : mapping name -> column indices
         Labelling functions (columns of ``weak_labels``) of each subset.
 
