@@ -38,6 +38,22 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist sends the ids to the scheduler
+def pytest_collection_finish(session):
+    """On an xdist worker with ``--dist loadgroup``: the group of each test goes to the scheduler
+    as an ``@group`` suffix of its id, which pytest-xdist 3.8 writes where pytest 9.2 no longer
+    reads it (pytest-dev/pytest-xdist#1386); the groups were then ignored and a module's
+    fixture computed on both workers. Where the suffix is missing, set it as xdist would."""
+    if not getattr(session.config.option, "loadgroup", False):
+        return
+    for item in session.items:
+        names = {str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                 for m in item.iter_markers("xdist_group")}
+        ident = getattr(item, "_id", None)
+        if names and ident is not None and "@" not in item.nodeid:
+            item._id = type(ident).parse(f"{item.nodeid}@{'_'.join(sorted(names))}")
+
+
 # shared by the plot and report tests: the breast-cancer classifier evaluated with all labels
 @pytest.fixture(scope="module")
 def data():
