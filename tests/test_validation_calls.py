@@ -1,7 +1,7 @@
 """Input is checked once, at the entry point: count the calls into bayeval.validation.
 
-A call counts when a function defined in ``bayeval/validation.py`` is entered from code outside
-that module (its own nested calls, e.g. ``as_scores`` calling ``as_array``, do not count). The
+A call counts when a function defined in the ``bayeval/validation`` package is entered from code
+outside it (its own nested calls, e.g. ``as_scores`` calling ``as_array``, do not count). The
 core's internal calls use the trusting twins of the checking functions, so a method's checks do
 not grow with the number of chunks, metrics, folds or intervals it computes.
 """
@@ -9,6 +9,7 @@ not grow with the number of chunks, metrics, folds or intervals it computes.
 from __future__ import annotations
 
 import collections
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -20,7 +21,7 @@ import bayeval as be
 from bayeval import datasets, validation
 from bayeval.metrics import from_counts, metric_value
 
-VALIDATION = str(Path(validation.__file__).resolve())
+VALIDATION = str(Path(validation.__file__).resolve().parent) + os.sep
 
 
 def validation_calls(run: Callable[[], object]) -> collections.Counter:
@@ -29,9 +30,9 @@ def validation_calls(run: Callable[[], object]) -> collections.Counter:
     calls: collections.Counter = collections.Counter()
 
     def profile(frame, event, arg):
-        if event == "call" and frame.f_code.co_filename == VALIDATION:
+        if event == "call" and frame.f_code.co_filename.startswith(VALIDATION):
             caller = frame.f_back
-            if caller is None or caller.f_code.co_filename != VALIDATION:
+            if caller is None or not caller.f_code.co_filename.startswith(VALIDATION):
                 calls[frame.f_code.co_name] += 1
 
     previous = sys.getprofile()

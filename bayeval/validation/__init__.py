@@ -1,0 +1,41 @@
+"""Coercion and checking of user input, done once at the public entry points.
+
+Every function takes the argument's public ``name`` so that the error says which argument was
+wrong, what was received and what is accepted: one function, and one message, per kind of
+argument. The entry functions call them once; the core's internal calls go to the trusting
+twins of its checking functions (e.g. :func:`bayeval.metrics.metric_value` for
+:func:`bayeval.metrics.from_counts`). :mod:`~bayeval.validation.arrays` checks the per-row
+arguments and pairs their rows, :mod:`~bayeval.validation.options` everything else.
+"""
+
+from bayeval.validation.arrays import (
+    aligned,
+    as_array,
+    as_binary,
+    as_counts,
+    as_labels,
+    as_predictions,
+    as_probabilities,
+    as_reference,
+    as_scores,
+    check_same_length,
+    describe,
+)
+from bayeval.validation.options import (
+    as_beta,
+    as_calibration,
+    as_choice,
+    as_ci_prob,
+    as_metrics,
+    as_positive_int,
+    as_seed,
+    as_threshold,
+    as_zero_division,
+)
+
+__all__ = [
+    "aligned", "as_array", "as_beta", "as_binary", "as_calibration", "as_choice", "as_ci_prob",
+    "as_counts", "as_labels", "as_metrics", "as_positive_int", "as_predictions",
+    "as_probabilities", "as_reference", "as_scores", "as_seed", "as_threshold",
+    "as_zero_division", "check_same_length", "describe",
+]

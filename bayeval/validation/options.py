@@ -1,0 +1,371 @@
+"""Coercion and checking of options: levels, thresholds, names, seeds, counts, priors and
+sampler settings."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from bayeval.validation.arrays import describe
+
+__all__ = [
+    "as_beta",
+    "as_calibration",
+    "as_choice",
+    "as_ci_prob",
+    "as_metrics",
+    "as_positive_int",
+    "as_seed",
+    "as_threshold",
+    "as_zero_division",
+]
+
+
+def as_ci_prob(ci_prob: Any, name: str = "ci_prob") -> float:
+    """An interval probability strictly between 0 and 1.
+
+    Parameters
+    ----------
+    ci_prob : float
+        The probability.
+    name : str
+        The argument's public name, used in error messages.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If ``ci_prob`` is not a number in (0, 1).
+
+    Examples
+    --------
+    >>> as_ci_prob(0.9)
+    0.9
+    >>> as_ci_prob(95)
+    Traceback (most recent call last):
+        ...
+    ValueError: ci_prob must lie strictly between 0 and 1 (e.g. 0.95), got 95.0.
+    """
+    try:
+        value = float(ci_prob)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number in (0, 1), got {describe(ci_prob)}.") from None
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"{name} must lie strictly between 0 and 1 (e.g. 0.95), got {value}.")
+    return value
+
+
+def as_zero_division(value: Any, name: str = "zero_division") -> float:
+    """The value of a metric where it is undefined: 0.0, 1.0 or NaN (scikit-learn's choices).
+
+    Parameters
+    ----------
+    value : float
+        The value.
+    name : str
+        The argument's public name, used in error messages.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        For any other value, or a string such as ``"warn"``.
+
+    Examples
+    --------
+    >>> as_zero_division(1), as_zero_division(np.nan)
+    (1.0, nan)
+    >>> as_zero_division("warn")
+    Traceback (most recent call last):
+        ...
+    ValueError: zero_division must be 0.0, 1.0 or np.nan, got 'warn'.
+    """
+    if isinstance(value, (int, float, np.integer, np.floating)) and (
+            value in (0, 1) or np.isnan(value)):
+        return float(value)
+    raise ValueError(f"{name} must be 0.0, 1.0 or np.nan, got {value!r}.")
+
+
+def as_beta(beta: Any, name: str = "beta") -> float:
+    """The weight of recall in an F-beta score: a number >= 0, ``np.inf`` included.
+
+    Parameters
+    ----------
+    beta : float
+        The weight.
+    name : str
+        The argument's public name, used in error messages.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If ``beta`` is not a number >= 0.
+
+    Examples
+    --------
+    >>> as_beta(2), as_beta(np.inf)
+    (2.0, inf)
+    >>> as_beta(-1)
+    Traceback (most recent call last):
+        ...
+    ValueError: beta must be a number >= 0 (np.inf allowed), got -1.
+    """
+    if isinstance(beta, (int, float, np.integer, np.floating)) and beta >= 0:
+        return float(beta)
+    raise ValueError(f"{name} must be a number >= 0 (np.inf allowed), got {beta!r}.")
+
+
+def as_choice(value: Any, name: str, choices: Iterable[str]) -> str:
+    """One of a fixed set of string options.
+
+    Parameters
+    ----------
+    value : str
+        The option given.
+    name : str
+        The argument's public name, used in error messages.
+    choices : iterable of str
+        The accepted options.
+
+    Returns
+    -------
+    str
+        ``value`` unchanged.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not among ``choices``; the message lists them.
+
+    Examples
+    --------
+    >>> as_choice("eti", "ci_kind", ("eti", "hdi"))
+    'eti'
+    >>> as_choice("HDI", "ci_kind", ("eti", "hdi"))
+    Traceback (most recent call last):
+        ...
+    ValueError: ci_kind must be one of 'eti', 'hdi'; got 'HDI'.
+    """
+    choices = tuple(choices)
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; "
+                         f"got {describe(value)}.")
+    return value
+
+
+def as_seed(random_seed: Any, name: str = "random_seed") -> np.random.Generator:
+    """A numpy Generator from None, an int, a SeedSequence or a Generator.
+
+    Parameters
+    ----------
+    random_seed : None, int, numpy.random.SeedSequence or numpy.random.Generator
+        The seed; a Generator is returned as it is (its state is shared).
+    name : str
+        The argument's public name, used in error messages.
+
+    Returns
+    -------
+    numpy.random.Generator
+
+    Raises
+    ------
+    ValueError
+        For a negative int or any other type.
+
+    Examples
+    --------
+    >>> float(as_seed(0).random()) == float(np.random.default_rng(0).random())
+    True
+    >>> as_seed(1.5)
+    Traceback (most recent call last):
+        ...
+    ValueError: random_seed must be None, a non-negative int or a numpy Generator, got float.
+    """
+    if isinstance(random_seed, np.random.Generator):
+        return random_seed
+    if random_seed is None or isinstance(random_seed, (int, np.integer, np.random.SeedSequence)):
+        if isinstance(random_seed, (int, np.integer)) and random_seed < 0:
+            raise ValueError(f"{name} must be a non-negative integer, got {random_seed}.")
+        return np.random.default_rng(random_seed)
+    raise ValueError(f"{name} must be None, a non-negative int or a numpy Generator, "
+                     f"got {type(random_seed).__name__}.")
+
+
+def as_threshold(threshold: Any, name: str = "threshold") -> float:
+    """A decision threshold on scores: a number in [0, 1] (rows with ``scores >= threshold``
+    are predicted positive).
+
+    Parameters
+    ----------
+    threshold : float
+        The threshold.
+    name : str
+        The argument's public name, used in error messages.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If ``threshold`` is not a real number in [0, 1] (a string or a bool included).
+
+    Examples
+    --------
+    >>> as_threshold(0.5), as_threshold(1)
+    (0.5, 1.0)
+    >>> as_threshold("0.5")
+    Traceback (most recent call last):
+        ...
+    ValueError: threshold must be a number in [0, 1], got '0.5'.
+    """
+    if (isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.number))
+            or not 0.0 <= threshold <= 1.0):
+        raise ValueError(f"{name} must be a number in [0, 1], got {describe(threshold)}.")
+    return float(threshold)
+
+
+def as_positive_int(value: Any, name: str, *, most: int | None = None) -> int:
+    """A positive integer (a count, a size, a number of bins or draws), at most ``most``.
+
+    Python and numpy integers are accepted; floats (even ``10.0``) and bools are not.
+
+    Parameters
+    ----------
+    value : int
+        The value.
+    name : str
+        The argument's public name, used in error messages.
+    most : int, optional
+        The largest value accepted: the number of rows, for a chunk size or count.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not a positive integer, or exceeds ``most``.
+
+    Examples
+    --------
+    >>> as_positive_int(10, "n_bins"), as_positive_int(np.int64(4), "draws")
+    (10, 4)
+    >>> as_positive_int(0, "chunk_size")
+    Traceback (most recent call last):
+        ...
+    ValueError: chunk_size must be a positive integer, got 0.
+    >>> as_positive_int(3, "n_chunks", most=2)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    ValueError: n_chunks=3 exceeds the number of rows (2): some chunks would be empty.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {describe(value)}.")
+    if most is not None and value > most:
+        raise ValueError(f"{name}={int(value)} exceeds the number of rows ({most}): some chunks "
+                         "would be empty.")
+    return int(value)
+
+
+def as_metrics(metrics: Any, accepted: Iterable[str], default: Iterable[str],
+               name: str = "metrics") -> tuple[str, ...]:
+    """Metric names: one name or a sequence of distinct names among ``accepted``.
+
+    Parameters
+    ----------
+    metrics : str, sequence of str or None
+        The names given; None gives ``default``.
+    accepted : iterable of str
+        The names the method accepts (from :data:`bayeval.metrics.REGISTRY`).
+    default : iterable of str
+        The names for ``metrics=None``.
+    name : str
+        The argument's public name, used in error messages.
+
+    Returns
+    -------
+    tuple of str
+
+    Raises
+    ------
+    ValueError
+        For a name not among ``accepted`` (the message lists them) or a name given twice.
+
+    Examples
+    --------
+    >>> as_metrics("f1", ("f1", "recall"), ("recall",)), as_metrics(None, ("f1",), ("f1",))
+    (('f1',), ('f1',))
+    >>> as_metrics(["f1", "f1"], ("f1", "recall"), ())
+    Traceback (most recent call last):
+        ...
+    ValueError: metrics lists a metric twice: ['f1', 'f1'].
+    """
+    if metrics is None:
+        return tuple(default)
+    accepted = tuple(accepted)
+    names = tuple(str(as_choice(m, name, accepted)) for m in np.atleast_1d(metrics).tolist())
+    if len(set(names)) < len(names):
+        raise ValueError(f"{name} lists a metric twice: {list(names)}.")
+    return names
+
+
+def as_calibration(calibration: Any, names: Iterable[str], *, kind: type | None = None,
+                   name: str = "calibration") -> Any:
+    """A calibration map: one of ``names``, or an object that fits and predicts.
+
+    Parameters
+    ----------
+    calibration : str or object
+        A name, or an object with ``fit(scores, labels)`` and ``predict(scores)`` (an instance
+        of ``kind`` if given, e.g. :class:`bayeval.calibration.Calibrator`).
+    names : iterable of str
+        The accepted names.
+    kind : type, optional
+        The class that an object must be an instance of.
+    name : str
+        The argument's public name, used in error messages.
+
+    Returns
+    -------
+    str or object
+        ``calibration`` unchanged.
+
+    Raises
+    ------
+    ValueError
+        An unknown name, or an object that does not fit and predict.
+
+    Examples
+    --------
+    >>> as_calibration("platt", ("platt", "none"))
+    'platt'
+    >>> as_calibration(1, ("platt", "none"))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    ValueError: calibration must be a name ('platt', 'none') or an object with fit(...; got int.
+    """
+    names = tuple(names)
+    if isinstance(calibration, str):
+        return as_choice(calibration, name, names)
+    fits = hasattr(calibration, "fit") and hasattr(calibration, "predict")
+    if not fits or (kind is not None and not isinstance(calibration, kind)):
+        what = (f"a {kind.__name__}" if kind is not None else
+                "an object with fit(scores, labels) and predict(scores)")
+        raise ValueError(f"{name} must be a name ({', '.join(map(repr, names))}) or {what}; "
+                         f"got {type(calibration).__name__}.")
+    return calibration
