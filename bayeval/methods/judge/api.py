@@ -51,7 +51,13 @@ from bayeval.methods.judge.fast import (
     youden,
     z_value,
 )
-from bayeval.methods.judge.models import VARIANTS, beta_priors, conjugate_prior, model
+from bayeval.methods.judge.models import (
+    TARGET_ACCEPT,
+    VARIANTS,
+    beta_priors,
+    conjugate_prior,
+    model,
+)
 from bayeval.sampling import sample
 from bayeval.table import Table, table
 from bayeval.validation import (
@@ -377,8 +383,8 @@ def judge(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: float = 0.95
         (Formerly ``ci=``, still accepted with a ``FutureWarning``.)
     prior : dict, optional
         Beta ``(a, b)`` per parameter of the generative model
-        (:func:`~bayeval.methods.judge.models.model`); the default is the uniform Dirichlet on
-        the 2×2 table.
+        (:func:`~bayeval.methods.judge.models.model`); the default is Jeffreys' Dirichlet(1/2,
+        1/2, 1/2, 1/2) on the 2×2 table, chosen for its coverage with few labels.
     model : {"a", "b"}
         Generative model for ``"pymc"``/``"both"``: A (prevalence, sensitivity, specificity) or B
         (judge rate and calibration cell means).
@@ -389,7 +395,8 @@ def judge(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: float = 0.95
     random_seed : int, optional
         Seed of the sampler and of the draws of the finite-sample mean.
     sample_kwargs : dict, optional
-        Passed to ``pm.sample`` (draws, tune, chains, target_accept...).
+        Passed to ``pm.sample`` (draws, tune, chains, target_accept...); ``target_accept``
+        defaults to :data:`~bayeval.methods.judge.models.TARGET_ACCEPT`.
 
     Returns
     -------
@@ -486,6 +493,7 @@ def _bayes(checked, groups, tags, method, variant, prior, ci_prob, random_seed, 
                          "(a_q1 + b_q1, a_q0 + b_q0), i.e. all three from one Dirichlet on the "
                          "2x2 table; use method='pymc' (no check) or such a prior.")
     pm_model = model(*counts, variant=variant, prior=prior, groups=groups)
+    sample_kwargs = {"target_accept": TARGET_ACCEPT, **(sample_kwargs or {})}
     draws = _with_finite_mean(sample(pm_model, random_seed, sample_kwargs), counts, random_seed)
     notes = []
     post = draws["posterior"].to_dataset()
