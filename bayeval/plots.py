@@ -22,10 +22,12 @@ Matplotlib and ArviZ are imported when a figure is drawn, not with this module.
 
 from __future__ import annotations
 
+import re
 from itertools import product
 from typing import TYPE_CHECKING
 
 import numpy as np
+import pandas as pd
 import scipy
 import xarray as xr
 
@@ -48,7 +50,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = ["DEFAULT_KINDS", "KINDS", "Kind", "available", "default_kind", "for_methods", "plot",
-           "register"]
+           "register", "tipping_points"]
 
 #: at most this many panels (estimand coordinates) per figure; pass ``coords`` to choose others
 MAX_PANELS = 12
@@ -340,12 +342,40 @@ def _interval_marks(ax: Axes, rows: list[tuple[str, str, float, float, float]]) 
     ax.spines["left"].set_visible(False)
 
 
+def _has_law(ev: Evaluation, sel: dict) -> bool:
+    """Whether there is a distribution to draw at one coordinate: draws, an exact PMF, or the
+    fast path's continuous law (:func:`_fast_law`)."""
+    if _finite_draws(ev, sel) is not None:
+        return True
+    point = _closed_at(ev, sel)
+    if point is None:
+        return False
+    if "pmf_prob" in point and np.isfinite(point["pmf_prob"]).any():
+        return True
+    return _fast_law(point, ev.ci_prob) is not None
+
+
+def _has_distribution(ev: Evaluation) -> str | None:
+    """None where some coordinate has a distribution to draw (:func:`_has_law`), else why not."""
+    items, _ = _items(ev, None, limit=10**6)
+    if any(_has_law(ev, sel) for _, sel in items):
+        return None
+    return "it has no draws and no exact law to draw, only intervals"
+
+
 @register("distribution", "the distribution of each estimated quantity: posterior draws with "
-                          "the fast path overlaid, intervals as bars below")
+                          "the fast path overlaid, intervals as bars below",
+          applies=_has_distribution)
 def distribution(ev: Evaluation, coords: dict | None = None) -> Figure:
     """Per estimand coordinate: the draws' histogram, the fast path's exact law (PMF bars, Beta
     density, or normal density where it is Gaussian) and both intervals."""
     items, total = _items(ev, coords)
+    shown = f" (first {len(items)} of {total}; choose with coords=)" if total > len(items) else ""
+    lawful = [item for item in items if _has_law(ev, item[1])]
+    if len(lawful) < len(items):
+        shown += (f"; {len(items) - len(lawful)} with an interval only are in the intervals "
+                  "plot")
+    items = lawful
     dstats = _draws_stats(ev)
     fig, axes = _grid(len(items))
     for ax, (label, sel) in zip(axes, items, strict=True):
@@ -368,7 +398,6 @@ def distribution(ev: Evaluation, coords: dict | None = None) -> Figure:
             ax.set_xlim(lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo))
         _interval_marks(ax, marks)
         ax.set_title(label if marks else f"{label}: undefined")
-    shown = f" (first {len(items)} of {total}; choose with coords=)" if total > len(items) else ""
     fig.suptitle(f"{ev.meta['method']} ({ev.meta['variant']}): distributions{shown}")
     _legend(fig)
     return fig
@@ -396,15 +425,19 @@ def intervals(ev: Evaluation, coords: dict | None = None) -> Figure:
     items, total = _items(ev, coords, limit=4 * MAX_PANELS)
     dstats = _draws_stats(ev)
     fig, ax = plt.subplots(figsize=(8, 1.2 + 0.42 * len(items)), layout="constrained")
-    for row, (_, sel) in enumerate(items):
-        sources = _interval_sources(ev, sel, dstats)
+    per_row = [_interval_sources(ev, sel, dstats) for _, sel in items]
+    for row, sources in enumerate(per_row):
+        if not sources:  # undefined (NaN) here: said on the row's label
+            continue
         offsets = np.linspace(-0.14, 0.14, len(sources)) if len(sources) > 1 else [0.0]
         for (label, color, s), dy in zip(sources, offsets, strict=True):
             y = -row + dy
             ax.plot([float(s["lower"]), float(s["upper"])], [y, y], color=color, lw=2.2,
                     solid_capstyle="butt", label=f"{label} {_level(ev)}")
             ax.plot([float(s["mean"])], [y], "o", color=color, ms=5)
-    ax.set_yticks(-np.arange(len(items)), [label for label, _ in items])
+    ax.set_yticks(-np.arange(len(items)), [label if sources else f"{label} (undefined)"
+                                           for (label, _), sources in zip(items, per_row,
+                                                                          strict=True)])
     ax.set_ylim(-len(items) + 0.5, 0.5)
     ax.grid(axis="x", color="0.9")
     ax.set_xlabel("value")
@@ -472,12 +505,16 @@ def rank(ev: Evaluation, var_names=None, coords: dict | None = None, **kwargs) -
 
 @register("sensitivity", "power-scaling sensitivity of each posterior quantity to the prior "
                          "and to the likelihood", applies=_needs_mcmc)
-def sensitivity(ev: Evaluation, var_names=None) -> Figure:
+def sensitivity(ev: Evaluation, var_names=None, top: int = 15) -> Figure:
     """Prior and likelihood power-scaling sensitivity per quantity (from ``ev.sensitivity()``),
-    with the threshold above which a quantity is flagged."""
+    with the threshold above which a quantity is flagged: the ``top`` most sensitive quantities
+    (largest of the two), the others counted in the title."""
     import matplotlib.pyplot as plt
 
     table = ev.sensitivity(var_names)
+    total = len(table)
+    order = np.argsort(-table[["prior", "likelihood"]].max(axis=1).to_numpy(), kind="stable")
+    table = table.iloc[np.sort(order[:top])]
     n = len(table)
     fig, ax = plt.subplots(figsize=(8, 1.3 + 0.38 * n), layout="constrained")
     y = -np.arange(n)
@@ -495,8 +532,10 @@ def sensitivity(ev: Evaluation, var_names=None) -> Figure:
     ax.set_xlim(left=-0.01 * ax.get_xlim()[1])
     ax.set_ylim(-n + 0.5, 0.5)
     ax.set_xlabel("power-scaling sensitivity (CJS distance)")
-    fig.suptitle(f"{ev.meta['method']} ({ev.meta['variant']}): power-scaling sensitivity\n"
-                 "prior above the threshold: the prior matters; likelihood below: weak data")
+    shown = (f" of the {n} most sensitive of {total} quantities ({total - n} more, all "
+             f"below {table[['prior', 'likelihood']].max(axis=1).min():.2g})" if total > n else "")
+    fig.suptitle(f"{ev.meta['method']} ({ev.meta['variant']}): power-scaling sensitivity{shown}"
+                 "\nprior above the threshold: the prior matters; likelihood below: weak data")
     _legend(fig)
     return fig
 
@@ -511,7 +550,7 @@ def _metrics(ev: Evaluation, coords: dict | None) -> list[str]:
 
 def _chunk_draws(ev: Evaluation) -> xr.Dataset:
     """The draws' mean and interval per (chunk, metric), with the data's realized values and
-    thresholds and the alerts of the mean."""
+    thresholds, the alerts of the mean and the draws' share outside the thresholds."""
     out = draws_intervals(ev.draws, ev.ci_prob, ev.ci_kind)
     if "data" in ev.tree.children:
         data = ev.tree["data"].to_dataset()
@@ -520,49 +559,152 @@ def _chunk_draws(ev: Evaluation) -> xr.Dataset:
     if "lower_threshold" in out:
         out["alert"] = (out["mean"] < out["lower_threshold"]) | (
             out["mean"] > out["upper_threshold"])
+        outside = (ev.draws < out["lower_threshold"]) | (ev.draws > out["upper_threshold"])
+        out["p_alert"] = outside.mean(SAMPLE_DIMS).where(np.isfinite(out["lower_threshold"]))
     return out
 
 
-@register("chunks", "metric per chunk: estimate with its interval as a band, realized values, "
-                    "alert thresholds and alerts", applies=for_methods("cbpe"))
-def chunks(ev: Evaluation, coords: dict | None = None) -> Figure:
-    """Per metric (at most :data:`MAX_PANELS`): the estimate per chunk in order (without the
-    whole period ``all``) with its interval as a band, the realized values where labels are known,
-    the reference thresholds (dashed) and the chunks in alert (red). The estimate is the fast
-    path's, else the draws' mean and interval (realized values and thresholds then come from the
-    data)."""
+def _chunk_axis(keys: list[str]) -> tuple[np.ndarray, bool]:
+    """Positions of chunks on a time axis: dates where every key starts with one (``2024-03``,
+    ``2024-03-04/2024-03-10``: the period's start), else the chunk's index.
+
+    Parameters
+    ----------
+    keys : list of str
+        The chunks' labels, in order.
+
+    Returns
+    -------
+    positions : ndarray
+        ``datetime64`` values, or ``0, 1, ...``.
+    dates : bool
+        Whether ``positions`` are dates.
+
+    Examples
+    --------
+    >>> days, dates = _chunk_axis(["2024-03-04/2024-03-10", "2024-03-11/2024-03-17"])
+    >>> days.astype("datetime64[D]").astype(str).tolist(), dates
+    (['2024-03-04', '2024-03-11'], True)
+    >>> _chunk_axis(["[0:99]", "[100:199]"])
+    (array([0, 1]), False)
+    """
+    import pandas as pd
+
+    starts = [k.split("/")[0].strip() for k in keys]
+    if all(re.fullmatch(r"\d{4}-\d{2}(-\d{2})?([ T][\d:.]+)?", s) for s in starts):
+        return pd.to_datetime(starts).values, True
+    return np.arange(len(keys)), False
+
+
+def _time_ticks(ax: Axes, keys: list[str], dates: bool) -> None:
+    """Ticks that do not overlap: dates by matplotlib's concise date formatter, else at most
+    about eight chunk labels (every k-th)."""
+    import matplotlib.dates as mdates
+    from matplotlib.ticker import FixedLocator, FuncFormatter
+
+    if dates:
+        locator = mdates.AutoDateLocator(minticks=3, maxticks=8)
+        ax.xaxis.set_major_locator(locator)
+        ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+        return
+    width = max(len(k) for k in keys)
+    step = max(1, -(-len(keys) * width // 70))  # about 70 characters across the axis
+    ax.xaxis.set_major_locator(FixedLocator(np.arange(0, len(keys), step)))
+    ax.xaxis.set_major_formatter(FuncFormatter(
+        lambda x, _: keys[round(x)] if 0 <= round(x) < len(keys) else ""))
+
+
+def _chunk_series(cf: xr.Dataset, coords: dict | None, limit: int
+                  ) -> tuple[list[tuple[str, dict]], int]:
+    """(label, selection) of the columns of the chunks plot (the coordinates of dimensions other
+    than chunk and metric, e.g. ``group``), at most ``limit``, and how many there are."""
+    dims = [d for d in cf["mean"].dims if d not in ("chunk", "metric")]
+    values = [np.atleast_1d((coords or {}).get(d, cf[d].values)).tolist() for d in dims]
+    keys = list(product(*values))
+    return ([(", ".join(map(str, k)), dict(zip(dims, k, strict=True))) for k in keys[:limit]],
+            len(keys))
+
+
+def _threshold_steps(ax: Axes, x: np.ndarray, m: xr.Dataset) -> None:
+    """The alert thresholds as dashed steps over the chunks (flat where they do not vary)."""
+    for var in ("lower_threshold", "upper_threshold"):
+        if var not in m:
+            continue
+        y = m[var].values.astype(float)
+        if np.isfinite(y).any() and np.nanmax(y) > np.nanmin(y):
+            ax.step(x, y, where="mid", color="0.35", lw=1, ls="--", label="alert thresholds")
+        elif np.isfinite(y).any():
+            ax.axhline(float(np.nanmax(y)), color="0.35", lw=1, ls="--",
+                       label="alert thresholds")
+
+
+def _alert_title(m: xr.Dataset, keys: list[str]) -> str:
+    """``2 of 10 chunks in alert`` (with the largest p_alert) for a panel's right title."""
+    if "alert" not in m:
+        return ""
+    n = int(m["alert"].values.astype(bool).sum())
+    text = f"{n} of {len(keys)} chunks in alert"
+    if "p_alert" in m and np.isfinite(m["p_alert"].values).any():
+        i = int(np.nanargmax(m["p_alert"].values))
+        text += f"; largest p_alert {m['p_alert'].values[i]:.2f} ({keys[i]})"
+    return text
+
+
+@register("chunks", "metric per chunk on a time axis: estimate with its interval as a band, "
+                    "realized values, alert thresholds, alerts and their probability p_alert",
+          applies=for_methods("cbpe"))
+def chunks(ev: Evaluation, coords: dict | None = None, max_columns: int = 3) -> Figure:
+    """One row per metric (at most :data:`MAX_PANELS`), one column per group where the
+    evaluation has more dimensions (``scale.map_evaluations``; at most ``max_columns``): the
+    estimate per chunk (without the whole period ``all``) with its interval as a band, the
+    realized values where labels are known, the alert thresholds learned on the reference
+    (dashed), the chunks in alert (red, with ``p_alert``, the probability that the chunk's metric
+    is outside the thresholds). Chunks keyed by dates sit on a date axis, others on their index.
+    The estimate is the fast path's, else the draws' mean and interval (realized values and
+    thresholds then come from the data)."""
+    import matplotlib.pyplot as plt
+
     cf = ev.closed_form if ev.closed_form is not None else _chunk_draws(ev)
     cf = cf.sel(chunk=[c for c in cf["chunk"].values.tolist() if c != "all"])
     metrics = _metrics(ev, coords)[:MAX_PANELS]
-    names = [str(c) for c in cf["chunk"].values]
-    x = np.arange(len(names))
-    fig, axes = _grid(len(metrics), height=2.6)
-    for ax, metric in zip(axes, metrics, strict=True):
-        m = cf.sel(metric=metric)
-        ax.fill_between(x, m["lower"].values, m["upper"].values, color=FAST_COLOR, alpha=0.2,
-                        lw=0, label=f"estimate {_level(ev)}")
-        ax.plot(x, m["mean"].values, "-o", color=FAST_COLOR, ms=3.5, lw=1.4, label="estimate")
-        if "realized" in m:
-            realized = m["realized"].values
-            known = np.isfinite(realized)
-            if known.any():
-                ax.plot(x[known], realized[known], "D", color="black", ms=4, mfc="none",
-                        label="realized")
-        for var in ("lower_threshold", "upper_threshold"):
-            values = m[var].values[np.isfinite(m[var].values)] if var in m else []
-            if len(values):
-                ax.axhline(float(values[0]), color="0.35", lw=1, ls="--",
-                           label="alert thresholds")
-        if "alert" in m:
-            alert = m["alert"].values.astype(bool)
-            if alert.any():
+    columns, n_columns = _chunk_series(cf, coords, max_columns)
+    keys = [str(c) for c in cf["chunk"].values]
+    x, dates = _chunk_axis(keys)
+    fig, axes = plt.subplots(len(metrics), len(columns), sharex=True, squeeze=False,
+                             figsize=(10, 0.9 + 1.6 * len(metrics)), layout="constrained")
+    for row, metric in enumerate(metrics):
+        for col, (label, sel) in enumerate(columns):
+            ax, m = axes[row, col], cf.sel(metric=metric, **sel)
+            ax.fill_between(x, m["lower"].values, m["upper"].values, color=FAST_COLOR,
+                            alpha=0.2, lw=0, step=None, label=f"estimate {_level(ev)}")
+            ax.plot(x, m["mean"].values, "-o", color=FAST_COLOR, ms=3.5, lw=1.4,
+                    label="estimate")
+            if "realized" in m and np.isfinite(m["realized"].values).any():
+                known = np.isfinite(m["realized"].values)
+                ax.plot(x[known], m["realized"].values[known], "D", color="black", ms=4,
+                        mfc="none", label="realized")
+            _threshold_steps(ax, x, m)
+            if "alert" in m and m["alert"].values.astype(bool).any():
+                alert = m["alert"].values.astype(bool)
                 ax.plot(x[alert], m["mean"].values[alert], "o", ms=9, mfc="none", mew=1.8,
                         color=ALERT_COLOR, label="alert")
-        tilt = len(names) > 4
-        ax.set_xticks(x, names, rotation=30 if tilt else 0, ha="right" if tilt else "center")
-        ax.set_title(str(metric))
-    fig.suptitle(f"{ev.meta['method']} ({ev.meta['variant']}): estimated metrics per chunk")
-    _legend(fig)
+                for xi, yi, p in zip(x[alert], m["mean"].values[alert],
+                                     m["p_alert"].values[alert] if "p_alert" in m
+                                     else [np.nan] * alert.sum(), strict=True):
+                    if np.isfinite(p):
+                        ax.annotate(f"{p:.2f}", (xi, yi), xytext=(0, 7),
+                                    textcoords="offset points", ha="center", fontsize=7,
+                                    color=ALERT_COLOR)
+            ax.grid(axis="y", color="0.92")
+            ax.set_title(str(metric) if len(columns) == 1 else f"{label}: {metric}",
+                         loc="left", fontweight="bold")
+            ax.set_title(_alert_title(m, keys), loc="right", fontsize=8, color="0.35")
+            _time_ticks(ax, keys, dates)
+    more = f" (first {len(columns)} of {n_columns}; choose with coords=)" if (
+        n_columns > len(columns)) else ""
+    fig.suptitle(f"{ev.meta['method']} ({ev.meta['variant']}): metrics per chunk{more}; "
+                 "alerts annotated with p_alert")
+    _legend(fig, ncols=5)
     return fig
 
 
@@ -615,6 +757,116 @@ def bounds(ev: Evaluation, coords: dict | None = None) -> Figure:
     ax.set_xlabel("value")
     fig.suptitle(f"{ev.meta['method']} ({ev.meta['variant']}): sharp bounds per metric")
     _legend(fig, ncols=4 if post is None else 2)
+    return fig
+
+
+def _has_shifts(ev: Evaluation) -> str | None:
+    if ev.meta["method"] != "pemi":
+        return "it is specific to method pemi"
+    if "delta_sensitivity" not in ev.tree.children:
+        return "it needs a prior on the MNAR shift: run pemi with mnar=(mean, sd), sd > 0"
+    return None
+
+
+def tipping_points(ev: Evaluation) -> pd.DataFrame:
+    r"""Per metric of a PEMI evaluation, the MNAR shifts at which the conclusion under MAR tips.
+
+    PEMI-Gauss is computed at fixed shifts :math:`\delta` (``delta_sensitivity``: the missing
+    labels' probabilities :math:`\sigma(\operatorname{logit}p_i+\delta)`; :math:`\delta = 0`
+    is missing at random). The conclusion under MAR is its interval at :math:`\delta = 0`; it
+    tips where the estimate at :math:`\delta` leaves that interval, found by linear
+    interpolation between the computed shifts.
+
+    Parameters
+    ----------
+    ev : Evaluation
+        A result of ``be.pemi(..., mnar=(mean, sd))`` with ``sd > 0``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``metric``: ``mar_lower``, ``mar_upper`` (the MAR interval), ``below`` and
+        ``above``, the negative and positive shifts where the estimate leaves it (NaN where it
+        stays inside over the computed range ``delta_min`` to ``delta_max``).
+
+    Raises
+    ------
+    ValueError
+        Without a prior on the MNAR shift.
+
+    Examples
+    --------
+    >>> import numpy as np, bayeval as be
+    >>> rng = np.random.default_rng(0)
+    >>> scores = rng.random(400)
+    >>> labels = (rng.random(400) < scores).astype(float)
+    >>> labels[rng.random(400) < 0.4] = np.nan
+    >>> ev = be.pemi(scores, labels, metrics=["precision"], mnar=(0.0, 2.0), random_seed=0)
+    >>> tips = tipping_points(ev)
+    >>> bool(tips.loc["precision", "above"] > 0), tips.loc["precision", "delta_max"].round(2)
+    (True, np.float64(3.92))
+    """
+    reason = _has_shifts(ev)
+    if reason is not None:
+        raise ValueError(f"tipping_points(): {reason}.")
+    ds = ev.tree["delta_sensitivity"].to_dataset()
+    delta = ds["delta"].values
+    rows = {}
+    for metric in ds["metric"].values.tolist():
+        m = ds.sel(metric=metric)
+        at0 = m.sel(delta=0.0)
+        lo, hi = float(at0["lower"]), float(at0["upper"])
+        mean = m["mean"].values
+        rows[metric] = {"mar_lower": lo, "mar_upper": hi,
+                        "below": _first_exit(delta[delta <= 0][::-1], mean[delta <= 0][::-1],
+                                             lo, hi),
+                        "above": _first_exit(delta[delta >= 0], mean[delta >= 0], lo, hi),
+                        "delta_min": float(delta.min()), "delta_max": float(delta.max())}
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("metric")
+
+
+def _first_exit(delta: np.ndarray, mean: np.ndarray, lo: float, hi: float) -> float:
+    """The first shift along ``delta`` (from 0 outwards) where ``mean`` leaves [lo, hi],
+    linearly interpolated; NaN if it stays inside."""
+    for i in range(1, delta.size):
+        for bound in (lo, hi):
+            a, b = mean[i - 1] - bound, mean[i] - bound
+            if a * b < 0 or (b == 0 and a != 0):
+                return float(delta[i - 1] + (delta[i] - delta[i - 1]) * a / (a - b))
+    return float("nan")
+
+
+@register("tipping", "per metric, the estimate as the MNAR shift delta moves away from missing "
+                     "at random (delta = 0), and the shifts where it leaves the MAR interval",
+          applies=_has_shifts)
+def tipping(ev: Evaluation, coords: dict | None = None) -> Figure:
+    """Per metric: PEMI-Gauss's estimate and interval at each computed MNAR shift, the MAR
+    interval (grey band), and the tipping points of :func:`tipping_points` (red)."""
+    ds = ev.tree["delta_sensitivity"].to_dataset()
+    metrics = _metrics(ev, coords)[:MAX_PANELS]
+    tips = tipping_points(ev)
+    fig, axes = _grid(len(metrics), height=2.3, max_cols=min(4, len(metrics)))
+    for ax, metric in zip(axes, metrics, strict=True):
+        m, t = ds.sel(metric=metric), tips.loc[metric]
+        d = m["delta"].values
+        ax.axhspan(t["mar_lower"], t["mar_upper"], color="0.88", lw=0,
+                   label=f"MAR interval (delta = 0) {_level(ev)}")
+        ax.fill_between(d, m["lower"].values, m["upper"].values, color=FAST_COLOR, alpha=0.2,
+                        lw=0, label=f"interval at delta {_level(ev)}")
+        ax.plot(d, m["mean"].values, "-o", color=FAST_COLOR, ms=3.5, lw=1.4,
+                label="estimate at delta")
+        ax.axvline(0, color="0.5", lw=0.8)
+        tipped = [v for v in (t["below"], t["above"]) if np.isfinite(v)]
+        for v in tipped:
+            ax.axvline(v, color=ALERT_COLOR, lw=1.2, ls="--", label="tipping point")
+        ax.set_title(f"{metric}\ntips at delta = {', '.join(f'{v:+.2f}' for v in tipped)}"
+                     if tipped else f"{metric}\nholds for delta in "
+                                    f"[{t['delta_min']:.2f}, {t['delta_max']:.2f}]")
+        ax.set_xlabel("MNAR shift delta (log-odds)")
+        ax.grid(axis="y", color="0.92")
+    fig.suptitle(f"{ev.meta['method']} ({ev.meta['variant']}): missing at random (delta = 0) "
+                 "against missing not at random")
+    _legend(fig)
     return fig
 
 

@@ -93,13 +93,13 @@ def test_distribution_draws_a_normal_only_where_the_fast_path_is_gaussian():
                          (("mean", mean), ("sd", sd), ("lower", lower), ("upper", upper))},
                         coords={"metric": ["accuracy", "recall"]})
     ev = Evaluation.create(method="synthetic", variant="gauss", closed_form=closed)
-    accuracy, recall = plots.plot(ev, "distribution").axes
+    fig = plots.plot(ev, "distribution")
+    (recall,) = fig.axes  # accuracy has an interval only: no panel
+    assert recall.get_title() == "recall"
+    assert "1 with an interval only are in the intervals plot" in fig.get_suptitle()
     (curve,) = lines(recall, "fast path: normal density")
     x, y = curve.get_data()
     np.testing.assert_allclose(y, stats.norm.pdf(x, 0.6, 0.04), rtol=1e-12)
-    assert not lines(accuracy, "fast path: normal density")
-    (fast,) = lines(accuracy, "fast path 95% ETI")  # its interval is all it shows
-    np.testing.assert_allclose(fast.get_xdata(), [lower[0], upper[0]])
 
 
 def test_distribution_of_an_exact_pmf_shows_its_bars_and_the_draws_frequencies(pmf):
@@ -143,6 +143,7 @@ def test_many_coordinates_are_capped_and_said_so():
     closed = xr.Dataset({k: (dims, np.full(shape, v)) for k, v in
                          (("mean", 0.5), ("sd", 0.1), ("lower", 0.3), ("upper", 0.7))},
                         coords={"chunk": chunks, "metric": METRICS})
+    closed["alpha"], closed["beta"] = closed["mean"] * 10, (1 - closed["mean"]) * 10  # Beta laws
     ev = Evaluation.create(method="synthetic", variant="exact", closed_form=closed)
     fig = plots.plot(ev, "distribution")
     assert len(fig.axes) == 10  # every metric of the first 12 // 5 = 2 chunks
@@ -232,14 +233,17 @@ def test_chunks_show_estimates_realized_values_thresholds_and_alerts(cbpe_ev):
     assert plots.default_kind(cbpe_ev) == "chunks"
     assert "chunks" in plots.available(cbpe_ev)
     fig = plots.plot(cbpe_ev)
+    fig.canvas.draw()
     cf = cbpe_ev.closed_form.drop_sel(chunk="all")
     names = list(cf["chunk"].values)
-    assert [ax.get_title() for ax in fig.axes] == ["accuracy", "recall", "precision"]
+    assert [ax.get_title(loc="left") for ax in fig.axes] == ["accuracy", "recall", "precision"]
+    # a shared time axis, labelled under the last row: 5 short keys, all shown
+    assert [t.get_text() for t in fig.axes[-1].get_xticklabels()] == names
     n_alerts = 0
     for ax in fig.axes:
-        m = cf.sel(metric=ax.get_title())
-        assert [t.get_text() for t in ax.get_xticklabels()] == names
+        m = cf.sel(metric=ax.get_title(loc="left"))
         (estimate,) = lines(ax, "estimate")
+        np.testing.assert_array_equal(estimate.get_xdata(), np.arange(len(names)))
         np.testing.assert_array_equal(estimate.get_ydata(), m["mean"].values)
         (band,) = ax.collections  # fill_between: the interval as a band
         ys = band.get_paths()[0].vertices[:, 1]
@@ -254,12 +258,84 @@ def test_chunks_show_estimates_realized_values_thresholds_and_alerts(cbpe_ev):
         alerts = lines(ax, "alert")
         shown = len(alerts[0].get_xdata()) if alerts else 0
         assert shown == int(m["alert"].sum())
+        # every alert is annotated with its p_alert; the panel counts the alerts
+        flagged = np.flatnonzero(m["alert"])
+        assert [t.get_text() for t in ax.texts] == [f"{p:.2f}" for p in
+                                                     m["p_alert"].values[flagged]]
+        assert ax.get_title(loc="right").startswith(f"{shown} of {len(names)} chunks in alert")
         if alerts:
-            np.testing.assert_array_equal(alerts[0].get_xdata(), np.flatnonzero(m["alert"]))
+            np.testing.assert_array_equal(alerts[0].get_xdata(), flagged)
         n_alerts += shown
     assert n_alerts == int(cf["alert"].sum()) > 0
     fig = plots.plot(cbpe_ev, "chunks", coords={"metric": ["recall"]})
-    assert [ax.get_title() for ax in fig.axes] == ["recall"]
+    assert [ax.get_title(loc="left") for ax in fig.axes] == ["recall"]
+
+
+def overlaps(labels) -> int:
+    """Pairs of visible, non-empty tick labels whose drawn boxes intersect."""
+    boxes = [t.get_window_extent() for t in labels if t.get_visible() and t.get_text()]
+    return sum(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+
+
+@pytest.fixture(scope="module")
+def weekly():
+    """CBPE over 52 weekly chunks keyed by pandas' period labels (2024-01-01/2024-01-07)."""
+    import pandas as pd
+
+    from bayeval.methods.cbpe.api import cbpe
+    ref = datasets.calibrated_scores(2000, random_seed=0)
+    ana = datasets.calibrated_scores(52 * 40, random_seed=1)
+    keys = pd.Series(pd.date_range("2024-01-01", periods=52 * 40, freq="252min")
+                     ).dt.to_period("W").astype(str).to_numpy()
+    return cbpe(ana.scores, reference=(ref.scores, ref.labels), chunks=keys,
+                metrics=["accuracy", "f1"], random_seed=0)
+
+
+def test_chunks_keyed_by_dates_sit_on_a_date_axis_without_overlapping_labels(weekly):
+    import matplotlib.dates as mdates
+    fig = plots.plot(weekly, "chunks")
+    fig.canvas.draw()
+    keys = [c for c in weekly.closed_form["chunk"].values if c != "all"]
+    assert len(keys) == 52 and keys[0] == "2024-01-01/2024-01-07"
+    for ax in fig.axes:
+        (estimate,) = lines(ax, "estimate")
+        days = np.asarray(estimate.get_xdata()).astype("datetime64[D]")
+        assert str(days[0]) == "2024-01-01"  # each period at its start
+        assert (np.diff(days) == np.timedelta64(7, "D")).all()
+        assert isinstance(ax.xaxis.get_major_formatter(), mdates.ConciseDateFormatter)
+    bottom = fig.axes[-1].get_xticklabels()  # the shared axis is labelled under the last row
+    assert overlaps(bottom) == 0
+    assert 3 <= len([t for t in bottom if t.get_text()]) <= 12
+
+
+def test_many_chunks_with_long_keys_show_every_kth_label_without_overlap():
+    keys = [f"batch-{i:03d}-of-the-spring-campaign" for i in range(60)]
+    dims = ("chunk", "metric")
+    closed = xr.Dataset({k: (dims, np.full((61, 1), v)) for k, v in
+                         (("mean", 0.5), ("sd", 0.1), ("lower", 0.3), ("upper", 0.7))},
+                        coords={"chunk": [*keys, "all"], "metric": ["accuracy"]})
+    ev = Evaluation.create(method="cbpe", variant="exact", closed_form=closed)
+    fig = plots.plot(ev, "chunks")
+    fig.canvas.draw()
+    (ax,) = fig.axes
+    shown = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+    assert shown[0] == keys[0] and set(shown) <= set(keys) and 2 <= len(shown) < 10
+    assert overlaps(ax.get_xticklabels()) == 0
+
+
+def test_chunks_of_evaluations_gathered_by_group_get_one_column_each():
+    from bayeval import scale
+    from bayeval.methods.cbpe.api import cbpe
+    rng = np.random.default_rng(0)
+    groups = {"model_a": rng.beta(2, 2, 300), "model_b": rng.beta(2, 3, 300)}
+    ev = scale.map_evaluations(lambda s: cbpe(s, chunk_size=100, metrics=["accuracy"]), groups)
+    fig = plots.plot(ev, "chunks")
+    assert [ax.get_title(loc="left") for ax in fig.axes] == ["model_a: accuracy",
+                                                             "model_b: accuracy"]
+    for ax, group in zip(fig.axes, groups, strict=True):
+        (estimate,) = lines(ax, "estimate")
+        expected = ev.closed_form["mean"].sel(group=group, metric="accuracy").values[:-1]
+        np.testing.assert_array_equal(estimate.get_ydata(), expected)
 
 
 def bars(ax, label):
@@ -370,3 +446,70 @@ def test_a_metric_without_pmf_among_pmfs_is_drawn_as_its_normal_law():
     auc = ev.closed_form.sel(metric="roc_auc", chunk="all")
     peak = curve.get_xdata()[np.argmax(curve.get_ydata())]
     assert abs(peak - float(auc["mean"])) < 0.05 * float(auc["upper"] - auc["lower"])
+
+
+def test_intervals_of_an_undefined_metric_say_so():
+    from bayeval.methods.bounds.api import bounds
+    # no item is predicted positive: precision (and f1) have no value
+    ev = bounds([0, 0, 0, 0], [[1, 1], [0, 0], [1, 0], [0, -1]], label_model="majority_vote")
+    table = ev.summary()
+    undefined = table.index[table["mean"].isna()].tolist()
+    assert "precision" in undefined
+    (ax,) = plots.plot(ev, "intervals").axes
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels == [m + " (undefined)" if m in undefined else m for m in table.index]
+    assert len(lines(ax, "fast path 95% ETI")) == len(table) - len(undefined)
+
+
+def test_distribution_is_offered_only_where_there_is_a_distribution(exact, pmf):
+    judge = be.judge([1, 0, 1, 1, 0, 1, 0, 1], [1, 0, 1, 0, 0, 1, 1, 1],
+                     [1, 0, 1, 1, 0, 0, 1, 1, 1, 0], method="all")
+    assert "distribution" not in plots.available(judge)
+    assert "distribution" in plots.available(exact)  # its exact Beta laws
+    assert "distribution" in plots.available(pmf)
+    with pytest.raises(ValueError, match="no draws and no exact law"):
+        plots.plot(judge, "distribution")
+
+
+def test_sensitivity_shows_the_most_sensitive_quantities_and_counts_the_rest(both,
+                                                                           monkeypatch):
+    import pandas as pd
+    rng = np.random.default_rng(0)
+    names = [f"w[{i}]" for i in range(40)]
+    frame = pd.DataFrame({"prior": rng.uniform(0, 0.1, 40), "likelihood": rng.uniform(0, 0.2, 40),
+                          "diagnosis": "ok"}, index=pd.Index(names, name="quantity"))
+    monkeypatch.setattr(both, "sensitivity", lambda var_names=None: frame)
+    (ax,) = plots.plot(both, "sensitivity", top=10).axes
+    largest = frame[["prior", "likelihood"]].max(axis=1)
+    expected = [n for n in names if n in set(largest.nlargest(10).index)]  # in their order
+    assert [t.get_text() for t in ax.get_yticklabels()] == expected
+    assert "10 most sensitive of 40 quantities (30 more" in ax.figure.get_suptitle()
+
+
+def test_tipping_points_are_where_the_estimate_leaves_the_mar_interval():
+    rng = np.random.default_rng(3)
+    scores = rng.random(600)
+    labels = (rng.random(600) < scores).astype(float)
+    labels[(rng.random(600) < 0.5) & (labels == 1)] = np.nan  # positives missing more often
+    ev = be.pemi(scores, labels, metrics=["precision", "recall"], mnar=(0.0, 2.0),
+                 random_seed=0)
+    ds = ev.tree["delta_sensitivity"].to_dataset()
+    tips = plots.tipping_points(ev)
+    for metric, t in tips.iterrows():
+        m = ds.sel(metric=metric)
+        assert (t["mar_lower"], t["mar_upper"]) == (float(m["lower"].sel(delta=0)),
+                                                    float(m["upper"].sel(delta=0)))
+        for side in ("below", "above"):
+            if np.isfinite(t[side]):  # the interpolated estimate there is on the MAR interval
+                at = np.interp(t[side], m["delta"].values, m["mean"].values)
+                assert min(abs(at - t["mar_lower"]), abs(at - t["mar_upper"])) < 1e-12
+    assert np.isfinite(tips[["below", "above"]].to_numpy()).any()
+    fig = plots.plot(ev, "tipping")
+    for ax, (metric, t) in zip(fig.axes, tips.iterrows(), strict=True):
+        marked = sorted(line.get_xdata()[0] for line in lines(ax, "tipping point"))
+        assert marked == sorted(v for v in (t["below"], t["above"]) if np.isfinite(v))
+        assert ax.get_title().startswith(metric)
+    no_prior = be.pemi(scores, labels, metrics=["precision"])
+    assert "tipping" not in plots.available(no_prior)
+    with pytest.raises(ValueError, match=r"mnar=\(mean, sd\)"):
+        plots.tipping_points(no_prior)
