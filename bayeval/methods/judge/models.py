@@ -22,8 +22,17 @@ is, by the aggregation property, both Model A's priors :math:`\theta \sim \mathr
 + a_{10}, a_{01} + a_{00})`, :math:`q_1 \sim \mathrm{Beta}(a_{11}, a_{10})`, :math:`q_0 \sim
 \mathrm{Beta}(a_{00}, a_{01})` and Model B's :math:`p \sim \mathrm{Beta}(a_{11} + a_{01},
 a_{10} + a_{00})`, :math:`\mu_1 \sim \mathrm{Beta}(a_{11}, a_{01})`, :math:`\mu_0 \sim
-\mathrm{Beta}(a_{10}, a_{00})` (:func:`conjugate_prior`). The default priors are the uniform
-Dirichlet(1, 1, 1, 1) in both.
+\mathrm{Beta}(a_{10}, a_{00})` (:func:`conjugate_prior`). The default is Jeffreys' prior of the
+four-cell multinomial, the Dirichlet(1/2, 1/2, 1/2, 1/2): :math:`\theta \sim \mathrm{Beta}(1, 1)`,
+:math:`q_1, q_0 \sim \mathrm{Beta}(1/2, 1/2)` in Model A, :math:`p \sim \mathrm{Beta}(1, 1)`,
+:math:`\mu_1, \mu_0 \sim \mathrm{Beta}(1/2, 1/2)` in Model B. Its 95 % intervals cover
+:math:`\theta` at 0.93-0.97 down to 20 labels and a prevalence of 0.1, where the uniform
+Dirichlet(1, 1, 1, 1), which adds one pseudo-item to every cell and so pulls a rare class's cell
+means :math:`\mu_k` toward 1/2, covers 0.88-0.90.
+
+Both models hold empty or near-empty cells, whose Jeffreys posteriors
+(:math:`\mathrm{Beta}(1/2, 1/2 + k)`) are strongly skewed on the logit scale; NUTS samples them
+without divergences at ``target_accept`` = :data:`TARGET_ACCEPT`.
 """
 
 from __future__ import annotations
@@ -36,14 +45,17 @@ import numpy as np
 from bayeval.methods.judge.fast import Counts
 from bayeval.validation import as_choice
 
-__all__ = ["DEFAULT_PRIOR", "PARAMS", "VARIANTS", "beta_priors", "conjugate_prior", "model"]
+__all__ = ["DEFAULT_PRIOR", "PARAMS", "TARGET_ACCEPT", "VARIANTS", "beta_priors", "conjugate_prior",
+           "model"]
 
 VARIANTS = ("a", "b")
 #: the parameters with a Beta prior in each model
 PARAMS = {"a": ("theta", "q1", "q0"), "b": ("p", "mu1", "mu0")}
-#: the uniform Dirichlet(1, 1, 1, 1) on the 2x2 table in each parametrisation
-DEFAULT_PRIOR = {"a": {"theta": (2.0, 2.0), "q1": (1.0, 1.0), "q0": (1.0, 1.0)},
-                 "b": {"p": (2.0, 2.0), "mu1": (1.0, 1.0), "mu0": (1.0, 1.0)}}
+#: Jeffreys' Dirichlet(1/2, 1/2, 1/2, 1/2) on the 2x2 table in each parametrisation
+DEFAULT_PRIOR = {"a": {"theta": (1.0, 1.0), "q1": (0.5, 0.5), "q0": (0.5, 0.5)},
+                 "b": {"p": (1.0, 1.0), "mu1": (0.5, 0.5), "mu0": (0.5, 0.5)}}
+#: NUTS's target acceptance rate for both models (PyMC's 0.8 diverges on a few empty-cell tables)
+TARGET_ACCEPT = 0.95
 
 
 def beta_priors(prior: Mapping | None, variant: str) -> dict[str, tuple[float, float]]:
@@ -68,7 +80,7 @@ def beta_priors(prior: Mapping | None, variant: str) -> dict[str, tuple[float, f
     Examples
     --------
     >>> beta_priors({"q1": (8, 2)}, "a")
-    {'theta': (2.0, 2.0), 'q1': (8.0, 2.0), 'q0': (1.0, 1.0)}
+    {'theta': (1.0, 1.0), 'q1': (8.0, 2.0), 'q0': (0.5, 0.5)}
     """
     prior = dict(prior or {})
     unknown = set(prior) - set(PARAMS[variant])
@@ -107,7 +119,7 @@ def conjugate_prior(prior: dict, variant: str) -> dict[str, tuple[float, float]]
     Examples
     --------
     >>> conjugate_prior(beta_priors(None, "a"), "a")
-    {'p': (2.0, 2.0), 'mu1': (1.0, 1.0), 'mu0': (1.0, 1.0)}
+    {'p': (1.0, 1.0), 'mu1': (0.5, 0.5), 'mu0': (0.5, 0.5)}
     >>> conjugate_prior(beta_priors({"q1": (5, 1)}, "a"), "a") is None
     True
     """
@@ -210,9 +222,9 @@ def model(n11, n10, n01, n00, t1, t0, *, variant: str = "a", prior=None, groups=
     variant : {"a", "b"}
         Model A or Model B.
     prior : dict, optional
-        Beta ``(a, b)`` for any of ``theta``, ``q1``, ``q0`` (Model A; default (2, 2), (1, 1),
-        (1, 1)) or ``p``, ``mu1``, ``mu0`` (Model B; the same defaults): the uniform Dirichlet on
-        the 2×2 table.
+        Beta ``(a, b)`` for any of ``theta``, ``q1``, ``q0`` (Model A; default (1, 1), (1/2, 1/2),
+        (1/2, 1/2)) or ``p``, ``mu1``, ``mu0`` (Model B; the same defaults): Jeffreys'
+        Dirichlet(1/2, 1/2, 1/2, 1/2) on the 2×2 table.
     groups : sequence, optional
         Coordinates of a ``group`` dimension when the counts are arrays.
 

@@ -13,7 +13,7 @@ from bayeval.evaluation import Evaluation
 from bayeval.methods.judge import fast
 from bayeval.methods.judge.api import eif_agreement, judge
 from bayeval.methods.judge.conjugate import conjugate_posterior
-from bayeval.methods.judge.models import model
+from bayeval.methods.judge.models import DEFAULT_PRIOR, model
 
 PYMC = pytest.mark.xdist_group("judge_pymc")  # one worker compiles and reuses the models
 
@@ -51,7 +51,7 @@ def test_model_a_agrees_with_eif(both_a):
 def test_a_wrong_closed_form_fails_the_check(sim, both_a):
     """The check has power: the exact posterior of a table with 6 more true positives fails."""
     wrong = conjugate_posterior(sim.SPEC_COUNTS._replace(n11=sim.SPEC_COUNTS.n11 + 6),
-                                {"p": (2, 2), "mu1": (1, 1), "mu0": (1, 1)}, 0.95)
+                                DEFAULT_PRIOR["b"], 0.95)
     tree = both_a.tree.copy()
     tree["closed_form"] = tree["closed_form"].to_dataset().assign(
         mean=wrong.mean, sd=wrong.sd, lower=wrong.lower, upper=wrong.upper)
@@ -69,21 +69,21 @@ def test_model_b_nuts_matches_its_exact_posterior_per_group(sim):
     check = ev.check()
     assert check.attrs["passed"], check
     assert list(ev.summary().index) == ["system_a", "system_b"]
-    single = conjugate_posterior(groups["system_b"], {"p": (2, 2), "mu1": (1, 1),
-                                                      "mu0": (1, 1)}, 0.95)
+    single = conjugate_posterior(groups["system_b"], DEFAULT_PRIOR["b"], 0.95)
     assert float(ev.closed_form["mean"].sel(group="system_b")) == pytest.approx(
         float(single.mean), abs=1e-14)
 
 
 @PYMC
 def test_prior_sensitivity_flags_an_informative_prior(sim, both_a):
-    """Evaluation.sensitivity(): a confident, wrong sensitivity prior with 40 labels is flagged;
-    the default prior with 200 labels is not."""
+    """Evaluation.sensitivity(): a confident, wrong sensitivity prior (mean 0.95, worth 31.5
+    labelled positives, against 7 of 12 labelled positives judged 1) is flagged; the default
+    prior with 200 labels is not."""
     assert both_a.sensitivity().loc["theta", "prior"] < 0.05
     d = pd.DataFrame(np.column_stack(sim.items(sim.SPEC_COUNTS)[:2]), columns=["y", "yhat"])
     small = d.sample(40, random_state=3)
     ev = judge(small.y, small.yhat, sim.items(sim.SPEC_COUNTS)[2], method="pymc",
-               prior={"q1": (60, 3)}, random_seed=4)
+               prior={"q1": (30, 1.5)}, random_seed=4)
     assert ev.sensitivity().loc["theta", "prior"] >= 0.05
 
 
@@ -100,13 +100,13 @@ def test_models_sum_the_labels_out():
 
 def test_model_a_and_b_priors_are_the_same_dirichlet(sim):
     """The default priors of A and B give the same prior law of theta, p, mu1, mu0 (checked on
-    the prior predictive of theta: Beta(2, 2) in both)."""
+    the prior predictive of theta: Beta(1, 1) in both)."""
     import pymc as pm
 
     a = pm.draw(model(*sim.SPEC_COUNTS, variant="a")["theta"], draws=20_000, random_seed=1)
     b = pm.draw(model(*sim.SPEC_COUNTS, variant="b")["theta"], draws=20_000, random_seed=2)
     for draws in (a, b):
-        assert stats.kstest(draws, stats.beta(2, 2).cdf).pvalue > 1e-3
+        assert stats.kstest(draws, stats.beta(1, 1).cdf).pvalue > 1e-3
 
 
 def test_old_builder_names_still_work_with_a_warning(sim):
