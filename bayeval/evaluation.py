@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime
 from importlib.metadata import version
@@ -31,6 +32,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from bayeval import files
 from bayeval.check import compare
 from bayeval.display import DISPLAYS
 from bayeval.sampling import SAMPLE_DIMS, add_log_densities, draws_intervals, draws_summary
@@ -157,7 +159,8 @@ class Evaluation:
         Raises
         ------
         ValueError
-            Without ``closed_form`` and ``draws``, or with ``draws`` but no ``estimand``.
+            Without ``closed_form`` and ``draws`` (unless ``failed`` lists the groups of a
+            gathered evaluation, all failed), or with ``draws`` but no ``estimand``.
 
         Examples
         --------
@@ -172,7 +175,7 @@ class Evaluation:
         """
         ci_prob = as_ci_prob(ci_prob)
         ci_kind = as_choice(ci_kind, "ci_kind", CI_KINDS)
-        if closed_form is None and draws is None:
+        if closed_form is None and draws is None and not extra.get("failed"):
             raise ValueError("an Evaluation needs a closed_form, draws or both.")
         if draws is not None and estimand is None:
             raise ValueError("estimand ('group/variable' of the draws) is required with draws.")
@@ -336,6 +339,9 @@ class Evaluation:
         specificity  0.7500  0.1936  0.2924  0.9916    3.0   1.0          2       2
         npv          0.6000  0.2000  0.1941  0.9324    3.0   2.0          2       3
         """
+        if self.draws is None and self.closed_form is None:
+            raise ValueError("this evaluation holds no result: every group failed ("
+                             + "; ".join(self.warnings) + ").")
         default = "draws" if self.draws is not None else "closed_form"
         source = as_choice(source or default, "source", ("closed_form", "draws"))
         if source == "closed_form":
@@ -480,14 +486,14 @@ class Evaluation:
         ...                        draws=draws, estimand="posterior/theta", iid_draws=True)
         >>> ev.diagnostics().round(3)  # doctest: +NORMALIZE_WHITESPACE
         MCMC diagnostics: all within thresholds
-                                        value threshold    ok
+                                     value  threshold    ok
         diagnostic  quantity
-        r_hat       theta[accuracy]     1.000   <= 1.01  True
-        ess_bulk    theta[accuracy]  2189.799    >= 400  True
-        ess_tail    theta[accuracy]  2074.830    >= 400  True
-        divergences sampler             0.000      == 0  True
-        bfmi        chain 0             1.920    >= 0.3  True
-                    chain 1             2.036    >= 0.3  True
+        r_hat       theta[accuracy]  1.000    <= 1.01  True
+        ess_bulk    theta[accuracy]   2190     >= 400  True
+        ess_tail    theta[accuracy]   2075     >= 400  True
+        divergences sampler          0.000       == 0  True
+        bfmi        chain 0          1.920     >= 0.3  True
+                    chain 1          2.036     >= 0.3  True
         """
         if not self.has_mcmc:
             raise ValueError(f"diagnostics() needs MCMC draws; this evaluation ran "
@@ -678,9 +684,11 @@ class Evaluation:
 
     # ------------------------------------------------------------------------------ storage
     def to_netcdf(self, path) -> str:
-        """Write the whole tree (every group and attribute) to ``path`` with h5netcdf.
+        """Write the whole tree (every group and attribute) to ``path`` with h5netcdf, followed
+        by the SHA-256 of those bytes (:func:`bayeval.files.write`).
 
-        :func:`load` reads it back identical (the PyMC model is not saved).
+        :func:`load` checks them and reads the tree back identical (the PyMC model is not
+        saved).
 
         Parameters
         ----------
@@ -698,12 +706,11 @@ class Evaluation:
         >>> import bayeval as be
         >>> ev = be.labelled(labels=[1, 0, 1, 1, 0, 1], y_pred=[1, 0, 0, 1, 0, 1])
         >>> with tempfile.TemporaryDirectory() as tmp:
-        ...     back = load(ev.to_netcdf(f"{tmp}/ev.nc"))
+        ...     back = be.load(ev.to_netcdf(f"{tmp}/ev.nc"))
         >>> back.equals(ev), back.summary().loc["accuracy", "mean"]
         (True, np.float64(0.75))
         """
-        self.tree.to_netcdf(path, engine="h5netcdf")
-        return str(path)
+        return files.write(self.tree, path)
 
     def equals(self, other: Evaluation) -> bool:
         """True when both trees hold identical groups, values and attributes (also ``==``).
@@ -734,14 +741,19 @@ class Evaluation:
     def __repr__(self) -> str:
         meta = self.meta
         groups = ", ".join(self.tree.children)
-        lines = [f"<bayeval.Evaluation {meta['method']} ({meta['variant']}); groups: {groups}>",
-                 repr(self.summary())]
+        lines = [f"<bayeval.Evaluation {meta['method']} ({meta['variant']}); groups: {groups}>"]
+        if self.draws is not None or self.closed_form is not None:
+            lines.append(repr(self.summary()))
         lines += [f"warning: {w}" for w in meta["warnings"]]
         return "\n".join(lines)
 
 
 def load(path) -> Evaluation:
     """Read an Evaluation written by :meth:`Evaluation.to_netcdf`, as the class that wrote it.
+
+    The file's SHA-256 is checked before it is parsed (:func:`bayeval.files.read`), then its
+    metadata: the method that wrote it must be a name (its class rebuilds it; a method without
+    a class of its own gives an :class:`Evaluation`), and the bayeval version no newer.
 
     Parameters
     ----------
@@ -756,7 +768,8 @@ def load(path) -> Evaluation:
     Raises
     ------
     ValueError
-        If the file does not hold a bayeval Evaluation.
+        One, naming the file and the reason: missing or unreadable, damaged, not a bayeval
+        Evaluation, written by a newer bayeval, or a tree that its method's class refuses.
 
     Examples
     --------
@@ -766,13 +779,36 @@ def load(path) -> Evaluation:
     ...     back = be.load(ev.to_netcdf(f"{tmp}/ev.nc"))
     >>> type(back).__name__, back == ev
     ('Evaluation', True)
+    >>> be.load("no/such/file.nc")
+    Traceback (most recent call last):
+        ...
+    ValueError: cannot load no/such/file.nc: No such file or directory.
     """
-    tree = xr.open_datatree(path, engine="h5netcdf").load()
-    tree.close()
-    if "bayeval" not in tree.attrs:
-        raise ValueError(f"{path} is not a bayeval Evaluation: its root has no 'bayeval' "
-                         "attribute.")
-    return _CLASSES.get(json.loads(tree.attrs["bayeval"])["method"], Evaluation)(tree)
+    tree = files.read(path)
+    where = f"cannot load {path}"
+    try:
+        meta = json.loads(tree.attrs["bayeval"])
+        method, written = meta["method"], meta["versions"]["bayeval"]
+    except (KeyError, TypeError, ValueError):
+        raise ValueError(f"{where}: not a bayeval Evaluation (its root has no valid 'bayeval' "
+                         "attribute).") from None
+    if _newer(str(written), version("bayeval")):
+        raise ValueError(f"{where}: written by bayeval {written}, newer than this "
+                         f"{version('bayeval')}; upgrade bayeval to read it.")
+    if not (isinstance(method, str) and method.isidentifier()):
+        raise ValueError(f"{where}: its method {str(method)[:40]!r} is not a method's name.")
+    try:
+        return _CLASSES.get(method, Evaluation)(tree)
+    except Exception as err:  # a tree that does not fit its class
+        raise ValueError(f"{where}: its {method} evaluation cannot be rebuilt "
+                         f"({type(err).__name__}: {err}).") from None
+
+
+def _newer(written: str, installed: str) -> bool:
+    """Whether version ``written`` is newer than ``installed`` (release numbers compared)."""
+    def release(v: str) -> tuple[int, ...]:
+        return tuple(int(part) for part in re.findall(r"\d+", v.split("+")[0])[:3])
+    return release(written) > release(installed)
 
 
 def _display(name: str) -> Callable[..., Any]:

@@ -42,3 +42,37 @@ def test_plot_and_report_dispatch_through_the_display_registry(monkeypatch, tmp_
     monkeypatch.delitem(display.DISPLAYS, "report")
     with pytest.raises(RuntimeError, match="no 'report' display is registered"):
         ev.report(tmp_path / "r.html")
+
+
+# ------------------------------------------------------------------ the display format
+def test_summaries_print_in_one_format_and_keep_full_precision(command, tmp_path):
+    """The same summary printed in Python and by the command line: 4 decimals at most, open
+    bounds as "-", effective sample sizes as integers, no scientific notation, no column
+    hidden; the DataFrame's values are untouched."""
+    import numpy as np
+    import pandas as pd
+
+    from bayeval import datasets
+    from bayeval.methods.judge import judge
+    from bayeval.table import display_frame, table
+
+    d = datasets.noisy_judge(150, 1000, random_seed=3)
+    human = np.r_[d.y, np.full(d.yhat_unlabeled.size, np.nan)]
+    pd.DataFrame({"human": human, "llm": np.r_[d.yhat, d.yhat_unlabeled]}).to_csv(
+        tmp_path / "judge.csv", index=False)
+    run = command("judge", str(tmp_path / "judge.csv"), "--label-col", "human", "--judge-col",
+                  "llm", "--method", "all")
+    summary = judge(d.y, d.yhat, d.yhat_unlabeled, method="all").summary()
+    assert repr(summary) in run.stdout
+    assert summary.loc["eif", "mean"] != round(summary.loc["eif", "mean"], 4)  # full precision
+
+    frame = pd.DataFrame({"mean": [0.961713, 9.04e-10], "upper": [np.inf, 0.98],
+                          "ess_bulk": [2971.66, 12.2], "alert": [True, False],
+                          **{f"extra_{i}": [1.5, 2.25] for i in range(12)}})
+    text = repr(table(frame, "caption"))
+    assert "e-" not in text and "inf" not in text and "..." not in text
+    shown = display_frame(frame)
+    assert shown["mean"].tolist() == ["0.9617", "0.0000"]
+    assert shown["upper"].tolist() == ["-", "0.98"]
+    assert shown["ess_bulk"].tolist() == ["2972", "12"]
+    assert shown["extra_11"].tolist() == ["1.50", "2.25"] and "extra_11" in text
