@@ -34,16 +34,19 @@ from bayeval.methods.mvu.estimators import (
     mcar_mask,
     pushforward,
 )
+from bayeval.methods.mvu.fast import logitnormal_mixture_law
 from bayeval.methods.mvu.result import dirichlet_posterior, logit_posterior, predictive_draws
 from bayeval.sampling import DEFAULTS, sample
-from bayeval.validation import as_choice
+from bayeval.validation import as_choice, as_seed
 
 # posterior() is the engine of bayeval.methods.mvu.api.mvu(method="pymc"), not public API
-__all__ = ["VARIANTS", "dmv_design", "model"]
+__all__ = ["CHECK_DRAWS", "VARIANTS", "dmv_design", "independent_posterior_a", "model"]
 
 VARIANTS = ("a", "b", "c")
 #: posterior draws used for per-draw vote probabilities and predictive draws (evenly thinned)
 MAX_DRAWS = 500
+#: independent posterior draws of Model A behind the law that ``method="both"`` checks
+CHECK_DRAWS = 2000
 
 
 def model(*args, variant: str, **kwargs):
@@ -307,25 +310,120 @@ def _gaussian_draws(post: xr.Dataset, train: np.ndarray):
     return center + scale * mu, np.linalg.inv(cov)
 
 
+def independent_posterior_a(train, draws: int, random_seed=None, *, eta: float = 2.0,
+                            mu_sd: float = 2.0, sd_sd: float = 2.0
+                            ) -> tuple[np.ndarray, np.ndarray, float]:
+    r"""Independent draws of Model A's posterior of :math:`(\mu, \Sigma)`, without MCMC.
+
+    Sampling-importance-resampling on the standardised training rows :math:`z_1, \dots, z_N`:
+    the proposal is the posterior under the prior :math:`p_0 \propto |\Sigma|^{-(d+1)/2}`,
+    :math:`\Sigma \sim \mathrm{IW}(S, N - 1)`, :math:`\mu \mid \Sigma \sim N(\bar z, \Sigma/N)`
+    with :math:`S = \sum_n (z_n - \bar z)(z_n - \bar z)^\top`; its importance weight is Model A's
+    prior over :math:`p_0`. With :math:`\Sigma = D R D`, :math:`D = \mathrm{diag}(\sigma)`, the
+    prior is :math:`\sigma_i \sim \mathrm{HalfNormal}(\sigma_{sd})`, :math:`R \sim
+    \mathrm{LKJ}(\eta)` and, by the Jacobian :math:`2^d\prod_i\sigma_i^d` of :math:`(\sigma, R)
+    \mapsto \Sigma`,
+
+    .. math:: \log w = \log N(\mu; 0, \sigma_\mu^2 I) + \sum_i \log
+              \mathrm{HalfNormal}(\sigma_i; \sigma_{sd}) + \sum_i \log\sigma_i +
+              \left(\eta - 1 + \tfrac{d + 1}{2}\right)\log\det R + \text{const}.
+
+    ``4 * draws`` proposals are weighted and ``draws`` of them resampled (multinomial).
+
+    Parameters
+    ----------
+    train : array (N, d)
+        Complete training rows, as :func:`model` (``variant="a"``).
+    draws : int
+        Posterior draws returned.
+    random_seed : int or numpy.random.Generator, optional
+    eta, mu_sd, sd_sd : float
+        Model A's priors.
+
+    Returns
+    -------
+    mean : numpy.ndarray, shape (draws, d)
+    precision : numpy.ndarray, shape (draws, d, d)
+        In the units of ``train``.
+    ess : float
+        Kish's effective sample size :math:`(\sum w)^2/\sum w^2` of the proposals.
+
+    Examples
+    --------
+    With 2,000 rows the prior hardly matters: the draws centre on the sample mean.
+
+    >>> rng = np.random.default_rng(0)
+    >>> train = rng.multivariate_normal([1.0, -1.0], [[1.0, 0.5], [0.5, 2.0]], size=2000)
+    >>> mean, precision, ess = independent_posterior_a(train, 2000, random_seed=1)
+    >>> np.round(mean.mean(0) - train.mean(0), 2), ess > 7000
+    (array([0., 0.]), True)
+    """
+    rng = as_seed(random_seed)
+    train = np.asarray(train, dtype=float)
+    center, scale = _standardisation(train)
+    z = (train - center) / scale
+    n, d = z.shape
+    resid = z - z.mean(0)
+    proposals = 4 * draws
+    cov = np.atleast_3d(scipy.stats.invwishart(df=n - 1, scale=resid.T @ resid).rvs(
+        proposals, random_state=rng)).reshape(proposals, d, d)
+    mu = z.mean(0) + np.einsum("sij,sj->si", np.linalg.cholesky(cov / n),
+                               rng.standard_normal((proposals, d)))
+    sigma = np.sqrt(np.diagonal(cov, axis1=1, axis2=2))
+    log_det_r = np.linalg.slogdet(cov / (sigma[:, :, None] * sigma[:, None, :]))[1]
+    log_w = (scipy.stats.norm(0.0, mu_sd).logpdf(mu).sum(1)
+             + scipy.stats.halfnorm(scale=sd_sd).logpdf(sigma).sum(1) + np.log(sigma).sum(1)
+             + (eta - 1 + (d + 1) / 2) * log_det_r)
+    w = np.exp(log_w - log_w.max())
+    keep = rng.choice(proposals, size=draws, p=w / w.sum())
+    cov_x = scale[:, None] * cov[keep] * scale[None, :]
+    return center + scale * mu[keep], np.linalg.inv(cov_x), float(w.sum() ** 2 / (w**2).sum())
+
+
+def _logit_moments(x, m, mean, prec, linear) -> tuple[np.ndarray, np.ndarray]:
+    """Means and variances (S, n) of the binary logit of every row under each of S draws."""
+    s, n = len(mean), len(x)
+    args = (np.broadcast_to(x, (s, *x.shape)), np.broadcast_to(m, (s, *m.shape)),
+            np.broadcast_to(mean[:, None], (s, *x.shape)),
+            np.broadcast_to(prec[:, None], (s, n, *prec.shape[1:])))
+    a, v = conditional_logits(*args, *linear)
+    return a[..., 0], v[..., 0, 0]
+
+
 def _posterior_a(predict, x, m, train, opts):
-    """Model A: exact per-draw laws for a binary linear classifier, else predictive draws."""
+    """Model A: exact per-draw laws for a binary linear classifier, else predictive draws; with
+    ``method="both"``, the law of the decided class's probability from independent posterior
+    draws (:func:`independent_posterior_a`), which the check compares with NUTS's."""
+    linear = linear_parts(opts["classifier"], opts["probe"])
+    exact = linear is not None and len(linear[0]) == 1
+    if opts["method"] == "both" and not exact:
+        raise ValueError("method='both' with imputer='gaussian' needs a binary linear classifier "
+                         "(its exact per-draw law is the fast path to check); use method='pymc'.")
     pm_model = _model_a(train)
     tree = sample(pm_model, opts["seed"], opts["sample_kwargs"])
     post = _thin(tree["posterior"].to_dataset())
     c, d, n = post.sizes["chain"], post.sizes["draw"], len(x)
     mean, prec = _gaussian_draws(post, train)
+    if exact:
+        a, v = _logit_moments(x, m, mean, prec, linear)
+        out = logit_posterior(a.reshape(c, d, n), v.reshape(c, d, n), weights=opts["weights"],
+                              random_seed=opts["rng"], ci_prob=opts["ci_prob"])
+        notes = []
+        if opts["method"] == "both":
+            mean_i, prec_i, ess = independent_posterior_a(train, CHECK_DRAWS, opts["rng"])
+            a, v = _logit_moments(x, m, mean_i, prec_i, linear)
+            signed = np.where(out["y_hard"] == 1, a, -a)
+            law = logitnormal_mixture_law(signed.T, np.sqrt(np.maximum(v, 1e-300)).T,
+                                          opts["ci_prob"])
+            out.update(zip(("mean", "sd", "lower", "upper"), law, strict=True))
+            if ess < CHECK_DRAWS:
+                notes.append(f"the independent posterior draws of the check have an effective "
+                             f"sample size of {ess:.0f} (< {CHECK_DRAWS}): too few training rows "
+                             "for the importance sampler, so check() is less sensitive")
+        return out, pm_model, tree, post, notes, False
     args = (np.broadcast_to(x, (c * d, *x.shape)), np.broadcast_to(m, (c * d, *m.shape)),
             np.broadcast_to(mean[:, None], (c * d, *x.shape)),
             np.broadcast_to(prec[:, None], (c * d, n, *prec.shape[1:])))
-    linear = linear_parts(opts["classifier"], opts["probe"])
-    if linear is not None and len(linear[0]) == 1:
-        a, v = conditional_logits(*args, *linear)
-        return logit_posterior(a[..., 0].reshape(c, d, n), v[..., 0, 0].reshape(c, d, n),
-                               weights=opts["weights"], random_seed=opts["rng"],
-                               ci_prob=opts["ci_prob"]), pm_model, tree, post, [], False
-    if opts["method"] == "both":
-        raise ValueError("method='both' with imputer='gaussian' needs a binary linear classifier "
-                         "(its exact per-draw law is the fast path to check); use method='pymc'.")
     imputed = conditional_draws(*args, 1, opts["rng"])[:, :, 0]
     phi = pushforward(predict, np.swapaxes(imputed, 0, 1))
     part = predictive_draws(np.moveaxis(phi, 0, 1).reshape(c, d, n, -1), weights=opts["weights"],

@@ -220,3 +220,17 @@ def test_old_n_draws_keyword_warns_and_gives_the_same_answer():
     assert old.closed_form.identical(new.closed_form)
     with pytest.raises(TypeError, match="both n_draws= and its new name draws="):
         mvu(CLF, x, imputer=imp, n_draws=500, draws=500)
+
+
+def test_both_with_a_nonlinear_classifier_is_refused_before_sampling(small, monkeypatch):
+    """Model A's exact per-draw law (the fast path of the check) needs a binary linear classifier;
+    any other is refused before NUTS runs, not after."""
+    import bayeval.methods.mvu.models as models
+
+    def no_sampling(*args, **kwargs):
+        raise AssertionError("NUTS ran before the refusal")
+
+    monkeypatch.setattr(models, "sample", no_sampling)
+    train, x = small
+    with pytest.raises(ValueError, match="needs a binary linear classifier"):
+        mvu(lambda z: special.expit(z[:, 0] ** 2 - z[:, 1]), x, train=train, method="both")
