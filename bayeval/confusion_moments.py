@@ -324,8 +324,9 @@ def auc_count_moments(s: np.ndarray, p: np.ndarray, w: float) -> RatioMoments:
 
     :math:`c^D_i=\sum_{j\ne i}(1-2p_j)`. One sort (none if ``s`` is sorted) and cumulative sums
     over tie groups; without ties, row :math:`i` of the sorted scores has
-    :math:`c_i=i+p_i-\sum_jp_j` and :math:`\mathbb EA=\sum_iip_i-\sum_{i<j}p_ip_j`, no sums at
-    all.
+    :math:`c_i=\sum_{j<i}q_j-\sum_{j>i}p_j` and :math:`\mathbb EA=\sum_ip_i\sum_{j<i}q_j`.
+    :math:`\mathbb ED=\sum_ip_i\sum_jq_j-\sum_ip_iq_i` with :math:`q=1-p` summed apart, so
+    that scores all near 0 or all near 1 keep their relative precision.
 
     Examples
     --------
@@ -336,20 +337,18 @@ def auc_count_moments(s: np.ndarray, p: np.ndarray, w: float) -> RatioMoments:
     if not (s[1:] >= s[:-1]).all():
         order = np.argsort(s)  # the order within tie groups does not matter
         s, p = s[order], p[order]
-    n, total_p = p.size, p.sum()
-    total_q, p_p = n - total_p, p @ p
-    v = p * (1.0 - p)
+    q = 1.0 - p  # summed apart from p: n - sum(p) loses sum(q) when every p is near 1
+    total_p, total_q = p.sum(), q.sum()
+    v = p * q
     tie = s[1:] == s[:-1]
-    if not tie.any():  # row i has i rows below: forward_i = i - C_i, C_i = sum_{j<i} p_j
-        c_num = np.arange(n, dtype=float)
-        mean_num = p @ c_num - (total_p**2 - p_p) / 2  # sum_i p_i C_i = sum_{j<i} p_i p_j
-        c_num -= total_p
-        c_num += p  # c_i = i - C_i - (P - C_i - p_i)
+    if not tie.any():  # row i has the rows j < i below: forward_i = sum_{j<i} q_j
+        forward = np.cumsum(q) - q
+        mean_num = p @ forward
+        c_num = forward - (total_p - np.cumsum(p))  # minus backward_i = sum_{j>i} p_j
         tied = 0.0
     else:
-        q = 1.0 - p
         first = np.flatnonzero(np.r_[True, ~tie])
-        group = np.repeat(np.arange(first.size), np.diff(np.r_[first, n]))
+        group = np.repeat(np.arange(first.size), np.diff(np.r_[first, p.size]))
         sum_q, sum_p, sum_v = (np.add.reduceat(x, first) for x in (q, p, v))
         q_below = (np.cumsum(sum_q) - sum_q)[group]  # sum of q_j over s_j < s_i
         p_above = (total_p - np.cumsum(sum_p))[group]  # sum of p_j over s_j > s_i
@@ -364,7 +363,7 @@ def auc_count_moments(s: np.ndarray, p: np.ndarray, w: float) -> RatioMoments:
     return RatioMoments(
         mean_num=float(mean_num),
         var_num=float(v_num @ c_num + pairs + (4 * w * w - 1) * tied),
-        mean_den=float(total_p * total_q - (total_p - p_p)),
+        mean_den=float(total_p * total_q - v.sum()),
         var_den=float(v @ c_den**2 + 4 * pairs),
         cov=float(v_num @ c_den + 2 * pairs + 2 * (2 * w - 1) * tied))
 
@@ -441,10 +440,17 @@ def auc_moments(scores: Any, p: Any, labels: Any = None, *, ties: str = "half",
     return ratio_moments(auc_numerator_moments(scores, p, labels, ties=ties), second_order)
 
 
-def ratio_moments(m: RatioMoments, second_order: bool = True) -> tuple[float, float]:
-    r"""Mean and variance of :math:`A/D` by the delta method, from :class:`RatioMoments`.
+def ratio_moments(m: RatioMoments, second_order: bool = True,
+                  defined: float = 1.0) -> tuple[float, float]:
+    r"""Mean and variance of :math:`A/D` by the delta method, from :class:`RatioMoments`;
+    with ``defined`` :math:`=\pi=P(D>0)<1`, given :math:`D>0`.
 
-    The formulas of :func:`auc_moments`, which this finishes.
+    The formulas of :func:`auc_moments`, which this finishes. :math:`A=0` where :math:`D=0`, so
+    the moments given :math:`D>0` are the moments over :math:`\pi` (e.g.
+    :math:`\mathbb E[D\mid D>0]=\mu_D/\pi`): the ratio :math:`\mu_A/\mu_D` is unchanged, and
+    the second-order term and the variance are :math:`\pi` times those of :func:`auc_moments`.
+    Both are taken as :math:`(x/\mu_D)(\pi/\mu_D)`, finite when :math:`\mu_D` is tiny (scores
+    all near 0 or 1), where :math:`\pi/\mu_D` is of order 1.
 
     Parameters
     ----------
@@ -452,6 +458,8 @@ def ratio_moments(m: RatioMoments, second_order: bool = True) -> tuple[float, fl
         Moments of the numerator :math:`A` and denominator :math:`D`.
     second_order : bool
         Add the second-order term to the mean.
+    defined : float
+        :math:`P(D>0)`; 1 gives the unconditional delta method (PEMI-Gauss).
 
     Returns
     -------
@@ -468,11 +476,19 @@ def ratio_moments(m: RatioMoments, second_order: bool = True) -> tuple[float, fl
     >>> [round(x, 6) for x in ratio_moments(m)] == [round(x, 6) for x in auc_moments(
     ...     [0.1, 0.4, 0.35, 0.8], [0.1, 0.4, 0.35, 0.8])]
     True
+
+    Two rows with :math:`p=(0.2, 0.9)` are ranked right (ROC-AUC 1) with probability 0.72 and
+    wrong (0) with 0.02; given two classes (:math:`\pi=0.74`) the mean is 36/37:
+
+    >>> m = auc_numerator_moments([0.2, 0.9], [0.2, 0.9])
+    >>> round(ratio_moments(m, second_order=False, defined=0.74)[0], 6), round(36 / 37, 6)
+    (0.972973, 0.972973)
     """
-    if m.mean_den == 0:
+    if m.mean_den <= 0:
         raise ValueError("ROC-AUC is undefined: with these labels and p every completion has a "
                          "single class; both classes must be possible.")
     ratio = m.mean_num / m.mean_den
-    var = (ratio**2 * m.var_den + m.var_num - 2 * ratio * m.cov) / m.mean_den**2
-    mean = ratio - m.cov / m.mean_den**2 + ratio * m.var_den / m.mean_den**2
+    scale = defined / m.mean_den
+    var = (ratio**2 * m.var_den + m.var_num - 2 * ratio * m.cov) / m.mean_den * scale
+    mean = ratio + (ratio * m.var_den - m.cov) / m.mean_den * scale
     return float(mean if second_order else ratio), max(float(var), 0.0)

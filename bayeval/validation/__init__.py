@@ -22,20 +22,23 @@ from bayeval.validation.arrays import (
     describe,
 )
 from bayeval.validation.options import (
+    as_alert_thresholds,
     as_beta,
     as_calibration,
     as_choice,
     as_ci_prob,
     as_metrics,
     as_positive_int,
+    as_prior,
+    as_sample_kwargs,
     as_seed,
     as_threshold,
     as_zero_division,
 )
 
 __all__ = [
-    "aligned", "as_array", "as_beta", "as_binary", "as_calibration", "as_choice", "as_ci_prob",
-    "as_counts", "as_labels", "as_metrics", "as_positive_int", "as_predictions",
-    "as_probabilities", "as_reference", "as_scores", "as_seed", "as_threshold",
-    "as_zero_division", "check_same_length", "describe",
+    "aligned", "as_alert_thresholds", "as_array", "as_beta", "as_binary", "as_calibration",
+    "as_choice", "as_ci_prob", "as_counts", "as_labels", "as_metrics", "as_positive_int",
+    "as_predictions", "as_prior", "as_probabilities", "as_reference", "as_sample_kwargs",
+    "as_scores", "as_seed", "as_threshold", "as_zero_division", "check_same_length", "describe",
 ]

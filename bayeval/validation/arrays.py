@@ -36,11 +36,28 @@ def describe(x: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _pandas_values(x: pd.Series | pd.DataFrame | pd.Index) -> np.ndarray:
+    """The values of a pandas object; nullable numbers and booleans (``Float64``, ``Int64``,
+    ``boolean``) with ``pd.NA`` give floats with NaN, the missing marker of every argument that
+    accepts one (and refused by the others as NaN is)."""
+    dtypes = list(x.dtypes) if isinstance(x, pd.DataFrame) else [x.dtype]
+    nullable = dtypes and all(
+        isinstance(d, pd.api.extensions.ExtensionDtype) and hasattr(d, "numpy_dtype")
+        and (pd.api.types.is_numeric_dtype(d) or pd.api.types.is_bool_dtype(d)) for d in dtypes)
+    if not nullable:
+        return x.to_numpy()
+    if np.asarray(x.isna()).any():
+        return x.to_numpy(dtype=float, na_value=np.nan)
+    return x.to_numpy(dtype=np.result_type(*(d.numpy_dtype for d in dtypes)))
+
+
 def _to_numpy(x: Any, name: str) -> np.ndarray:
     """Turn numpy, pandas, xarray, lists and scalars into a numpy array (no copy when possible)."""
     if x is None:
         raise ValueError(f"{name} is required, got None.")
-    if hasattr(x, "to_numpy"):  # pandas Series/DataFrame/Index
+    if isinstance(x, (pd.Series, pd.DataFrame, pd.Index)):
+        x = _pandas_values(x)
+    elif hasattr(x, "to_numpy"):
         x = x.to_numpy()
     elif hasattr(x, "values") and hasattr(x, "dims"):  # xarray DataArray
         x = x.values

@@ -3,7 +3,7 @@ sampler settings."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -11,12 +11,15 @@ import numpy as np
 from bayeval.validation.arrays import describe
 
 __all__ = [
+    "as_alert_thresholds",
     "as_beta",
     "as_calibration",
     "as_choice",
     "as_ci_prob",
     "as_metrics",
     "as_positive_int",
+    "as_prior",
+    "as_sample_kwargs",
     "as_seed",
     "as_threshold",
     "as_zero_division",
@@ -238,7 +241,7 @@ def as_threshold(threshold: Any, name: str = "threshold") -> float:
     return float(threshold)
 
 
-def as_positive_int(value: Any, name: str, *, most: int | None = None) -> int:
+def as_positive_int(value: Any, name: str, *, most: int | None = None, least: int = 1) -> int:
     """A positive integer (a count, a size, a number of bins or draws), at most ``most``.
 
     Python and numpy integers are accepted; floats (even ``10.0``) and bools are not.
@@ -251,6 +254,8 @@ def as_positive_int(value: Any, name: str, *, most: int | None = None) -> int:
         The argument's public name, used in error messages.
     most : int, optional
         The largest value accepted: the number of rows, for a chunk size or count.
+    least : int
+        The smallest value accepted (2 for draws whose sd is reported).
 
     Returns
     -------
@@ -274,8 +279,9 @@ def as_positive_int(value: Any, name: str, *, most: int | None = None) -> int:
         ...
     ValueError: n_chunks=3 exceeds the number of rows (2): some chunks would be empty.
     """
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {describe(value)}.")
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
+        what = "a positive integer" if least == 1 else f"an integer >= {least}"
+        raise ValueError(f"{name} must be {what}, got {describe(value)}.")
     if most is not None and value > most:
         raise ValueError(f"{name}={int(value)} exceeds the number of rows ({most}): some chunks "
                          "would be empty.")
@@ -369,3 +375,151 @@ def as_calibration(calibration: Any, names: Iterable[str], *, kind: type | None 
         raise ValueError(f"{name} must be a name ({', '.join(map(repr, names))}) or {what}; "
                          f"got {type(calibration).__name__}.")
     return calibration
+
+
+def _number(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating))
+
+
+def as_prior(prior: Any, name: str = "prior", *, kind: str = "beta") -> tuple[float, float]:
+    """The two parameters of a prior: a Beta's :math:`(a, b)`, both finite and positive, or a
+    normal's :math:`(\\mu, \\sigma)`, finite with :math:`\\sigma > 0`.
+
+    Parameters
+    ----------
+    prior : tuple of two numbers
+        The parameters.
+    name : str
+        The argument's public name, used in error messages.
+    kind : {"beta", "normal"}
+        The prior's family.
+
+    Returns
+    -------
+    tuple of two floats
+
+    Raises
+    ------
+    ValueError
+        Not two real numbers, or out of the family's range (NaN and infinities included).
+
+    Examples
+    --------
+    >>> as_prior((1, 1)), as_prior((4.6, 2.0), "kappa_prior", kind="normal")
+    ((1.0, 1.0), (4.6, 2.0))
+    >>> as_prior((np.inf, 1))
+    Traceback (most recent call last):
+        ...
+    ValueError: prior must be two finite positive numbers (a, b) of a Beta prior; got (inf, 1).
+    """
+    pair = tuple(prior) if isinstance(prior, (tuple, list, np.ndarray)) else ()
+    what = ("two finite positive numbers (a, b) of a Beta prior" if kind == "beta" else
+            "(mu, sigma) of a normal prior, finite numbers with sigma > 0")
+    if len(pair) != 2 or not all(_number(v) and np.isfinite(v) for v in pair) or (
+            pair[1] <= 0 or (kind == "beta" and pair[0] <= 0)):
+        raise ValueError(f"{name} must be {what}; got {describe(prior)}.")
+    return float(pair[0]), float(pair[1])
+
+
+def as_alert_thresholds(thresholds: Any, metrics: Iterable[str],
+                        name: str = "alert_thresholds") -> dict[str, tuple[float, float]]:
+    """Constant alert thresholds: ``{metric: (lower, upper)}``, None for no bound on a side.
+
+    Parameters
+    ----------
+    thresholds : mapping or None
+        The thresholds given; None gives no constant threshold.
+    metrics : iterable of str
+        The metrics estimated, the only keys accepted.
+    name : str
+        The argument's public name, used in error messages.
+
+    Returns
+    -------
+    dict
+        ``{metric: (lower, upper)}`` as floats, ``-inf``/``inf`` where None was given.
+
+    Raises
+    ------
+    ValueError
+        Not a mapping, a metric not estimated, not a pair of numbers or None, NaN, or
+        ``lower > upper``.
+
+    Examples
+    --------
+    >>> as_alert_thresholds({"f1": (0.7, None)}, ["f1"])
+    {'f1': (0.7, inf)}
+    >>> as_alert_thresholds({"f1": (0.9, 0.1)}, ["f1"])
+    Traceback (most recent call last):
+        ...
+    ValueError: alert_thresholds['f1'] has lower 0.9 above upper 0.1; give (lower, upper).
+    """
+    if thresholds is None:
+        return {}
+    if not isinstance(thresholds, Mapping):
+        raise ValueError(f"{name} must be a dict {{metric: (lower, upper)}}, got "
+                         f"{type(thresholds).__name__} {describe(thresholds)}.")
+    metrics = tuple(metrics)
+    out = {}
+    for metric, pair in thresholds.items():
+        as_choice(metric, name, metrics)
+        ok = isinstance(pair, (tuple, list)) and len(pair) == 2 and all(
+            v is None or (_number(v) and not np.isnan(v)) for v in pair)
+        if not ok:
+            raise ValueError(f"{name}[{metric!r}] must be (lower, upper), each a number or None; "
+                             f"got {describe(pair)}.")
+        lower = -np.inf if pair[0] is None else float(pair[0])
+        upper = np.inf if pair[1] is None else float(pair[1])
+        if lower > upper:
+            raise ValueError(f"{name}[{metric!r}] has lower {lower:g} above upper {upper:g}; "
+                             "give (lower, upper).")
+        out[metric] = (lower, upper)
+    return out
+
+
+#: ``pm.sample`` settings that are counts, and the least value of each
+_SAMPLER_COUNTS = {"draws": 2, "tune": 0, "chains": 1, "cores": 1}
+
+
+def as_sample_kwargs(sample_kwargs: Any, name: str = "sample_kwargs") -> dict[str, Any]:
+    """Settings passed to ``pm.sample``: a dict whose counts are sane (``draws`` >= 2, whose sd
+    is reported; ``tune`` >= 0; ``chains`` and ``cores`` >= 1); the other keys pass through.
+
+    Parameters
+    ----------
+    sample_kwargs : dict or None
+        The settings.
+    name : str
+        The argument's public name, used in error messages.
+
+    Returns
+    -------
+    dict
+        The settings (empty for None).
+
+    Raises
+    ------
+    ValueError
+        Not a dict, or a count that is not an integer at least its least value.
+
+    Examples
+    --------
+    >>> as_sample_kwargs({"chains": 4, "target_accept": 0.9})
+    {'chains': 4, 'target_accept': 0.9}
+    >>> as_sample_kwargs({"chains": 0})
+    Traceback (most recent call last):
+        ...
+    ValueError: sample_kwargs['chains'] must be a positive integer, got 0.
+    """
+    if sample_kwargs is None:
+        return {}
+    if not isinstance(sample_kwargs, Mapping):
+        raise ValueError(f"{name} must be a dict of pm.sample settings, got "
+                         f"{type(sample_kwargs).__name__}.")
+    for key, least in _SAMPLER_COUNTS.items():
+        if key in sample_kwargs:
+            value = sample_kwargs[key]
+            if least == 0 and _number(value) and value == 0:
+                continue
+            as_positive_int(value, f"{name}[{key!r}]", least=max(least, 1))
+    return dict(sample_kwargs)

@@ -104,6 +104,7 @@ from bayeval.metrics import METRICS as CONFUSION_METRICS
 from bayeval.sampling import sample
 from bayeval.validation import (
     aligned,
+    as_alert_thresholds,
     as_beta,
     as_calibration,
     as_choice,
@@ -112,7 +113,9 @@ from bayeval.validation import (
     as_metrics,
     as_positive_int,
     as_predictions,
+    as_prior,
     as_reference,
+    as_sample_kwargs,
     as_scores,
     as_threshold,
     as_zero_division,
@@ -220,10 +223,8 @@ def check_options(calibration, threshold, zero_division, noise, kappa, kappa_pri
     if noise == "beta" and not (isinstance(kappa, (int, float, np.number)) and kappa > 0):
         raise ValueError(f"noise='beta' needs kappa, a positive number; got {kappa!r}.")
     as_positive_int(n_bins, "n_bins")
-    if noise in ("learned", "binning") and not (
-            len(kappa_prior) == 2 and np.isfinite(kappa_prior[0]) and kappa_prior[1] > 0):
-        raise ValueError("kappa_prior must be (mu, sigma) of the normal prior of log kappa, "
-                         f"sigma > 0; got {kappa_prior!r}.")
+    if noise in ("learned", "binning"):
+        as_prior(kappa_prior, "kappa_prior", kind="normal")
     return calibration, float(threshold), float(zero_division)
 
 
@@ -368,11 +369,12 @@ def alert_bounds(realized_ref: np.ndarray, metrics,
                  alert_thresholds) -> tuple[np.ndarray, np.ndarray]:
     """Lower and upper thresholds per metric: the mean of the realized metric over the reference
     chunks +- :data:`ALERT_SD` sd (clipped to the metric's range; NaN with fewer than two
-    chunks), or the user's constants.
+    chunks), or the user's constants (checked by
+    :func:`bayeval.validation.as_alert_thresholds`).
 
     Examples
     --------
-    >>> lower, upper = alert_bounds(np.array([[0.8], [0.9]]), ["f1"], None)
+    >>> lower, upper = alert_bounds(np.array([[0.8], [0.9]]), ["f1"], {})
     >>> lower.round(6).tolist(), upper.round(6).tolist()
     ([0.7], [1.0])
     """
@@ -384,13 +386,9 @@ def alert_bounds(realized_ref: np.ndarray, metrics,
             centre, spread = values.mean(), values.std()
             lower[j] = max(centre - ALERT_SD * spread, lo)
             upper[j] = min(centre + ALERT_SD * spread, hi)
-    for metric, bounds in (alert_thresholds or {}).items():
-        j = metrics.index(as_choice(metric, "alert_thresholds", metrics))
-        if not (isinstance(bounds, (tuple, list)) and len(bounds) == 2):
-            raise ValueError(f"alert_thresholds[{metric!r}] must be (lower, upper), each a "
-                             f"number or None; got {bounds!r}.")
-        lower[j] = -np.inf if bounds[0] is None else float(bounds[0])
-        upper[j] = np.inf if bounds[1] is None else float(bounds[1])
+    for metric, (lo, hi) in alert_thresholds.items():
+        j = metrics.index(metric)
+        lower[j], upper[j] = lo, hi
     return lower, upper
 
 
@@ -440,7 +438,7 @@ def reference_period(reference, threshold, calibration, class_conditional, rando
     ...                                         None)
     >>> cal.name, list(data.data_vars), int(data["reference_chunks"]), notes
     ('none', ['ace_raw', 'reference_chunks'], 4, [])
-    >>> lower, upper = alert_bounds(reference.realized, ["accuracy"], None)
+    >>> lower, upper = alert_bounds(reference.realized, ["accuracy"], {})
     >>> bool(lower[0] < reference.realized.mean() < upper[0])
     True
     """
@@ -749,6 +747,10 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
     calibration, threshold, zero_division = check_options(calibration, threshold, zero_division,
                                                           noise, kappa, kappa_prior, n_bins)
     beta = as_beta(beta)
+    alert_thresholds = as_alert_thresholds(alert_thresholds, metrics)
+    if method != "exact":
+        draws = as_positive_int(draws, "draws", least=2)
+        sample_kwargs = as_sample_kwargs(sample_kwargs)
     scores, y_pred, labels, chunks = aligned(scores=scores, y_pred=y_pred, labels=labels,
                                              chunks=chunks, keys=("chunks",))
     scores = as_scores(scores, "scores")

@@ -15,38 +15,38 @@ from bayeval.calibration_map import MapPosterior, MapSums
 from bayeval.confusion_moments import RatioMoments, auc_count_moments, ratio_moments
 from bayeval.methods.cbpe.fast import NormalLaw, Window
 
-__all__ = ["auc_law", "auc_map_shift", "single_class_probability", "window_auc_law"]
+__all__ = ["auc_law", "auc_map_shift", "defined_probability", "window_auc_law"]
 
 
 
 
-def single_class_probability(p: np.ndarray, total: float) -> float:
-    r""":math:`P(\text{no positive})+P(\text{no negative})=\prod_i(1-p_i)+\prod_ip_i`.
+def defined_probability(log_no_positive: float, log_no_negative: float) -> float:
+    r""":math:`\pi=P(\text{both classes})=1-e^a-e^b`, with :math:`a=\sum_i\log(1-p_i)`
+    (:math:`\log P(\text{no positive})`) and :math:`b=\sum_i\log p_i`.
 
-    A product is skipped where its bound, :math:`e^{-\sum p_i}` or :math:`e^{-\sum(1-p_i)}`,
-    rounds to 0 (``total`` is :math:`\sum p_i`).
+    The larger product is subtracted as :math:`-\operatorname{expm1}`, so :math:`\pi` keeps
+    its relative precision when it is tiny (scores all near 0 or all near 1).
 
     Examples
     --------
-    >>> single_class_probability(np.array([0.5, 0.5]), 1.0)
+    >>> defined_probability(2 * np.log(0.5), 2 * np.log(0.5))
     0.5
+    >>> p = np.full(4, 1 - 1e-9)  # P(some negative) = 1 - p^4, about 4e-9
+    >>> round(defined_probability(np.log1p(-p).sum(), np.log(p).sum()) / 4e-9, 6)
+    1.0
     """
-    out = 0.0
-    with np.errstate(divide="ignore"):
-        if total < 746.0:  # exp(-746) rounds to 0
-            out += float(np.exp(np.log1p(-p).sum()))
-        if p.size - total < 746.0:
-            out += float(np.exp(np.log(p).sum()))
-    return min(out, 1.0)
+    small, large = sorted((log_no_positive, log_no_negative))
+    return float(min(max(-np.expm1(large) - np.exp(small), 0.0), 1.0))
 
 
-def auc_law(moments: RatioMoments, total_p: float, total_q: float, p_undefined: float,
+def auc_law(moments: RatioMoments, total_p: float, total_q: float, defined: float,
             zero_division: float, shift: np.ndarray | None = None) -> tuple[NormalLaw, float]:
     r"""ROC-AUC's normal law from its exact moments, and NannyML's estimate.
 
-    The mean and variance of :math:`A/D` come from the exact moments of the Mann-Whitney
-    numerator :math:`A` and the denominator :math:`D` by the delta method
-    (:func:`bayeval.confusion_moments.ratio_moments`); with probability ``p_undefined`` a
+    The mean and variance of :math:`A/D` given both classes (:math:`D>0`, probability
+    ``defined``) come from the exact moments of the Mann-Whitney numerator :math:`A` and the
+    denominator :math:`D` by the delta method
+    (:func:`bayeval.confusion_moments.ratio_moments`); with probability :math:`1-\pi` a
     single class is present and the realized value is ``zero_division`` (a number), so the
     law's mean and variance are those of that mixture, as for the other metrics. NannyML's
     estimate is the area under the ROC curve of the expected counts: with
@@ -62,8 +62,8 @@ def auc_law(moments: RatioMoments, total_p: float, total_q: float, p_undefined: 
         (:func:`bayeval.confusion_moments.auc_numerator_moments`).
     total_p, total_q : float
         :math:`P` and :math:`Q`.
-    p_undefined : float
-        Probability of a single class (:func:`single_class_probability`).
+    defined : float
+        :math:`\pi`, the probability of both classes (:func:`defined_probability`).
     zero_division : float
         The value when both classes are impossible (undefined with probability 1).
     shift : ndarray, optional
@@ -80,18 +80,20 @@ def auc_law(moments: RatioMoments, total_p: float, total_q: float, p_undefined: 
     Four rows with :math:`p=s=(0.2, 0.4, 0.6, 0.8)`: :math:`P=Q=2`, the ordered pairs give
     :math:`\sum_{s_i>s_j}p_iq_j=2.6` and :math:`\frac12\sum_ip_iq_i=0.4`, so NannyML's estimate
     is :math:`3/4`. One labelling in 15.4 has a single class (ROC-AUC 0 by ``zero_division``):
-    the mean over the 16 labellings is 0.75027, the law's 0.7503:
+    the mean over the 16 labellings is 0.75027, the law's 0.7503, and their sd 0.3306, the law's
+    0.3287:
 
     >>> s = np.array([0.2, 0.4, 0.6, 0.8])
     >>> law, plugin = window_auc_law(Window(s, s, s >= 0.5), 0.0)
     >>> round(law.mean, 4), round(law.sd, 4), round(plugin, 4)
-    (0.7503, 0.3364, 0.75)
+    (0.7503, 0.3287, 0.75)
     """
-    if moments.mean_den == 0:  # both classes impossible: undefined with probability 1
+    if moments.mean_den <= 0 or defined == 0:  # undefined with probability 1
         return NormalLaw(zero_division, 0.0, 1.0), zero_division
-    mean, var = ratio_moments(moments)
+    mean, var = ratio_moments(moments, defined=defined)
     if shift is not None:
         mean, var = mean + float(shift.mean()), var + float(shift.var())
+    p_undefined = 1.0 - defined
     if p_undefined > 0 and not np.isnan(zero_division):  # the realized value is then zd
         second = (1 - p_undefined) * (var + mean**2) + p_undefined * zero_division**2
         mean = (1 - p_undefined) * mean + p_undefined * zero_division
@@ -113,12 +115,13 @@ def window_auc_law(w: Window, zero_division: float, posterior: MapPosterior | No
     >>> round(plugin, 6), round(law.p_undefined, 6)  # .8 .6 .3 .1 + .2 .4 .7 .9
     (0.80303, 0.0648)
     """
-    total = float(w.p.sum())
     moments = auc_count_moments(w.s, w.p, 0.5)
-    p_undefined = single_class_probability(w.p, total) if moments.mean_den else 1.0
-    shift = (None if posterior is None or not moments.mean_den else
+    with np.errstate(divide="ignore"):  # p of 0 or 1: a product of 0
+        defined = defined_probability(float(np.log1p(-w.p).sum()), float(np.log(w.p).sum()))
+    shift = (None if posterior is None or moments.mean_den <= 0 else
              auc_map_shift(moments, sums, posterior))
-    return auc_law(moments, total, w.p.size - total, p_undefined, zero_division, shift)
+    return auc_law(moments, float(w.p.sum()), float((1.0 - w.p).sum()), defined, zero_division,
+                   shift)
 
 
 def auc_map_shift(moments: RatioMoments, sums: MapSums, posterior: MapPosterior) -> np.ndarray:

@@ -49,7 +49,7 @@ from bayeval.methods.cbpe.api import (
     reference_period,
     without_reference,
 )
-from bayeval.methods.cbpe.auc import auc_law, auc_map_shift
+from bayeval.methods.cbpe.auc import auc_law, auc_map_shift, defined_probability
 from bayeval.methods.cbpe.fast import (
     CountLaw,
     NormalLaw,
@@ -74,7 +74,7 @@ from bayeval.partitions import (
     tree_reduce,
     trim_window,
 )
-from bayeval.validation import as_beta, as_choice, as_ci_prob, as_scores
+from bayeval.validation import as_alert_thresholds, as_beta, as_choice, as_ci_prob, as_scores
 
 __all__ = ["CBPE_TIE", "cbpe"]
 
@@ -160,12 +160,12 @@ def _count_law(c: _ChunkCounts) -> CountLaw:
 def _auc_law(sums: RangeSums, zero_division: float, posterior: MapPosterior | None,
              map_sums: MapSums | None) -> tuple[NormalLaw, float]:
     r""":func:`~bayeval.methods.cbpe.auc.auc_law` from the sums of a chunk's rows:
-    :math:`P(\text{single class})=\exp\sum\log q+\exp\sum\log p`."""
-    p_undefined = min(float(np.exp(sums.log0) + np.exp(sums.log1)), 1.0)
+    :math:`P(\text{both classes})=1-\exp\sum\log q-\exp\sum\log p`."""
     moments = range_ratio_moments(sums, CBPE_TIE)
-    shift = (None if posterior is None or not moments.mean_den else
+    shift = (None if posterior is None or moments.mean_den <= 0 else
              auc_map_shift(moments, map_sums, posterior))
-    return auc_law(moments, sums.p, sums.q, p_undefined, zero_division, shift)
+    return auc_law(moments, sums.p, sums.q, defined_probability(sums.log0, sums.log1),
+                   zero_division, shift)
 
 
 def _realized_auc(sums: RangeSums, zero_division: float) -> float:
@@ -307,6 +307,7 @@ def cbpe(scores: Any, *, threshold: float = 0.5, reference: Any = None, labels: 
     ci_kind = as_choice(ci_kind, "ci_kind", CI_KINDS)
     beta = as_beta(beta)
     metrics = check_metrics(metrics, "none")
+    alert_thresholds = as_alert_thresholds(alert_thresholds, metrics)
     calibration, threshold, zero_division = check_options(calibration, threshold, zero_division,
                                                           "none", None, None, 1)
     notes: list[str] = []

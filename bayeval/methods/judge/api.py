@@ -66,6 +66,7 @@ from bayeval.validation import (
     as_binary,
     as_choice,
     as_ci_prob,
+    as_sample_kwargs,
     as_seed,
 )
 
@@ -120,6 +121,9 @@ def _split_groups(y, yhat, yhat_unlabeled) -> tuple[list | None, list[tuple]]:
     if not keyed:
         return None, [(y, yhat, yhat_unlabeled, None)]
     first, keys = next(iter(keyed.items()))[0], list(next(iter(keyed.values())))
+    if not keys:
+        raise ValueError(f"{first} is given per group (a dict, DataFrame or 2-D array) but has "
+                         "no group; give at least one, or a 1-D array for one group.")
     for name, cols in keyed.items():
         if list(cols) != keys:
             raise ValueError(f"{name} has groups {list(cols)} but {first} has {keys}; every "
@@ -450,6 +454,8 @@ def judge(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: float = 0.95
     if mu_model is not None:
         mu_model = as_choice(mu_model, "mu_model", MU_MODELS)
     bayes = method in BAYES
+    if bayes:
+        sample_kwargs = as_sample_kwargs(sample_kwargs)
     groups, rows = _split_groups(y, yhat, yhat_unlabeled)
     checked = [_validate(*row, bayes=bayes) for row in rows]
     tags = [None] * len(rows) if groups is None else [f"[{g}] " for g in groups]

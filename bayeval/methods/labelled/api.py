@@ -24,6 +24,8 @@ from bayeval.validation import (
     as_ci_prob,
     as_metrics,
     as_predictions,
+    as_prior,
+    as_sample_kwargs,
     as_scores,
     as_threshold,
 )
@@ -72,7 +74,8 @@ def labelled(scores=None, labels=None, *, y_pred=None, threshold: float = 0.5, m
     ------
     ValueError
         For invalid labels, scores or predictions, a length mismatch or pandas indexes that
-        differ, an unknown metric or method, or a prior that is not two positive numbers.
+        differ, an unknown metric or method, a prior that is not two finite positive
+        numbers, or unsound sampler settings (:func:`bayeval.validation.as_sample_kwargs`).
 
     Examples
     --------
@@ -86,9 +89,8 @@ def labelled(scores=None, labels=None, *, y_pred=None, threshold: float = 0.5, m
     ci_kind = as_choice(ci_kind, "ci_kind", CI_KINDS)
     metrics = as_metrics(metrics, RATE_METRICS, RATE_METRICS)
     threshold = as_threshold(threshold)
-    a, b = (float(v) for v in prior)
-    if not (a > 0 and b > 0):
-        raise ValueError(f"prior must be two positive Beta parameters (a, b), got {prior!r}.")
+    a, b = as_prior(prior)
+    sample_kwargs = as_sample_kwargs(sample_kwargs) if method != "exact" else None
     scores, labels, y_pred = aligned(scores=scores, labels=labels, y_pred=y_pred)
     labels = as_binary(labels, "labels")
     scores = None if scores is None or y_pred is not None else as_scores(scores, "scores")

@@ -63,7 +63,14 @@ from bayeval.methods.mvu.result import (
     merge,
     point_mass,
 )
-from bayeval.validation import as_array, as_choice, as_ci_prob, as_seed
+from bayeval.validation import (
+    as_array,
+    as_choice,
+    as_ci_prob,
+    as_positive_int,
+    as_sample_kwargs,
+    as_seed,
+)
 
 __all__ = ["mvu"]
 
@@ -215,9 +222,11 @@ def _check_options(imputer, method, train, opts) -> None:
     if opts["dirichlet"] is not None:
         as_choice(opts["dirichlet"], "dirichlet", DIRICHLET_FITS)
     as_choice(opts["inference"], "inference", INFERENCE)
-    if int(opts["draws"]) != opts["draws"] or opts["draws"] < 2:
-        raise ValueError(f"draws must be an integer >= 2, got {opts['draws']!r}.")
-    if not (np.isfinite(opts["scale"]) and opts["scale"] > 0):
+    as_positive_int(opts["draws"], "draws", least=2)
+    if method in ("pymc", "both"):
+        opts["sample_kwargs"] = as_sample_kwargs(opts["sample_kwargs"])
+    if not (isinstance(opts["scale"], (int, float, np.number)) and np.isfinite(opts["scale"])
+            and opts["scale"] > 0):
         raise ValueError(f"scale (the calibration factor of alpha) must be positive, got "
                          f"{opts['scale']!r}.")
 

@@ -97,6 +97,7 @@ from bayeval.validation import (
     as_positive_int,
     as_predictions,
     as_probabilities,
+    as_sample_kwargs,
     as_scores,
     as_threshold,
     as_zero_division,
@@ -682,7 +683,9 @@ def pemi(scores, labels, *, y_pred=None, threshold: float = 0.5, p=None,
                                         and random_seed >= 0):
         raise ValueError(f"random_seed must be None or a non-negative int, got {random_seed!r}.")
     prior_a, prior_log_b = _as_prior(prior_a, "prior_a"), _as_prior(prior_log_b, "prior_log_b")
-    draws = as_positive_int(draws, "draws")
+    draws = as_positive_int(draws, "draws", least=2)
+    if method in MODELS:
+        sample_kwargs = as_sample_kwargs(sample_kwargs)
     opts = Options(as_choice(ties, "ties", ("half", "one")), as_zero_division(zero_division),
                    as_beta(beta), second_order)
     scores, labels, y_pred, p = aligned(scores=scores, labels=labels, y_pred=y_pred, p=p)

@@ -39,6 +39,7 @@ from bayeval.metrics import auc_value, is_undefined, metric_value
 
 __all__ = [
     "DEFAULT",
+    "PROBABILITY_SLACK",
     "FittedCalibration",
     "Options",
     "Rows",
@@ -213,8 +214,12 @@ def shift(p: Any, delta: Any) -> np.ndarray:
     return special.expit(special.logit(np.asarray(p, dtype=float)) + delta)
 
 
+#: how far outside [0, 1] a calibration map's prediction may round before it is refused
+PROBABILITY_SLACK = 1e-9
+
+
 class FittedCalibration(NamedTuple):
-    r"""A calibration map fitted on labelled rows, applied as PEMI applies it: clipped to [0, 1].
+    r"""A calibration map fitted on labelled rows; its predictions must be probabilities.
 
     Attributes
     ----------
@@ -226,15 +231,30 @@ class FittedCalibration(NamedTuple):
     >>> class Stretch:  # a map that leaves [0, 1]
     ...     def predict(self, scores):
     ...         return 2 * np.asarray(scores) - 0.5
-    >>> FittedCalibration(Stretch()).predict(np.array([0.1, 0.5, 0.9])).tolist()
+    >>> FittedCalibration(Stretch()).predict(np.array([0.25, 0.5, 0.75])).tolist()
     [0.0, 0.5, 1.0]
+    >>> FittedCalibration(Stretch()).predict(np.array([0.1, 0.9]))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    ValueError: calibration: Stretch.predict returned 2 value(s) outside [0, 1] (e.g. -0.3 ...
     """
 
     calibrator: Any
 
     def predict(self, scores: Any) -> np.ndarray:
-        r""":math:`\operatorname{clip}(c(s), 0, 1)` at every score :math:`s`."""
-        return np.clip(np.asarray(self.calibrator.predict(scores), dtype=float), 0.0, 1.0)
+        r""":math:`c(s)` at every score :math:`s`; a ValueError naming ``calibration`` for a
+        value outside [0, 1] by more than :data:`PROBABILITY_SLACK` (clipped), NaN included."""
+        p = np.asarray(self.calibrator.predict(scores), dtype=float).reshape(-1)
+        size = np.size(scores)
+        bad = ~((p >= -PROBABILITY_SLACK) & (p <= 1 + PROBABILITY_SLACK))
+        if p.size != size or bad.any():
+            name = type(self.calibrator).__name__
+            what = (f"{p.size} values for {size} scores" if p.size != size else
+                    f"{int(bad.sum())} value(s) outside [0, 1] (e.g. {p[bad][0]:.6g} at score "
+                    f"{np.ravel(scores)[np.flatnonzero(bad)[0]]:.6g})")
+            raise ValueError(f"calibration: {name}.predict returned {what}; a calibration map "
+                             "must return one probability per score.")
+        return np.clip(p, 0.0, 1.0)
 
 
 def fit_calibration(calibration: Any, scores: np.ndarray, labels: np.ndarray
@@ -289,7 +309,7 @@ def imputation_probabilities(rows: Rows, *, p: Any = None, calibration: Any = "p
     Returns
     -------
     p, source, ece
-        ``p`` (n,) clipped to [0, 1]; ``source`` describes it; ``ece``:
+        ``p`` (n,) in [0, 1]; ``source`` describes it; ``ece``:
         :func:`bayeval.calibration.ece` of the fitted map on its own calibration rows (in-sample,
         10 equal-width bins; NaN for given p and ``"half"``).
 

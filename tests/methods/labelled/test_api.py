@@ -54,7 +54,9 @@ def test_scores_and_threshold_make_the_predictions():
     (dict(labels=[0, 1, 1], y_pred=[0, 1]), "length mismatch: labels has 3, y_pred has 2"),
     (dict(labels=[0, 1]), "give scores"),
     (dict(labels=[0, 1], y_pred=[0, 1], metrics="f1"), "metrics must be one of"),
-    (dict(labels=[0, 1], y_pred=[0, 1], prior=(0, 1)), "prior must be two positive"),
+    (dict(labels=[0, 1], y_pred=[0, 1], prior=(0, 1)), "prior must be two finite positive"),
+    (dict(labels=[0, 1], y_pred=[0, 1], prior=(np.inf, 1)), "prior must be two finite positive"),
+    (dict(labels=[0, 1], y_pred=[0, 1], prior=None), "prior must be two finite positive"),
     (dict(labels=[0, 1], y_pred=[0, 1], method="mcmc"), "method must be one of"),
     (dict(scores=[0.2, 1.2], labels=[0, 1]), r"scores must lie in \[0, 1\]"),
 ])
