@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -27,7 +28,8 @@ import bayeval as be
 from bayeval import sampling
 from bayeval.methods.cbpe import NOISES
 
-__all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_USAGE", "InputError", "column", "main", "read_table"]
+__all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_USAGE", "InputError", "check_output", "column", "main",
+           "read_table"]
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 
@@ -62,7 +64,8 @@ def read_table(path: str, option: str) -> pd.DataFrame:
     Raises
     ------
     InputError
-        No such file, an unknown extension, an unreadable, empty or row-less file.
+        No such file, an unknown extension, an unreadable, empty or row-less file, or a CSV
+        whose header names a column twice.
 
     Examples
     --------
@@ -98,11 +101,17 @@ def read_table(path: str, option: str) -> pd.DataFrame:
         raise InputError(f"{option}: cannot read {path}: {err}") from None
     if frame.empty:
         raise InputError(f"{option}: {path} has no rows")
+    if not name.endswith((".parquet", ".pq")):  # pandas renames a repeated name 'score.1'
+        header = pd.read_csv(file, sep="\t" if name.endswith(".tsv") else ",", header=None,
+                             nrows=1, dtype=str, keep_default_na=False).iloc[0]
+        if header.duplicated().any():
+            raise InputError(f"{option}: {path} has the column {header[header.duplicated()]
+                             .iloc[0]!r} twice; every column needs its own name")
     return frame
 
 
 def column(frame, name: str | None, option: str, path: str, *, numeric: bool = True,
-           missing_ok: bool = False):
+           missing_ok: bool = False, integer: bool = False):
     """The column ``name`` of ``frame``, named by the command-line option ``option``.
 
     Parameters
@@ -118,6 +127,8 @@ def column(frame, name: str | None, option: str, path: str, *, numeric: bool = T
         (keys, or a lazy dask column), only checked to exist.
     missing_ok : bool
         Blank cells are allowed (NaN), e.g. missing labels.
+    integer : bool
+        The values must be whole numbers (class codes, votes).
 
     Returns
     -------
@@ -126,8 +137,8 @@ def column(frame, name: str | None, option: str, path: str, *, numeric: bool = T
     Raises
     ------
     InputError
-        The option is missing, the column is not in the file, a value is not numeric, or a cell
-        is blank where ``missing_ok`` is False.
+        The option is missing, the column is not in the file, a value is not numeric (or not a
+        whole number where ``integer``), or a cell is blank where ``missing_ok`` is False.
 
     Examples
     --------
@@ -160,7 +171,58 @@ def column(frame, name: str | None, option: str, path: str, *, numeric: bool = T
     if values.isna().any() and not missing_ok:
         raise InputError(f"{option}: column {name!r} of {path} has {int(values.isna().sum())} "
                          "empty cells")
-    return values.to_numpy(dtype=float)
+    out = values.to_numpy(dtype=float)
+    fractional = np.isfinite(out) & (out != np.round(out))
+    if integer and fractional.any():
+        raise InputError(f"{option}: column {name!r} of {path} has values that are not whole "
+                         f"numbers such as {out[fractional][0]:g}; it holds class codes")
+    return out
+
+
+def check_output(path: str, option: str, *, folder: bool = False) -> None:
+    """Check that ``path`` can be written, before any work is done.
+
+    Parameters
+    ----------
+    path : str
+        The file (or with ``folder`` the folder, made if missing) to write.
+    option : str
+        The option that named it, for error messages.
+    folder : bool
+        ``path`` is a folder, made with its missing parents.
+
+    Raises
+    ------
+    InputError
+        A file path that is a folder, or a folder that is a file; a missing folder to write
+        the file in; a file where a parent folder should be; a folder that cannot be written.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> tmp = tempfile.mkdtemp()
+    >>> check_output(f"{tmp}/report.html", "--report")
+    >>> check_output(f"{tmp}/no/report.html", "--report")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    bayeval.cli.InputError: --report: cannot write .../no/report.html: the folder .../no does ...
+    """
+    target = Path(path)
+    if folder:
+        if target.exists() and not target.is_dir():
+            raise InputError(f"{option}: {path} is a file, not a folder")
+        target = target / "report.html"
+    elif target.is_dir():
+        raise InputError(f"{option}: {path} is a folder; give the path of a file")
+    parent = target.parent
+    while folder and not parent.exists():
+        parent = parent.parent  # made by the command
+    if not parent.exists():
+        raise InputError(f"{option}: cannot write {path}: the folder {parent} does not exist")
+    if not parent.is_dir():
+        raise InputError(f"{option}: cannot write {path}: {parent} is a file, not a folder")
+    if not os.access(parent, os.W_OK):
+        raise InputError(f"{option}: cannot write {path}: the folder {parent} is not writable")
 
 
 def _frame(args) -> pd.DataFrame:
@@ -226,11 +288,11 @@ def _bounds(args) -> be.Evaluation:
     data = _frame(args)
     if not args.weak_cols:
         raise InputError("--weak-cols is required (comma-separated labelling-function columns)")
-    weak = np.column_stack([column(data, c.strip(), "--weak-cols", args.data)
+    weak = np.column_stack([column(data, c.strip(), "--weak-cols", args.data, integer=True)
                             for c in args.weak_cols.split(",")])
-    y_pred = column(data, args.pred_col, "--pred-col", args.data)
-    return be.bounds(y_pred.astype(int), weak.astype(int), method=args.method or "exact",
-                     **_common(args))
+    y_pred = column(data, args.pred_col, "--pred-col", args.data, integer=True)
+    return be.bounds(y_pred.astype(np.int64), weak.astype(np.int64),
+                     method=args.method or "exact", **_common(args))
 
 
 def _common(args) -> dict[str, Any]:
@@ -304,6 +366,11 @@ def _by_group(args, client) -> be.Evaluation:
         if getattr(args, option, None):
             column(data, getattr(args, option), f"--{option.replace('_', '-')}", args.data,
                    numeric=False)
+    blank = data[key].isna() | (data[key].astype(str).str.strip() == "")
+    if blank.any():
+        raise InputError(f"--group-col: column {key!r} of {args.data} has {int(blank.sum())} "
+                         f"blank cell(s) (first in row {int(np.flatnonzero(blank)[0])}); every "
+                         "row needs a group")
     groups = {str(k): (args, rows.drop(columns=key))
               for k, rows in data.groupby(key, sort=False)}
     return scale.map_evaluations(_one_group, groups, client)
@@ -357,8 +424,15 @@ def _show(evaluations: list[be.Evaluation], args) -> None:
         print(f"report: {be.report(evaluations, args.report)}")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser whose usage errors are one line (``--help`` gives the usage)."""
+
+    def error(self, message: str):
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="bayeval", description=be.__doc__.splitlines()[0],
         epilog="exit codes: 0 ok, 2 bad usage or input, 1 internal error")
     parser.add_argument("--version", action="version", version=f"bayeval {be.__version__}")
@@ -468,6 +542,11 @@ def main(argv: list[str] | None = None) -> int:
     """
     args = _parser().parse_args(argv)
     try:
+        for option in ("report", "netcdf"):
+            if getattr(args, option, None):
+                check_output(getattr(args, option), f"--{option}")
+        if args.command == "demo":
+            check_output(args.out, "--out", folder=True)
         with _client(args) as client, _progress(args):
             evaluations = _run(args, client)
         evaluations = evaluations if isinstance(evaluations, list) else [evaluations]
@@ -477,7 +556,7 @@ def main(argv: list[str] | None = None) -> int:
             args.report = out / "report.html"
         _show(evaluations, args)
     except ValueError as err:  # bad input, from the command line or the library's validation
-        print(f"bayeval {args.command}: error: {err}", file=sys.stderr)
+        print(f"bayeval {args.command}: error: {' '.join(str(err).split())}", file=sys.stderr)
         return EXIT_USAGE
     except Exception as err:  # an internal error: say so, without a traceback
         print(f"bayeval {args.command}: internal error: {type(err).__name__}: {err}",

@@ -240,10 +240,11 @@ def map_evaluations(fn: Callable[[Any], Evaluation], groups: Any, client=None, *
         ``summary()`` and ``check()`` work over ``dim``; per group: :func:`select`,
         :func:`group_diagnostics`.
 
+        When every group failed it holds only their status and warnings (``summary()``
+        raises, naming the errors).
+
     Raises
     ------
-    RuntimeError
-        If every group failed (their errors are in the message).
     ValueError
         If the evaluations disagree on ``ci_prob``, ``ci_kind``, the estimand or the kind of
         draws, or already have a dimension ``dim``.
@@ -337,8 +338,13 @@ def _gather(labels: list[str], outcomes: list[_Outcome], dim: str) -> Evaluation
     done = [(label, o) for label, o in zip(labels, outcomes, strict=True) if o.status == "ok"]
     failed = [(label, o.error) for label, o in zip(labels, outcomes, strict=True)
               if o.status != "ok"]
-    if not done:
-        raise RuntimeError("every group failed: " + "; ".join(f"[{g}] {e}" for g, e in failed))
+    if not done:  # the failures, with nothing to gather
+        ev = Evaluation.create(
+            method="none", variant="none", warnings=[f"[{g}] failed: {e}" for g, e in failed],
+            groups=labels, group_dim=dim, failed=[g for g, _ in failed],
+            description=f"0 of {len(labels)} groups over {dim!r}: every group failed")
+        ev.tree[STATUS] = xr.DataTree(_status(labels, outcomes, dim))
+        return ev
     evaluations = [(label, o.kind(o.tree)) for label, o in done]
     shared = _shared([ev.meta for _, ev in evaluations])
     names = list(dict.fromkeys(n for _, ev in evaluations for n in ev.tree.children))

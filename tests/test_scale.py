@@ -162,8 +162,14 @@ def test_gathering_aligns_chunks_in_order(rng):
 def test_fan_out_errors():
     with pytest.raises(ValueError, match="distinct labels"):
         scale.map_evaluations(rates, [1, "1"])
-    with pytest.raises(RuntimeError, match=r"every group failed: \[a\] ValueError"):
-        scale.map_evaluations(rates, {"a": ([2], [1]), "b": ([3], [1])})
+    failed = scale.map_evaluations(rates, {"a": ([2], [1]), "b": ([3], [1])})
+    assert failed.meta["failed"] == ["a", "b"]  # every group failed: the failures, returned
+    status = scale.group_status(failed)
+    assert list(status["status"]) == ["error", "error"]
+    assert status["error"].str.contains("labels must be binary").all()
+    with pytest.raises(ValueError, match=r"holds no result: every group failed \(\[a\] failed"):
+        failed.summary()
+    assert "0 of 2 groups" in failed.meta["description"] and "a" in repr(failed)
     with pytest.raises(ValueError, match="disagree on ci_prob"):
         scale.map_evaluations(lambda ci: be.labelled(labels=[1, 0], y_pred=[1, 1],
                                                      ci_prob=ci), {"a": 0.9, "b": 0.95})
