@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Iterator
@@ -34,7 +35,8 @@ def sample(model, random_seed: int | None, sample_kwargs: dict[str, Any] | None 
            ) -> xr.DataTree:
     """``pm.sample`` on ``model`` with :data:`DEFAULTS` updated by ``sample_kwargs``.
 
-    PyMC's log messages are silenced below ERROR while it runs.
+    PyMC's log messages are silenced below ERROR while it runs (while any sampler runs, when
+    several run in threads; the logger's level is restored when the last one ends).
 
     Parameters
     ----------
@@ -69,13 +71,33 @@ def sample(model, random_seed: int | None, sample_kwargs: dict[str, Any] | None 
     import pymc as pm
 
     kwargs = {**DEFAULTS, **(sample_kwargs or {})}
-    logger = logging.getLogger("pymc")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    try:
+    with _QUIET:
         return pm.sample(model=model, random_seed=random_seed, **kwargs)
-    finally:
-        logger.setLevel(level)
+
+
+class _QuietPymc:
+    """The ``pymc`` logger at ERROR while any sampler runs: the first to enter saves its level,
+    the last to leave restores it, under a lock (samplers in threads overlap)."""
+
+    def __init__(self):
+        self.lock, self.running, self.level = threading.Lock(), 0, logging.NOTSET
+
+    def __enter__(self):
+        with self.lock:
+            if not self.running:
+                logger = logging.getLogger("pymc")
+                self.level = logger.level
+                logger.setLevel(logging.ERROR)
+            self.running += 1
+
+    def __exit__(self, *exc):
+        with self.lock:
+            self.running -= 1
+            if not self.running:
+                logging.getLogger("pymc").setLevel(self.level)
+
+
+_QUIET = _QuietPymc()
 
 
 def progress(blocks: list[slice], total: int, label: str) -> Iterator[slice]:

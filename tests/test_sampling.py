@@ -141,3 +141,40 @@ def test_progress_on_a_terminal_is_redrawn_after_each_block(progress_on, monkeyp
                                                                   "10/10"]
     assert lines[0].startswith("work [" + "#" * 12 + "." * 18 + "]")
     assert lines[-1].endswith(" s\n")
+
+
+def test_overlapping_samplers_restore_the_pymc_logger_level(monkeypatch):
+    """Two samplers in threads, the first to start ending first: the level saved by the second
+    (ERROR, set by the first) must not be what is left once both are done."""
+    import logging
+    import threading
+
+    import pymc as pm
+
+    from bayeval.sampling import sample
+
+    both_in, first_out = threading.Barrier(2), threading.Event()
+    levels = []
+
+    def fake_sample(*, model, random_seed, **kwargs):
+        levels.append(logging.getLogger("pymc").level)
+        both_in.wait(timeout=10)
+        if random_seed == 1:
+            first_out.wait(timeout=10)  # the second ends after the first
+        return random_seed
+
+    monkeypatch.setattr(pm, "sample", fake_sample)
+    logger = logging.getLogger("pymc")
+    monkeypatch.setattr(logger, "level", logging.INFO)
+
+    def first():
+        sample(None, 0)
+        first_out.set()
+
+    threads = [threading.Thread(target=first), threading.Thread(target=sample, args=(None, 1))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=20)
+    assert levels == [logging.ERROR, logging.ERROR]  # quiet while they run
+    assert logger.level == logging.INFO
