@@ -13,6 +13,13 @@ Every test is a 4σ rule on the Monte-Carlo error of the draws (false alarm abou
 * **interval mass**: the fraction of draws inside the fast path's interval differs from the
   interval's exact mass :math:`m` by at most :math:`4\sqrt{m(1-m)/N}`.
 
+These tolerances assume draws from a converged sampler. :func:`sampler_tests` tests that
+assumption on the whole posterior (Vehtari et al. 2021): the largest rank-normalised split
+:math:`\hat R` at most :data:`RHAT_MAX`, the smallest bulk and tail ESS at least :data:`ESS_MIN`,
+and no divergent transition; :meth:`~bayeval.evaluation.Evaluation.check` adds them to the
+comparison of every MCMC run, so a sampler that has not converged fails the check even where
+its draws happen to agree with the fast path.
+
 ArviZ (ESS and MCSE of MCMC draws) is imported when :func:`compare` runs.
 """
 
@@ -21,9 +28,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["TESTS", "compare"]
+__all__ = ["ESS_MIN", "RHAT_MAX", "SAMPLER_TESTS", "TESTS", "compare", "sampler_tests"]
 
 TESTS = ("mean", "variance_ratio", "ks", "interval_mass")
+SAMPLER_TESTS = ("r_hat", "ess_bulk", "ess_tail", "divergences")
+#: thresholds of the sampler's diagnostics (Vehtari et al. 2021)
+RHAT_MAX, ESS_MIN = 1.01, 400.0
 _Z = 4.0
 _KS = 1.95
 
@@ -140,4 +150,62 @@ def compare(draws, *, mean: float, sd: float, interval: tuple[float, float] | No
 
     out = pd.DataFrame(rows, columns=["test", "fast", "draws", "statistic", "tolerance", "n_eff"])
     out["passed"] = out["statistic"] <= out["tolerance"]
+    return out.set_index("test")
+
+
+def sampler_tests(posterior, sample_stats=None) -> pd.DataFrame:
+    r"""Whether an MCMC run converged: worst :math:`\hat R`, bulk and tail ESS, divergences.
+
+    Parameters
+    ----------
+    posterior : xarray.Dataset
+        The posterior draws (dims ``chain``, ``draw``, ...); every scalar of every variable is
+        diagnosed.
+    sample_stats : xarray.Dataset, optional
+        The sampler's statistics; its ``diverging`` is counted.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``test`` (:data:`SAMPLER_TESTS` that apply: :math:`\hat R` needs two chains),
+        with the columns of :func:`compare`: ``fast`` is the threshold, ``draws`` the worst value
+        (largest :math:`\hat R`, smallest ESS, number of divergences), ``statistic`` the same
+        value, ``tolerance`` the threshold and ``n_eff`` the smallest bulk ESS; ``passed`` says
+        whether the value is on the right side of its threshold.
+
+    Examples
+    --------
+    Two chains stuck in different places (a broken sampler run):
+
+    >>> import xarray as xr
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.normal(size=(2, 500)) + np.array([[0.0], [3.0]])
+    >>> out = sampler_tests(xr.Dataset({"theta": (("chain", "draw"), x)}))
+    >>> out[["draws", "tolerance", "passed"]].round(2)  # doctest: +NORMALIZE_WHITESPACE
+              draws  tolerance  passed
+    test
+    r_hat      1.75       1.01   False
+    ess_bulk   3.08     400.00   False
+    ess_tail  20.79     400.00   False
+    """
+    import arviz as az
+
+    worst = {"r_hat": -np.inf, "ess_bulk": np.inf, "ess_tail": np.inf}
+    for da in posterior.data_vars.values():
+        if posterior.sizes.get("chain", 1) > 1:
+            worst["r_hat"] = max(worst["r_hat"], float(np.nanmax(az.rhat(da).values)))
+        for method in ("bulk", "tail"):
+            ess = az.ess(da, method=method).values
+            worst[f"ess_{method}"] = min(worst[f"ess_{method}"], float(np.nanmin(ess)))
+    rows = []
+    if np.isfinite(worst["r_hat"]):
+        rows.append(("r_hat", RHAT_MAX, worst["r_hat"], worst["r_hat"] <= RHAT_MAX))
+    for name in ("ess_bulk", "ess_tail"):
+        rows.append((name, ESS_MIN, worst[name], worst[name] >= ESS_MIN))
+    if sample_stats is not None and "diverging" in sample_stats:
+        n_div = float(sample_stats["diverging"].sum())
+        rows.append(("divergences", 0.0, n_div, n_div == 0))
+    out = pd.DataFrame([(t, thr, v, v, thr, worst["ess_bulk"], ok) for t, thr, v, ok in rows],
+                       columns=["test", "fast", "draws", "statistic", "tolerance", "n_eff",
+                                "passed"])
     return out.set_index("test")

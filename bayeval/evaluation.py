@@ -33,7 +33,7 @@ import pandas as pd
 import xarray as xr
 
 from bayeval import files
-from bayeval.check import compare
+from bayeval.check import ESS_MIN, RHAT_MAX, compare, sampler_tests
 from bayeval.display import DISPLAYS
 from bayeval.sampling import SAMPLE_DIMS, add_log_densities, draws_intervals, draws_summary
 from bayeval.table import Table, table
@@ -42,8 +42,9 @@ from bayeval.validation import as_choice, as_ci_prob
 __all__ = ["Evaluation", "draws_intervals", "load"]
 
 CI_KINDS = ("eti", "hdi")
-#: thresholds of the MCMC diagnostics (Vehtari et al. 2021; Betancourt 2016)
-RHAT_MAX, ESS_MIN, BFMI_MIN = 1.01, 400.0, 0.3
+#: E-BFMI threshold of the MCMC diagnostics (Betancourt 2016); R-hat and ESS thresholds:
+#: :data:`bayeval.check.RHAT_MAX`, :data:`bayeval.check.ESS_MIN` (Vehtari et al. 2021)
+BFMI_MIN = 0.3
 #: power-scaling sensitivity above this is flagged (Kallioinen et al. 2024)
 PSENSE_THRESHOLD = 0.05
 _VERSIONS = ("bayeval", "pymc", "pytensor", "arviz", "numpy", "scipy", "xarray")
@@ -374,6 +375,11 @@ class Evaluation:
     def check(self) -> Table:
         """Compare the fast path with the draws (see :mod:`bayeval.check`), per coordinate.
 
+        After an MCMC run the sampler's own tests follow (:func:`bayeval.check.sampler_tests`:
+        worst R-hat, bulk and tail ESS over the whole posterior, divergences), under the
+        coordinate ``"sampler"``: the Monte-Carlo tolerances assume converged chains, so a run
+        that fails them fails the check, and the caption names what failed.
+
         Returns
         -------
         Table
@@ -441,9 +447,22 @@ class Evaluation:
         frame = pd.concat(frames)
         if dims:
             frame = frame.reorder_levels([*dims, "test"])
+        failed = []
+        if self.has_mcmc:
+            sampler = sampler_tests(self.tree["posterior"].to_dataset(),
+                                    self.tree["sample_stats"].to_dataset())
+            failed = [f"{t} {row.draws:.4g} (threshold {row.tolerance:g})"
+                      for t, row in sampler.iterrows() if not row.passed]
+            if dims:
+                sampler = sampler.assign(**dict.fromkeys(dims, "sampler")).set_index(
+                    dims, append=True).reorder_levels([*dims, "test"])
+            frame = pd.concat([frame, sampler])
         passed = bool(frame["passed"].all())
+        verdict = "all passed" if passed else "FAILED"
+        if failed:
+            verdict += "; the sampler did not converge: " + ", ".join(failed)
         caption = (f"fast path vs {'independent' if iid else 'MCMC'} draws, 4-sigma Monte-Carlo "
-                   f"tolerances: {'all passed' if passed else 'FAILED'}")
+                   f"tolerances: {verdict}")
         return table(frame, caption, passed=passed)
 
     # -------------------------------------------------------------------------- diagnostics
