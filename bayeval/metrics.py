@@ -19,11 +19,11 @@ value ``zero_division`` (0.0, 1.0 or NaN); the default 0.0 is also what scikit-l
 ``matthews_corrcoef`` returns there. ``balanced_accuracy`` with one class absent is the recall of
 the other class (scikit-learn drops the undefined class recall with a warning).
 
-:data:`REGISTRY` lists every metric bayeval knows (these, ``roc_auc`` and the bounds' ``macro_f1``)
-with its definition and range; the lists of names (:data:`METRICS`, :data:`BINARY_METRICS`,
-:data:`PROPORTIONS`) are read from it. The public functions check their arguments; each has a
-twin without checks for arguments already checked: :func:`metric_value`, :func:`is_undefined`,
-:func:`counts_of`, :func:`auc_value`.
+:data:`REGISTRY` lists every metric bayeval knows (these, ``roc_auc``, and the averages, Cohen's
+kappa and ROC-AUC of K classes of :mod:`bayeval.multiclass`) with its definition and range; the
+lists of names (:data:`METRICS`, :data:`BINARY_METRICS`, :data:`PROPORTIONS`) are read from it. The
+public functions check their arguments; each has a twin without checks for arguments already
+checked: :func:`metric_value`, :func:`is_undefined`, :func:`counts_of`, :func:`auc_value`.
 """
 
 from __future__ import annotations
@@ -77,11 +77,17 @@ class Metric:
         its denominator is fixed by them.
     multiclass : bool
         Also defined for more than two classes (accuracy; macro F1 is defined for any number).
+    classes : {"two", "per_class", "overall"}
+        With K > 2 classes (:mod:`bayeval.multiclass`): not defined (``"two"``), one value per
+        class, one-vs-rest, on a ``class`` dimension (``"per_class"``), or one value of the
+        K x K confusion matrix or of the K columns of scores (``"overall"``).
 
     Examples
     --------
     >>> REGISTRY["mcc"].low, REGISTRY["recall"].proportion, REGISTRY["roc_auc"].count_ratio
     (-1.0, True, False)
+    >>> REGISTRY["recall"].classes, REGISTRY["macro_recall"].classes
+    ('per_class', 'overall')
     """
 
     name: str
@@ -93,28 +99,50 @@ class Metric:
     proportion: bool = False
     one_count: bool = False
     multiclass: bool = False
+    classes: str = "two"
 
 
 REGISTRY: dict[str, Metric] = {m.name: m for m in (
     Metric("accuracy", r"(TP+TN)/(TP+FP+FN+TN)", proportion=True, one_count=True,
-           multiclass=True),
-    Metric("precision", r"TP/(TP+FP)", proportion=True, one_count=True),
-    Metric("recall", r"TP/(TP+FN)", proportion=True),
-    Metric("specificity", r"TN/(TN+FP)", proportion=True),
+           multiclass=True, classes="overall"),
+    Metric("precision", r"TP/(TP+FP)", proportion=True, one_count=True, classes="per_class"),
+    Metric("recall", r"TP/(TP+FN)", proportion=True, classes="per_class"),
+    Metric("specificity", r"TN/(TN+FP)", proportion=True, classes="per_class"),
     Metric("npv", r"TN/(TN+FN)", proportion=True, one_count=True),
-    Metric("f1", r"2TP/(2TP+FP+FN)"),
+    Metric("f1", r"2TP/(2TP+FP+FN)", classes="per_class"),
     Metric("fbeta", r"(1+\beta^2)TP/((1+\beta^2)TP+\beta^2FN+FP)"),
-    Metric("balanced_accuracy", r"\tfrac12\,(TP/(TP+FN)+TN/(TN+FP))"),
-    Metric("mcc", r"(TP\,TN-FP\,FN)/\sqrt{(TP+FP)(TP+FN)(TN+FP)(TN+FN)}", low=-1.0),
-    Metric("roc_auc", r"P(S_+>S_-)+\tfrac12P(S_+=S_-)", count_ratio=False, ranking=True),
-    Metric("macro_f1", r"\tfrac1K\sum_k F_1^{(k)}", count_ratio=False, multiclass=True),
+    Metric("balanced_accuracy", r"\tfrac12\,(TP/(TP+FN)+TN/(TN+FP))", classes="overall"),
+    Metric("mcc", r"(TP\,TN-FP\,FN)/\sqrt{(TP+FP)(TP+FN)(TN+FP)(TN+FN)}", low=-1.0,
+           classes="overall"),
+    Metric("roc_auc", r"P(S_+>S_-)+\tfrac12P(S_+=S_-)", count_ratio=False, ranking=True,
+           classes="per_class"),
+    Metric("macro_f1", r"\tfrac1K\sum_k F_1^{(k)}", count_ratio=False, multiclass=True,
+           classes="overall"),
+    Metric("macro_precision", r"\tfrac1K\sum_k TP_k/(TP_k+FP_k)", count_ratio=False,
+           classes="overall"),
+    Metric("macro_recall", r"\tfrac1K\sum_k TP_k/(TP_k+FN_k)", count_ratio=False,
+           classes="overall"),
+    Metric("macro_specificity", r"\tfrac1K\sum_k TN_k/(TN_k+FP_k)", count_ratio=False,
+           classes="overall"),
+    Metric("weighted_precision", r"\sum_k \tfrac{n_k}{n}\,TP_k/(TP_k+FP_k)", count_ratio=False,
+           classes="overall"),
+    Metric("weighted_recall", r"\sum_k \tfrac{n_k}{n}\,TP_k/(TP_k+FN_k)", count_ratio=False,
+           classes="overall"),
+    Metric("weighted_f1", r"\sum_k \tfrac{n_k}{n}\,F_1^{(k)}", count_ratio=False,
+           classes="overall"),
+    Metric("micro_f1", r"\sum_k TP_k/n", count_ratio=False, classes="overall"),
+    Metric("cohen_kappa", r"(n\sum_k C_{kk}-\sum_k n_k\hat n_k)/(n^2-\sum_k n_k\hat n_k)",
+           low=-1.0, count_ratio=False, classes="overall"),
+    Metric("macro_roc_auc", r"\tfrac1K\sum_k \mathrm{AUC}_k", count_ratio=False, ranking=True,
+           classes="overall"),
 )}
 """Every metric bayeval knows, by name."""
 
 METRICS = tuple(name for name, m in REGISTRY.items() if m.count_ratio)
 """The confusion-matrix metrics of two classes (:func:`from_counts`)."""
 
-BINARY_METRICS = tuple(name for name, m in REGISTRY.items() if m.count_ratio or m.ranking)
+BINARY_METRICS = tuple(name for name, m in REGISTRY.items()
+                       if m.count_ratio or (m.ranking and m.classes != "overall"))
 """The metrics of a binary classifier's predictions and scores: :data:`METRICS` and ``roc_auc``."""
 
 PROPORTIONS = tuple(name for name, m in REGISTRY.items() if m.proportion)
