@@ -1,12 +1,18 @@
 """One self-contained HTML report of one or several evaluations.
 
 The file embeds its figures as base64 PNG and its CSS inline: it opens offline, needs no
-JavaScript, and can be mailed as is. Per evaluation it shows what was evaluated and under which
-assumptions, the data summary, the summary tables (interval level in their captions), the
-figures of :mod:`bayeval.plots`, the fast-path-vs-posterior check, the MCMC diagnostics and the
-prior sensitivity with plain-language verdicts, the warnings, and what is needed to reproduce it
-(versions, seed). Several evaluations get a table of contents with their status at a glance.
-Everything that comes from the data or the evaluation is HTML-escaped.
+JavaScript, and can be mailed as is. Each evaluation's section leads with its answer, one
+sentence and one figure or table (CBPE: the alerts by chunk with their probability ``p_alert``;
+PEMI: the estimate and where the conclusion tips between missing at random and not; judge: the
+estimate with the human labels it is worth and the estimators side by side; bounds: the
+identified interval with the interval covering it; MVU: the rows whose missing features should
+be collected). Badges summarise the checks: one says "fail" only where a check failed. The
+detail follows in collapsed sections: the summary tables, what was evaluated and the data, the
+other figures of :mod:`bayeval.plots`, the fast-path-vs-posterior check, the MCMC diagnostics
+and the prior sensitivity with plain-language verdicts, and what is needed to reproduce it.
+Several evaluations get a table of contents with their answers. Everything that comes from the
+data or the evaluation is HTML-escaped; numbers are shown as :func:`bayeval.table.display_frame`
+shows them.
 
 Importing this module registers :func:`report` as the display behind ``Evaluation.report()``;
 matplotlib is imported when the figures are drawn.
@@ -23,7 +29,7 @@ from datetime import UTC, datetime
 from functools import partial
 from html import escape
 from importlib.metadata import version
-from numbers import Integral, Real
+from numbers import Real
 from pathlib import Path
 
 import numpy as np
@@ -33,7 +39,7 @@ import xarray as xr
 from bayeval import plots
 from bayeval.display import register_display
 from bayeval.evaluation import BFMI_MIN, ESS_MIN, PSENSE_THRESHOLD, RHAT_MAX, Evaluation
-from bayeval.table import Table
+from bayeval.table import Table, display_number, formatters
 
 __all__ = ["report"]
 
@@ -143,21 +149,41 @@ class _Section:
         return f"{self.ev.meta['method']} ({self.ev.meta['variant']})"
 
     def statuses(self) -> list[tuple[str, str]]:
-        """(css class, text) badges: check, diagnostics, sensitivity, warnings."""
-        out = []
-        for result, attr, good, bad in (
-            (self.check, "passed", "fast path and posterior agree", "check FAILED"),
-            (self.diagnostics, "ok", "MCMC diagnostics ok", "MCMC diagnostics FAILED"),
-        ):
-            if isinstance(result, Table):
-                out.append(("ok", good) if result.attrs[attr] else ("bad", bad))
-        if isinstance(self.sensitivity, Table):
-            flagged = int((self.sensitivity["diagnosis"] != "ok").sum())
-            out.append(("warn", f"prior matters for {_count(flagged, 'quantity')}") if flagged
-                       else ("ok", "prior insensitive"))
+        """(css class, text) badges: check, diagnostics, sensitivity, alerts, warnings. A badge
+        is ``bad`` only for a failed check, ``warn`` for what needs a look."""
+        out = (_verdict(self.check, *CHECK_BADGE) + _verdict(self.diagnostics, *MCMC_BADGE)
+               + _prior_badge(self.sensitivity))
+        alerts = _alerts(self.ev)
+        if alerts is not None:
+            out.append(("warn", f"{_count(len(alerts), 'alert')} in "
+                                f"{_count(alerts['chunk'].nunique(), 'chunk')}")
+                       if len(alerts) else ("ok", "no alerts"))
         n = len(self.ev.warnings)
-        out.append(("warn", _count(n, "warning")) if n else ("ok", "no warnings"))
+        if n:
+            out.append(("warn", _count(n, "warning")))
+        elif not (alerts is not None and len(alerts)):
+            out.append(("ok", "no warnings"))
         return out
+
+
+#: (attribute of the result, badge when it is True, badge when it is False)
+CHECK_BADGE = ("passed", "fast path and posterior agree", "check FAILED")
+MCMC_BADGE = ("ok", "MCMC diagnostics ok", "MCMC diagnostics FAILED")
+
+
+def _verdict(result: Table | str | None, attr: str, good: str, bad: str
+             ) -> list[tuple[str, str]]:
+    if not isinstance(result, Table):
+        return []
+    return [("ok", good) if result.attrs[attr] else ("bad", bad)]
+
+
+def _prior_badge(result: Table | str | None) -> list[tuple[str, str]]:
+    if not isinstance(result, Table):
+        return []
+    flagged = int((result["diagnosis"] != "ok").sum())
+    return [("warn", f"prior matters for {_count(flagged, 'quantity')}") if flagged
+            else ("ok", "prior insensitive")]
 
 
 # --------------------------------------------------------------------------- HTML bits
@@ -168,29 +194,33 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun[:-1]}ies" if noun.endswith("y") else f"{n} {noun}s"
 
 
-def _fmt(value: Real) -> str:
-    """A number for a table cell: integers with separators, 4 decimals, or scientific."""
-    if isinstance(value, Integral):
-        return f"{value:,}"
-    v = float(value)
-    if not np.isfinite(v):
-        return "—" if np.isnan(v) else str(v)
-    if v.is_integer() or abs(v) >= 100:
-        return f"{v:,.0f}"
-    return f"{v:.4f}" if abs(v) >= 1e-3 or v == 0 else f"{v:.2e}"
+#: boolean columns that are checks: True is a pass, False a failure
+CHECK_COLUMNS = frozenset({"passed", "ok"})
+#: boolean columns that raise an alert when True
+ALERT_COLUMNS = frozenset({"alert", "alert_realized"})
+#: columns shown first in a summary table, where present: the answer before the detail
+LEADING_COLUMNS = ("mean", "lower", "upper", "alert", "p_alert", "realized", "lower_bound",
+                   "upper_bound", "c_hard", "y_hard")
 
 
-def _cell(value) -> str:
+def _cell(value, column: str, fmt: Callable) -> str:
+    """One table cell: checks as pass/fail badges, alerts as an alert badge, other booleans as
+    yes/no, numbers by the column's display format."""
     if isinstance(value, bool | np.bool_):
-        return ('<td class="flag"><span class="badge ok">✓ pass</span></td>' if value else
-                '<td class="flag"><span class="badge bad">✗ fail</span></td>')
+        if column in CHECK_COLUMNS:
+            return ('<td class="flag"><span class="badge ok">✓ pass</span></td>' if value else
+                    '<td class="flag"><span class="badge bad">✗ fail</span></td>')
+        if column in ALERT_COLUMNS:
+            return ('<td class="flag"><span class="badge warn">alert</span></td>' if value
+                    else '<td class="flag">–</td>')
+        return f'<td class="flag">{"yes" if value else "no"}</td>'
     if isinstance(value, Real):
-        return f'<td class="num">{_fmt(value)}</td>'
+        return f'<td class="num">{escape(fmt(value))}</td>'
     return f'<td class="text">{escape(str(value))}</td>'
 
 
 def _align(dtype) -> str:
-    """The css class of a column: ``flag`` (pass/fail), ``num`` or ``text``."""
+    """The css class of a column: ``flag`` (booleans), ``num`` or ``text``."""
     if pd.api.types.is_bool_dtype(dtype):
         return "flag"
     return "num" if pd.api.types.is_numeric_dtype(dtype) else "text"
@@ -203,12 +233,13 @@ def _table(frame: pd.DataFrame, caption: str, bad: Sequence[bool] | None = None)
     for column, dtype in frame.dtypes.items():
         head += f'<th scope="col" class="{_align(dtype)}">{escape(str(column))}</th>'
 
+    fmts = formatters(frame)
     bad = np.zeros(len(frame), bool) if bad is None else np.asarray(bad, bool)
     rows = []
     for key, row, flagged in zip(frame.index, frame.itertuples(index=False), bad, strict=True):
         keys = key if isinstance(key, tuple) else (key,)
         cells = "".join(f'<th scope="row">{escape(str(k))}</th>' for k in keys)
-        cells += "".join(_cell(v) for v in row)
+        cells += "".join(_cell(v, c, fmts[c]) for v, c in zip(row, frame.columns, strict=True))
         rows.append(f'<tr class="fail">{cells}</tr>' if flagged else f"<tr>{cells}</tr>")
     return (f'<div class="table-wrap"><table><caption>{escape(caption)}</caption>'
             f'<thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>')
@@ -226,6 +257,161 @@ def _list(items: list[str]) -> str:
     """A phrase naming at most five of ``items`` (already escaped or plain text)."""
     shown = ", ".join(escape(i) for i in items[:5])
     return shown + (f" and {len(items) - 5} more" if len(items) > 5 else "")
+
+
+# ------------------------------------------------------------------------ the answers
+def _value(row) -> str:
+    """``0.9617 (95% interval 0.9366 to 0.9806)`` style: a mean and its interval."""
+    mean, lower, upper = (display_number(row[k]) for k in ("mean", "lower", "upper"))
+    return f"<strong>{mean}</strong> ({lower} to {upper})"
+
+
+def _level(ev: Evaluation) -> str:
+    return f"{100 * ev.ci_prob:g}% interval"
+
+
+def _alerts(ev: Evaluation) -> pd.DataFrame | None:
+    """The (chunk, metric) pairs in alert, with the estimate and ``p_alert``, or None where the
+    evaluation has no alerts to raise."""
+    cf = ev.closed_form
+    if cf is None or "alert" not in cf or "chunk" not in cf.dims:
+        return None
+    keep = [v for v in ("mean", "lower", "upper", "lower_threshold", "upper_threshold",
+                        "p_alert", "alert") if v in cf]
+    frame = cf[keep].to_dataframe()[keep].reset_index()
+    return frame[frame["alert"].astype(bool)].drop(columns="alert")
+
+
+def _answer_cbpe(ev: Evaluation) -> tuple[str, str | None]:
+    cf = ev.closed_form
+    if cf is None or "alert" not in cf:
+        return _answer_generic(ev)
+    alerts = _alerts(ev)
+    chunks = [c for c in cf["chunk"].values.tolist() if c != "all"]
+    cells = len(chunks) * cf.sizes["metric"]
+    p = cf["p_alert"].drop_sel(chunk="all", errors="ignore") if "p_alert" in cf else None
+    if alerts.empty:
+        text = (f"<strong>No alert</strong>: in {_count(len(chunks), 'chunk')} and "
+                f"{_count(cf.sizes['metric'], 'metric')} no estimate is outside its thresholds")
+        if p is not None and np.isfinite(p.values).any():
+            where = p.where(p == p.max(), drop=True)
+            text += (f"; the largest probability of an alert (p_alert) is "
+                     f"{display_number(float(p.max()))} ({escape(str(where['metric'].values[0]))} "
+                     f"in {escape(str(where['chunk'].values[0]))})")
+    else:
+        worst = alerts.sort_values("p_alert", ascending=False) if "p_alert" in alerts else alerts
+        named = [f"{r.metric} in {r.chunk}" + (f" (p_alert {display_number(r.p_alert)})"
+                                               if "p_alert" in alerts else "")
+                 for r in worst.itertuples()]
+        text = (f"<strong>{_count(len(alerts), 'alert')}</strong> in "
+                f"{_count(alerts['chunk'].nunique(), 'chunk')} of {len(chunks)} "
+                f"({len(alerts)} of {cells} chunk-metric pairs): {_list(named)}")
+    if "all" in cf["chunk"].values:
+        whole = ev.summary("closed_form").xs("all", level="chunk")
+        text += (f". Over the whole period, {escape(str(whole.index[0]))} is "
+                 f"{_value(whole.iloc[0])} ({_level(ev)})")
+    return text + ".", "chunks"
+
+
+def _answer_pemi(ev: Evaluation) -> tuple[str, str | None]:
+    table = ev.summary()
+    data = ev.tree["data"].to_dataset() if "data" in ev.tree.children else None
+    values = ", ".join(f"{escape(str(m))} {_value(r)}" for m, r in table.iterrows())
+    text = f"{values} ({_level(ev)})"
+    if data is not None and "n_missing" in data:
+        text = (f"With {int(data['n_missing'])} of {int(data['n'])} labels missing, {text}")
+    if "tipping" not in plots.available(ev):
+        return text + ".", "intervals"
+    tips = plots.tipping_points(ev)
+    tipped = [f"{escape(str(m))} at delta = " + " and ".join(
+        f"{v:+.2f}" for v in (t["below"], t["above"]) if np.isfinite(v))
+        for m, t in tips.iterrows() if np.isfinite(t[["below", "above"]].astype(float)).any()]
+    held = [escape(str(m)) for m, t in tips.iterrows()
+            if not np.isfinite(t[["below", "above"]].astype(float)).any()]
+    span = f"[{tips['delta_min'].min():.2f}, {tips['delta_max'].max():.2f}]"
+    text += (". Missing not at random: the estimate leaves the interval it has when labels are "
+             "missing at random (delta = 0) for " + (_list(tipped) if tipped else "no metric"))
+    if held:
+        text += f"; {_list(held)} hold{'s' if len(held) == 1 else ''} for every shift in {span}"
+    return text + ".", "tipping"
+
+
+def _answer_judge(ev: Evaluation) -> tuple[str, str | None]:
+    table = ev.summary()
+    if table.index.nlevels > 1 or table.index.name != "estimator":
+        return _answer_generic(ev)
+    best = "eif" if "eif" in table.index else table.index[0]
+    text = f"P(Y = 1) is {_value(table.loc[best])} by {escape(str(best))} ({_level(ev)})"
+    data = ev.tree["data"].to_dataset() if "data" in ev.tree.children else None
+    if data is not None and "n_effective" in data and np.isfinite(float(data["n_effective"])):
+        text += (f"; with the judge's {int(data['n']):,} labels, the {int(data['m']):,} human "
+                 f"labels are worth {display_number(float(data['n_effective']), 0)} "
+                 "(n_effective)")
+    if "naive" in table.index and best != "naive":
+        text += (f"; the judge alone says {display_number(table.loc['naive', 'mean'])}, "
+                 "biased by its errors")
+    return text + ".", "intervals"
+
+
+def _answer_bounds(ev: Evaluation) -> tuple[str, str | None]:
+    table = ev.summary("closed_form" if ev.closed_form is not None else None)
+    parts = [f"{escape(str(m))} in <strong>[{display_number(r['lower_bound'])}, "
+             f"{display_number(r['upper_bound'])}]</strong> ({display_number(r['lower'])} to "
+             f"{display_number(r['upper'])} with its uncertainty)"
+             for m, r in table.iterrows() if np.isfinite(r["lower_bound"])]
+    undefined = [escape(str(m)) for m, r in table.iterrows() if not np.isfinite(r["lower_bound"])]
+    text = ("Without true labels, the metrics lie in their identified intervals [lower bound, "
+            f"upper bound], covered by the {_level(ev)}: " + "; ".join(parts))
+    if undefined:
+        text += f"; {_list(undefined)} undefined"
+    return text + ".", "bounds"
+
+
+#: hard confidence below which MVU's answer suggests collecting a row's missing features
+COLLECT_BELOW = 0.9
+
+
+def _answer_mvu(ev: Evaluation) -> tuple[str, str | None]:
+    plan = ev.decide(threshold=COLLECT_BELOW)
+    n = int(plan.attrs["n_collect"])
+    text = (f"<strong>{n} of {len(plan)} rows</strong> should have their missing features "
+            f"measured: their decision changes with probability above "
+            f"{1 - COLLECT_BELOW:.0%} once they are known (hard confidence c_hard below "
+            f"{COLLECT_BELOW}; <code>ev.decide(threshold=...)</code> or "
+            "<code>collect_cost=</code> for another rule)")
+    shown = plan[plan["collect"]].sort_values("c_hard").head(MAX_ROWS)
+    more = f" (the {MAX_ROWS} least confident of {n})" if n > MAX_ROWS else ""
+    return text + ".", _table(shown, f"{plan.caption}{more}") if n else None
+
+
+def _answer_generic(ev: Evaluation) -> tuple[str, str | None]:
+    table = ev.summary()
+    if not {"mean", "lower", "upper"} <= set(table.columns):
+        return escape(table.caption) + ".", plots.default_kind(ev)
+    named = [f"{escape(', '.join(map(str, k)) if isinstance(k, tuple) else str(k))} "
+             f"{_value(r)}" for k, r in table.head(MAX_ROWS).iterrows()]
+    more = f" and {len(table) - MAX_ROWS} more" if len(table) > MAX_ROWS else ""
+    kind = "intervals" if ev.draws is None else plots.default_kind(ev)
+    return "; ".join(named) + f"{more} ({_level(ev)}).", kind
+
+
+#: rows of a table shown in an answer; the rest are counted
+MAX_ROWS = 10
+#: the answer of each method: (sentence, a plot kind or an HTML table or None)
+ANSWERS: dict[str, Callable[[Evaluation], tuple[str, str | None]]] = {
+    "cbpe": _answer_cbpe, "pemi": _answer_pemi, "judge": _answer_judge,
+    "bounds": _answer_bounds, "mvu": _answer_mvu}
+
+
+def _answer(ev: Evaluation) -> tuple[str, str | None, str | None]:
+    """(sentence, the lead figure's kind, a lead table's HTML) of ``ev``."""
+    try:
+        text, lead = ANSWERS.get(ev.meta["method"], _answer_generic)(ev)
+    except (ValueError, KeyError) as err:
+        return f"No answer could be drawn: {escape(str(err))}.", None, None
+    if lead is not None and lead.startswith("<"):
+        return text, None, lead
+    return text, lead, None
 
 
 # ------------------------------------------------------------------------ the sections
@@ -276,6 +462,9 @@ def _summaries(ev: Evaluation) -> str:
     out = []
     for source in sources:
         summary = _attempt(partial(ev.summary, source))
+        if isinstance(summary, Table):
+            first = [c for c in LEADING_COLUMNS if c in summary.columns]
+            summary = summary[first + [c for c in summary.columns if c not in first]]
         out.append(_table(summary, summary.caption) if isinstance(summary, Table) else
                    f'<p class="note">No {source.replace("_", " ")} summary: '
                    f"{escape(summary)}</p>")
@@ -291,21 +480,23 @@ def _png(fig) -> str:
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def _figures(ev: Evaluation) -> str:
-    out = []
-    for kind in plots.available(ev):
-        try:
-            fig = plots.plot(ev, kind)
-        except ValueError as err:
-            out.append(f'<p class="note">Figure “{escape(kind)}” not drawn: {escape(str(err))}'
-                       "</p>")
-            continue
-        description = plots.KINDS[kind].description
-        out.append(f'<figure><img src="data:image/png;base64,{_png(fig)}" '
-                   f'alt="{escape(kind)} plot: {escape(description)}">'
-                   f"<figcaption><strong>{escape(kind)}</strong>: {escape(description)}."
-                   "</figcaption></figure>")
-    return "".join(out)
+def _figure(ev: Evaluation, kind: str) -> str:
+    """One figure of :mod:`bayeval.plots` with its caption, or why it was not drawn."""
+    try:
+        fig = plots.plot(ev, kind)
+    except ValueError as err:
+        return f'<p class="note">Figure “{escape(kind)}” not drawn: {escape(str(err))}</p>'
+    description = plots.KINDS[kind].description
+    return (f'<figure><img src="data:image/png;base64,{_png(fig)}" '
+            f'alt="{escape(kind)} plot: {escape(description)}">'
+            f"<figcaption><strong>{escape(kind)}</strong>: {escape(description)}."
+            "</figcaption></figure>")
+
+
+def _figures(ev: Evaluation, shown: str | None) -> str:
+    """Every figure that applies to ``ev`` but the one ``shown`` with its answer."""
+    out = [_figure(ev, kind) for kind in plots.available(ev) if kind != shown]
+    return "".join(out) or "<p>No other figure applies to this evaluation.</p>"
 
 
 def _check(result: Table | str | None) -> str:
@@ -332,7 +523,9 @@ def _diagnostic_rows(result: Table) -> pd.DataFrame:
     for name, group in result.groupby(level="diagnostic", sort=False):
         ok = bool(group["ok"].all())
         low, high = group["value"].min(), group["value"].max()
-        values = _fmt(low) if low == high else f"{_fmt(low)} – {_fmt(high)}"
+        decimals = 0 if name in ("ess_bulk", "ess_tail", "divergences") else 4
+        low, high = display_number(low, decimals), display_number(high, decimals)
+        values = low if low == high else f"{low} – {high}"
         good, bad = DIAGNOSTIC_VERDICTS.get(name, ("Within its threshold.",
                                                     "Outside its threshold for {which}."))
         failing = [q for (_, q), v in group["ok"].items() if not v]
@@ -396,21 +589,30 @@ def _reproducibility(ev: Evaluation) -> str:
     return _table(frame.astype(str), "what produced this evaluation")
 
 
+def _details(title: str, body: str, statuses: list[tuple[str, str]] = ()) -> str:
+    """A collapsed part of a section: its title and badges, then ``body`` when opened."""
+    return (f'<details><summary>{escape(title)} {_badges(list(statuses))}</summary>'
+            f'<div class="detail">{body}</div></details>')
+
+
 def _section(s: _Section) -> str:
     ev = s.ev
+    text, kind, table = _answer(ev)
+    lead = _figure(ev, kind) if kind is not None else (table or "")
     parts = [
         f'<section class="evaluation" id="{s.anchor}">',
         f'<h2><span class="number">{s.number}</span>{escape(s.name)}</h2>',
         f'<p class="badges">{_badges(s.statuses())}</p>',
+        f'<div class="answer"><p class="lead">{text}</p>{lead}</div>',
         _warnings(ev),
-        "<h3>What was evaluated</h3>", _about(ev),
-        "<h3>Data</h3>", _data(ev),
-        "<h3>Results</h3>", _summaries(ev),
-        "<h3>Figures</h3>", _figures(ev),
-        "<h3>Fast path vs posterior</h3>", _check(s.check),
-        "<h3>MCMC diagnostics</h3>", _diagnostics(s.diagnostics),
-        "<h3>Prior sensitivity</h3>", _sensitivity(s.sensitivity),
-        "<h3>Reproducibility</h3>", _reproducibility(ev),
+        _details("Results tables", _summaries(ev)),
+        _details("What was evaluated, and the data", _about(ev) + _data(ev)),
+        _details("More figures", _figures(ev, kind)),
+        _details("Fast path vs posterior", _check(s.check), _verdict(s.check, *CHECK_BADGE)),
+        _details("MCMC diagnostics", _diagnostics(s.diagnostics),
+                 _verdict(s.diagnostics, *MCMC_BADGE)),
+        _details("Prior sensitivity", _sensitivity(s.sensitivity), _prior_badge(s.sensitivity)),
+        _details("Reproducibility", _reproducibility(ev)),
         "</section>",
     ]
     return "\n".join(parts)
@@ -510,8 +712,14 @@ figure img { display: block; max-width: 100%; height: auto; border: 1px solid va
   border-radius: 6px; background: #fff; }
 figcaption { color: var(--muted); font-size: 13px; margin-top: 6px; }
 .note { color: var(--muted); font-style: italic; }
-details { margin: 6px 0 12px; }
-summary { cursor: pointer; color: var(--accent); font-weight: 600; }
+details { margin: 0; border-top: 1px solid var(--line); }
+details:last-of-type { border-bottom: 1px solid var(--line); }
+summary { cursor: pointer; color: var(--accent); font-weight: 600; padding: 7px 0; }
+summary .badge { font-weight: 600; }
+details .detail { padding: 4px 0 14px; }
+details details { border: none; }
+.answer { margin: 6px 0 14px; }
+.answer .lead { font-size: 16px; max-width: none; margin: 6px 0 10px; }
 nav.contents ol { padding-left: 22px; }
 nav.contents li { margin: 8px 0; }
 nav.contents a { color: var(--accent); font-weight: 600; text-decoration: none; }

@@ -1,12 +1,8 @@
 """bayeval.report: one self-contained HTML file, read as text and rendered in headless Chromium."""
 
 import base64
-import json
-import os
 import re
 import struct
-import subprocess
-from pathlib import Path
 
 import matplotlib.image
 import numpy as np
@@ -14,24 +10,13 @@ import pandas as pd
 import pytest
 import xarray as xr
 
+import bayeval as be
+from bayeval import datasets
 from bayeval.evaluation import Evaluation
-from bayeval.report import _sensitivity, report
+from bayeval.report import _Section, _sensitivity, report
 from bayeval.table import table
+from tests.browser import probe, run_chromium
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                  "--no-first-run", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync"]
-#: test harness only (the report has no script): lists each image's decoded size once loaded
-DECODE_PROBE = """<script>
-window.addEventListener("load", () => {
-  const out = document.createElement("pre");
-  out.id = "decoded";
-  out.textContent = JSON.stringify([...document.images].map(
-    (img) => [img.complete, img.naturalWidth, img.naturalHeight]));
-  document.body.appendChild(out);
-});
-</script>"""
 UNSAFE = "<script>alert('x')</script> & <b>co</b>"
 
 
@@ -69,8 +54,9 @@ def test_report_is_one_self_contained_file(page):
     assert "<script" not in html.replace(UNSAFE.replace("<", "&lt;"), "")
     assert not re.search(r'(src|href)="(?!data:image/png;base64,|#)', html)  # no network
     srcs = images(html)
-    # exact: distribution, intervals; both: those, trace, rank and sensitivity; unsafe: 2
-    assert len(srcs) == 2 + 5 + 2
+    # exact: intervals, distribution (its Beta laws); both: those, trace, rank and sensitivity;
+    # unsafe: intervals (no law to draw)
+    assert len(srcs) == 2 + 5 + 1
     assert all(w > 300 and h > 150 for w, h in map(png_size, srcs))
 
 
@@ -90,7 +76,9 @@ def test_sections_hold_summary_check_diagnostics_sensitivity_and_versions(page, 
     assert "labelled (both), closed form: 95% equal-tailed intervals (eti)" in captions
     assert "labelled (both), draws: 95% equal-tailed intervals (eti)" in captions
     assert both.check().caption in captions
-    assert "All 15 tests passed" in section  # 5 metrics x mean, variance, interval mass
+    check = both.check()  # 5 metrics x mean, variance, interval mass; the sampler's tests
+    assert (f"All {len(check)} tests passed" in section if check.attrs["passed"] else
+            f"of {len(check)} tests failed" in section)
     assert "MCMC diagnostics in plain words" in captions
     assert "The chains agree with each other" in section
     ok = both.diagnostics().attrs["ok"]
@@ -135,7 +123,7 @@ def test_a_failed_check_and_missing_sensitivity_are_reported(both, tmp_path):
     tree.attrs = both.tree.attrs
     html = report(Evaluation(tree), tmp_path / "failed.html").read_text(encoding="utf-8")
     assert '<span class="badge bad">check FAILED</span>' in html
-    assert "1 of 15 tests failed</strong> (recall, mean)" in html
+    assert re.search(r"\d+ of \d+ tests failed</strong> \([^)]*recall, mean", html)
     failed = re.findall(r'<tr class="fail"><th scope="row">([^<]*)</th><th scope="row">'
                         r"([^<]*)</th>", html)
     assert ("recall", "mean") in failed
@@ -163,43 +151,90 @@ def test_bad_input_is_refused(tmp_path, exact):
 
 
 # ------------------------------------------------------------------------- the browser
-def chromium() -> str:
-    """The browser; missing is a skip on a workstation and a failure in CI."""
-    if CHROMIUM.exists():
-        return str(CHROMIUM)
-    if os.environ.get("CI"):
-        pytest.fail(f"CI is set but {CHROMIUM} is missing: .ci/run must install Debian's "
-                    "chromium (apt-get install -y chromium).")
-    pytest.skip(f"headless Chromium ({CHROMIUM}) is not installed; apt-get install -y chromium")
+#: the rendered page as a person sees it: tables, images as decoded, badges, sections' answers
+LOOK = """
+const visible = (el) => el.getClientRects().length > 0;
+return {
+  tables: document.querySelectorAll("table").length,
+  images: [...document.images].map((i) => [i.complete, i.naturalWidth, i.naturalHeight]),
+  badges: [...document.querySelectorAll(".badge")].filter(visible).map((b) => b.innerText),
+  answers: [...document.querySelectorAll("section.evaluation")].map((s) => {
+    const a = s.querySelector(".answer"), r = a.getBoundingClientRect();
+    return {text: a.querySelector(".lead").innerText, height: r.height,
+            lead: a.querySelectorAll("img, table").length, open: s.querySelectorAll(
+              "details[open]").length};
+  }),
+  height: document.documentElement.scrollHeight,
+};
+"""
 
 
-def run_chromium(tmp_path, *args) -> str:
-    result = subprocess.run(
-        [chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}", *args],
-        capture_output=True, text=True, timeout=120, check=False)
-    assert result.returncode == 0, result.stderr[-2000:]
-    return result.stdout
-
-
-def test_the_report_renders_in_chromium(page, tmp_path):
-    """Every table is in the DOM, every image decoded to its PNG size, and a screenshot."""
+def test_the_report_renders_in_chromium(page, tmp_path, both):
+    """Every table is in the DOM, every image decoded to its PNG size, every section's answer
+    visible with its figure while its detail stays collapsed, and a screenshot."""
     path, html = page
-    harness = tmp_path / "harness.html"
-    harness.write_text(html.replace("</body>", DECODE_PROBE + "</body>"), encoding="utf-8")
-    dom = run_chromium(tmp_path, "--virtual-time-budget=10000", "--dump-dom",
-                       harness.as_uri())
-    # exact: data, summary, versions; both: data, 2 summaries, check, 2 diagnostics,
-    # sensitivity, versions; unsafe: data, summary, versions
-    assert dom.count("<table>") == html.count("<table>") == 3 + 8 + 3
-    assert dom.count("<caption>") == html.count("<caption>")
-    assert "labelled (both), draws: 95% equal-tailed intervals (eti)" in dom
-    decoded = json.loads(re.search(r'<pre id="decoded">(.*?)</pre>', dom).group(1))
-    expected = [png_size(src) for src in images(html)]
-    assert [(w, h) for _, w, h in decoded] == expected
-    assert all(complete for complete, _, _ in decoded)
+    seen = probe(tmp_path, path, LOOK)
+    assert seen["tables"] == html.count("<table>")
+    assert [(w, h) for _, w, h in seen["images"]] == [png_size(s) for s in images(html)]
+    assert all(complete for complete, _, _ in seen["images"])
+    for answer in seen["answers"]:
+        assert answer["text"] and answer["height"] > 100 and answer["lead"] == 1
+        assert answer["open"] == 0
+    failed = [text for _, text in _Section.of(both, 2).statuses() if "FAILED" in text]
+    # in the contents, the section's header and the summary line of its collapsed detail
+    assert sorted(b for b in seen["badges"] if "fail" in b.lower()) == sorted(3 * failed)
 
     shot = tmp_path / "report.png"
     run_chromium(tmp_path, f"--screenshot={shot}", "--window-size=1200,3000", path.as_uri())
     pixels = matplotlib.image.imread(shot)
     assert pixels.shape[:2] == (3000, 1200)
     assert np.std(pixels[..., :3]) > 0.05  # not a blank page
+
+
+@pytest.fixture(scope="module")
+def alerting(tmp_path_factory):
+    """CBPE with every default metric, tight thresholds on accuracy so that chunks alert, and
+    its report."""
+    ref = datasets.calibrated_scores(1000, random_seed=0)
+    ana = datasets.calibrated_scores(1000, random_seed=1)
+    ev = be.cbpe(ana.scores, reference=(ref.scores, ref.labels), chunk_size=200,
+                 alert_thresholds={"accuracy": (0.71, 0.9)}, random_seed=0)
+    path = ev.report(tmp_path_factory.mktemp("alerts") / "r.html")
+    return ev, path, path.read_text(encoding="utf-8")
+
+
+def test_a_cbpe_report_with_the_default_metrics_leads_with_its_alerts(alerting):
+    """The default metrics include ROC-AUC, whose law is normal (its stored PMF is all NaN)."""
+    ev, _, html = alerting
+    cf = ev.closed_form
+    assert "roc_auc" in cf["metric"].values and ("pmf_prob" not in cf or not np.isfinite(
+        cf["pmf_prob"].sel(metric="roc_auc")).any())
+    alerts = cf["alert"].drop_sel(chunk="all")
+    n, chunks = int(alerts.sum()), int(alerts.any("metric").sum())
+    assert n > 0
+    lead = re.search(r'<p class="lead">(.*?)</p>', html).group(1)
+    assert lead.startswith(f"<strong>{n} alert{'s' * (n > 1)}</strong> in {chunks} chunk")
+    worst = cf["p_alert"].where(alerts).max().item()
+    assert f"(p_alert {worst:.4f})" in lead  # the likeliest alert is named first
+    assert 'alt="chunks plot' in html.split('<div class="answer">')[1].split("</div>")[0]
+
+
+def test_badges_say_fail_only_where_a_check_failed(alerting):
+    """CBPE's boolean ``exact`` column is no failure; alerts are said, "no warnings" is not."""
+    ev, _, html = alerting
+    assert ev.summary("closed_form")["exact"].any()
+    assert "✗ fail" not in html and 'class="badge bad"' not in html
+    n = int(ev.closed_form["alert"].drop_sel(chunk="all").sum())
+    assert re.search(rf'<span class="badge warn">{n} alerts in \d+ chunks</span>', html)
+    assert "no warnings" not in html
+    assert '<td class="flag">yes</td>' in html  # exact, as a fact
+    assert '<td class="flag"><span class="badge warn">alert</span></td>' in html
+
+
+def test_the_alerting_report_renders_without_a_failure_badge(alerting, tmp_path):
+    _, path, _ = alerting
+    seen = probe(tmp_path, path, LOOK)
+    assert not [b for b in seen["badges"] if "fail" in b.lower()]
+    assert any("alerts in" in b for b in seen["badges"])
+    (answer,) = seen["answers"]
+    assert "alert" in answer["text"] and answer["lead"] == 1 and answer["open"] == 0
