@@ -7,7 +7,7 @@ parsed, where HDF5's readers can fail in any way, hang included. HDF5 ignores by
 end address that its superblock records, so the file stays a netCDF file for other programs.
 A file without the trailer (written by another program, or by bayeval before the trailer
 existed) is parsed in a separate process under a time limit (:data:`READ_TIMEOUT`), which
-writes it again, with the trailer, to a temporary copy that is read instead. Nothing in a file
+writes it again to a temporary copy that is read instead. Nothing in a file
 is executed: netCDF holds data only.
 """
 
@@ -35,9 +35,8 @@ MAX_BYTES = 2**31
 
 _WORKER = """
 import sys, xarray as xr
-from bayeval.files import write
 with xr.open_datatree(sys.argv[1], engine="h5netcdf") as tree:
-    write(tree.load(), sys.argv[2])
+    tree.load().to_netcdf(sys.argv[2], engine="h5netcdf")
 """
 
 
@@ -121,10 +120,14 @@ def read(path) -> xr.DataTree:
     tag = data.rfind(TRAILER, max(0, len(data) - _SIZE))
     if tag < 0 or len(data) - tag != _SIZE:
         with tempfile.TemporaryDirectory() as tmp:
-            return read(_in_worker(file, Path(tmp) / "copy.nc", where))
+            return _parse(_in_worker(file, Path(tmp) / "copy.nc", where), where)
     if hashlib.sha256(data[:tag]).hexdigest().encode() + b"\n" != data[tag + len(TRAILER):]:
         raise ValueError(f"{where}: the file is damaged (its SHA-256 differs from the one "
                          "stored when it was written); it was changed or cut after saving.")
+    return _parse(file, where)
+
+
+def _parse(file: Path, where: str) -> xr.DataTree:
     try:
         with xr.open_datatree(file, engine="h5netcdf") as tree:
             return tree.load()
@@ -135,7 +138,7 @@ def read(path) -> xr.DataTree:
 
 def _in_worker(file: Path, copy: Path, where: str) -> Path:
     """A file without the trailer parsed by another Python process within
-    :data:`READ_TIMEOUT` seconds, and written to ``copy`` with the trailer."""
+    :data:`READ_TIMEOUT` seconds and written again to ``copy`` by the netCDF writer."""
     try:
         run = subprocess.run([sys.executable, "-c", _WORKER, os.fspath(file), os.fspath(copy)],
                              capture_output=True, timeout=READ_TIMEOUT, check=False)

@@ -6,6 +6,7 @@ import xarray as xr
 
 import bayeval as be
 from bayeval import datasets
+from bayeval.check import SAMPLER_TESTS
 from bayeval.evaluation import Evaluation
 
 
@@ -40,7 +41,8 @@ def test_check_passes_on_the_right_fast_path(both):
     result = both.check()
     assert result.attrs["passed"], result
     assert set(result.index.get_level_values("test")) == {"mean", "variance_ratio",
-                                                          "interval_mass"}
+                                                          "interval_mass", *SAMPLER_TESTS}
+    assert result.loc["sampler"].index.tolist() == list(SAMPLER_TESTS)
 
 
 def test_check_fails_on_a_wrong_fast_path(both):
@@ -127,3 +129,71 @@ def test_load_gives_back_the_subclass_that_was_saved(tmp_path):
     back = be.load(ev.to_netcdf(tmp_path / "custom.nc"))
     assert type(back) is Custom and back == ev
     assert back.summary().loc["custom_test_method", "mean"] == 0.5
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    """An evaluation, its file and the file's bytes."""
+    path = tmp_path_factory.mktemp("load") / "ev.nc"
+    ev = be.labelled(labels=[1, 0, 1, 1, 0, 1], y_pred=[1, 0, 0, 1, 0, 1])
+    ev.to_netcdf(path)
+    return ev, path, path.read_bytes()
+
+
+@pytest.mark.parametrize("offset", [0.05, 0.3, 0.6, 0.9, 0.999])
+def test_load_refuses_a_flipped_byte_at_once(saved, tmp_path, offset):
+    """A flipped byte hung h5py's attribute reader: the checksum refuses it before parsing."""
+    import time
+
+    _, _, data = saved
+    damaged = bytearray(data)
+    damaged[int(offset * (len(data) - 1))] ^= 0x20
+    path = tmp_path / "damaged.nc"
+    path.write_bytes(bytes(damaged))
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=f"cannot load {path}: the file is damaged"):
+        be.load(path)
+    assert time.perf_counter() - start < 1.0
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (None, "No such file or directory"),
+    (b"", "the file is empty"),
+    (b"score,label\n0.2,1\n", "no HDF5 signature"),
+    ("half", "not a readable netCDF file"),  # truncated: its checksum is cut off too
+])
+def test_load_failures_are_one_value_error_naming_the_file(saved, tmp_path, content, message):
+    path = tmp_path / "x.nc"
+    if content == "half":
+        content = saved[2][: len(saved[2]) // 2]
+    if content is not None:
+        path.write_bytes(content)
+    with pytest.raises(ValueError, match=f"cannot load {path}: .*{message}"):
+        be.load(path)
+    with pytest.raises(ValueError, match="it is a folder"):
+        be.load(tmp_path)
+
+
+def test_load_checks_the_metadata_before_rebuilding(saved, tmp_path):
+    import json
+
+    from bayeval import files
+
+    ev = saved[0]
+    for change, message in ((("versions", "bayeval"), "99.0"), (("method",), {"x": 1})):
+        tree = ev.tree.copy()
+        meta = json.loads(tree.attrs["bayeval"])
+        (meta[change[0]] if len(change) == 2 else meta)[change[-1]] = message
+        tree.attrs["bayeval"] = json.dumps(meta)
+        path = files.write(tree, tmp_path / "changed.nc")
+        with pytest.raises(ValueError, match=r"written by bayeval 99.0, newer than this|its "
+                                             r"method .* is not a method's name"):
+            be.load(path)
+
+
+def test_a_file_without_the_checksum_is_read_in_a_worker(saved, tmp_path):
+    """netCDF written without bayeval's trailer (by xarray, or an older bayeval) still loads."""
+    ev = saved[0]
+    path = tmp_path / "plain.nc"
+    ev.tree.to_netcdf(path, engine="h5netcdf")
+    assert be.load(path) == ev

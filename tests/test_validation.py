@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 import xarray as xr
 
+import bayeval as be
 from bayeval.calibration import CALIBRATORS, Calibrator, Platt
 from bayeval.metrics import BINARY_METRICS, METRICS
 from bayeval.validation import (
@@ -207,3 +208,82 @@ def test_entry_point_checks_name_the_argument(call, message):
     with pytest.raises(ValueError, match=message):
         call()
 
+
+
+# ------------------------------------------------------- bad input at the entry functions
+_S = np.linspace(0.05, 0.95, 40)
+_Y = (np.arange(40) % 3 == 0).astype(int)  # both classes at every score range
+_MISSING = np.where(np.arange(40) % 2 == 0, np.nan, _Y)
+
+
+class _Overconfident:
+    """A calibration map that predicts 1.7."""
+
+    def fit(self, scores, labels):
+        return self
+
+    def predict(self, scores):
+        return np.full(np.size(scores), 1.7)
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda: be.labelled(_S, _Y, threshold=-0.5), r"threshold must be a number in \[0, 1\]"),
+    (lambda: be.labelled(_S, _Y, threshold=1.5), r"threshold must be a number in \[0, 1\]"),
+    (lambda: be.labelled(_S, _Y, threshold=np.nan), r"threshold must be a number in \[0, 1\]"),
+    (lambda: be.labelled(_S, _Y, threshold=[0.5]), r"threshold must be a number in \[0, 1\]"),
+    (lambda: be.labelled(_S, _Y, prior=(np.inf, 1)), "prior must be two finite positive"),
+    (lambda: be.labelled(_S, _Y, method="pymc", sample_kwargs={"chains": 0}),
+     r"sample_kwargs\['chains'\] must be a positive integer, got 0"),
+    (lambda: be.labelled(_S, _Y, method="pymc", sample_kwargs={"draws": 1}),
+     r"sample_kwargs\['draws'\] must be an integer >= 2"),
+    (lambda: be.cbpe(_S, reference=(_S, _Y), alert_thresholds={"accuracy": (0.9, 0.1)}),
+     r"alert_thresholds\['accuracy'\] has lower 0.9 above upper 0.1"),
+    (lambda: be.cbpe(_S, reference=(_S, _Y), alert_thresholds={"accuracy": (np.nan, 1)}),
+     r"alert_thresholds\['accuracy'\] must be \(lower, upper\)"),
+    (lambda: be.cbpe(_S, reference=(_S, _Y), alert_thresholds=[0.1, 0.9]),
+     r"alert_thresholds must be a dict"),
+    (lambda: be.cbpe(_S, alert_thresholds={"roc_auc": (0.5, 1)}, metrics=["f1"]),
+     "alert_thresholds must be one of 'f1'"),
+    (lambda: be.cbpe(_S, metrics=["accuracy", "accuracy"]), "metrics lists a metric twice"),
+    (lambda: be.pemi(_S, _MISSING, metrics=["f1", "f1"]), "metrics lists a metric twice"),
+    (lambda: be.cbpe(_S, method="pymc", draws=0), "draws must be an integer >= 2, got 0"),
+    (lambda: be.cbpe(_S, method="pymc", draws=1), "draws must be an integer >= 2, got 1"),
+    (lambda: be.cbpe(_S, method="pymc", sample_kwargs={"chains": 0}),
+     r"sample_kwargs\['chains'\] must be a positive integer"),
+    (lambda: be.cbpe(_S, reference=(_S, _Y), noise="learned", kappa_prior=None),
+     r"kappa_prior must be \(mu, sigma\) of a normal prior"),
+    (lambda: be.judge({}, {}, {}), "y is given per group .* but has no group"),
+    (lambda: be.judge(_Y[:20], _Y[:20], _Y[20:], method="pymc", sample_kwargs=[1]),
+     "sample_kwargs must be a dict"),
+    (lambda: be.pemi(_S, _MISSING, calibration=_Overconfident()),
+     r"calibration: _Overconfident.predict returned 20 value\(s\) outside \[0, 1\] "
+     r"\(e.g. 1.7"),
+    (lambda: be.cbpe(pd.Series(_S, dtype="Float64").mask(_S > 0.9)),
+     "scores has 3 NaN or infinite value"),
+    (lambda: be.labelled(_S, pd.Series(_Y, dtype="boolean").mask(_S > 0.9)),
+     "labels has 3 NaN or infinite value"),
+])
+def test_entry_functions_refuse_bad_input_naming_the_argument(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_nullable_pandas_dtypes_with_na_are_missing_markers():
+    """boolean and Float64 labels with pd.NA are pemi's missing labels, as NaN would be."""
+    expected = be.pemi(_S, _MISSING, random_seed=0).summary()
+    for labels in (pd.Series(_MISSING, dtype="Float64"),
+                   pd.Series(_MISSING).astype("boolean")):
+        got = be.pemi(pd.Series(_S, dtype="Float64"), labels,
+                      random_seed=0).summary()
+        pd.testing.assert_frame_equal(got, expected)
+    full = pd.Series(_Y.astype(bool), dtype="boolean")  # no NA: plain booleans
+    assert be.labelled(_S, full) == be.labelled(_S, _Y)
+
+
+def test_as_sample_kwargs_accepts_tune_zero_and_passes_other_keys():
+    from bayeval.validation import as_sample_kwargs
+
+    assert as_sample_kwargs({"tune": 0, "step": "x"}) == {"tune": 0, "step": "x"}
+    assert as_sample_kwargs(None) == {}
+    with pytest.raises(ValueError, match=r"sample_kwargs\['tune'\] must be a positive integer"):
+        as_sample_kwargs({"tune": -1})
