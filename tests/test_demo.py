@@ -52,3 +52,31 @@ def test_the_data_depend_on_the_seed_only():
     ev_a, ev_b, ev_c = (steps[3][1]() for steps in (a, b, c))  # the judge: fast, no PyMC
     np.testing.assert_array_equal(ev_a.summary()["mean"], ev_b.summary()["mean"])
     assert not np.array_equal(ev_a.summary()["mean"], ev_c.summary()["mean"])
+
+
+def test_the_demo_report_leads_with_every_answer_on_a_short_page(shown, tmp_path):
+    """At 1,400 px wide: under 12,000 px tall, every section's answer (sentence and figure or
+    table) visible without opening anything, and no badge saying fail where no check failed."""
+    from bayeval.report import report
+    from tests.browser import probe
+
+    evaluations, _ = shown
+    path = report(evaluations, tmp_path / "report.html")
+    seen = probe(tmp_path, path, """
+      const visible = (el) => el.getClientRects().length > 0;
+      return {height: document.documentElement.scrollHeight,
+              fails: [...document.querySelectorAll(".badge")].filter(visible)
+                       .map((b) => b.innerText).filter((t) => /fail/i.test(t)),
+              answers: [...document.querySelectorAll("section.evaluation .answer")].map((a) =>
+                [a.querySelector(".lead").innerText.length,
+                 [...a.querySelectorAll("img, table")].filter(visible).length,
+                 a.getBoundingClientRect().height])};
+    """)
+    assert seen["height"] < 12_000
+    assert len(seen["answers"]) == len(METHODS)
+    assert all(chars > 40 and leads == 1 and height > 150
+               for chars, leads, height in seen["answers"])
+    failed = [ev for ev in evaluations
+              if ev.closed_form is not None and ev.draws is not None
+              and not ev.check().attrs["passed"]]
+    assert bool(seen["fails"]) == bool(failed)
