@@ -284,3 +284,65 @@ def test_pemi_calibration_uncertainty_switch(command, files, tmp_path):
     assert (posterior.closed_form["sd"].values > plugin.closed_form["sd"].values).all()
     assert any("conditional on the fitted calibration map" in w for w in plugin.warnings)
     assert not any("conditional on the fitted" in w for w in posterior.warnings)
+
+
+# --------------------------------------------------------------- usage errors before any work
+@pytest.mark.parametrize(("option", "where", "message"), [
+    ("--report", "{t}/missing/r.html", "the folder {t}/missing does not exist"),
+    ("--report", "{t}", "is a folder; give the path of a file"),
+    ("--netcdf", "{t}/file.txt/ev.nc", "{t}/file.txt is a file, not a folder"),
+])
+def test_output_paths_are_checked_before_any_work(command, files, tmp_path, monkeypatch,
+                                                  option, where, message):
+    import bayeval as be
+
+    (tmp_path / "file.txt").write_text("x")
+    monkeypatch.setattr(be, "judge", lambda *a, **k: pytest.fail("computed before the check"))
+    run = command("judge", files / "judge.csv", "--label-col", "human", "--judge-col", "llm",
+                  option, where.format(t=tmp_path))
+    assert run.returncode == 2 and message.format(t=tmp_path) in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1 and "Traceback" not in run.stderr
+
+
+def test_demo_out_that_is_a_file_is_a_usage_error(command, tmp_path):
+    (tmp_path / "taken").write_text("x")
+    run = command("demo", "--out", tmp_path / "taken")
+    assert run.returncode == 2 and "is a file, not a folder" in run.stderr
+
+
+def test_a_csv_naming_a_column_twice_is_refused(command, tmp_path):
+    path = tmp_path / "dup.csv"
+    path.write_text("score,label,score\n0.9,1,0.2\n0.3,,0.8\n")
+    run = command("pemi", path, "--score-col", "score", "--label-col", "label")
+    assert run.returncode == 2 and "has the column 'score' twice" in run.stderr
+
+
+def test_bounds_refuses_fractional_codes_instead_of_truncating(command, weak_file, tmp_path):
+    frame = pd.read_csv(weak_file).astype(float)
+    frame.loc[3, "pred"] = 0.7  # was truncated to 0 (recall 0, exit 0)
+    path = tmp_path / "weak.csv"
+    frame.to_csv(path, index=False)
+    run = command("bounds", path, "--pred-col", "pred", "--weak-cols", "lf1,lf2,lf3")
+    assert run.returncode == 2
+    assert "--pred-col: column 'pred' of" in run.stderr and "such as 0.7" in run.stderr
+    frame.loc[3, "pred"], frame.loc[5, "lf2"] = 1, 0.5
+    frame.to_csv(path, index=False)
+    run = command("bounds", path, "--pred-col", "pred", "--weak-cols", "lf1,lf2,lf3")
+    assert run.returncode == 2 and "--weak-cols: column 'lf2'" in run.stderr
+
+
+def test_blank_group_keys_are_refused(command, files, tmp_path):
+    frame = pd.read_csv(files / "judge.csv")
+    frame["team"] = np.where(np.arange(len(frame)) % 3 == 0, "", "a")
+    path = tmp_path / "groups.csv"
+    frame.to_csv(path, index=False)
+    run = command("judge", path, "--label-col", "human", "--judge-col", "llm", "--group-col",
+                  "team")
+    assert run.returncode == 2
+    assert "--group-col: column 'team' of" in run.stderr and "blank cell(s)" in run.stderr
+
+
+def test_argparse_errors_are_one_line(command):
+    run = command("cbpe", "x.csv", "--chunk-size", "ten")
+    assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1
+    assert "invalid int value: 'ten'" in run.stderr

@@ -335,3 +335,60 @@ def test_a_chunk_predicted_all_positive_has_zero_expected_negatives():
     ev = cbpe(scores, chunk_size=20, metrics=["accuracy", "f1"])
     accuracy = ev.closed_form["plugin"].sel(metric="accuracy").values[:-1]
     np.testing.assert_allclose(accuracy, scores.reshape(200, 20).mean(axis=1), atol=1e-15)
+
+
+def _enumerated_auc(p: np.ndarray, s: np.ndarray, zero_division: float = 0.0):
+    """Mean and sd of ROC-AUC (ties 1/2) over every labelling of the rows, Y_i ~ Bern(p_i)."""
+    import itertools
+
+    values, weights = [], []
+    for y in itertools.product((0, 1), repeat=p.size):
+        y = np.array(y)
+        weights.append(np.prod(np.where(y == 1, p, 1 - p)))
+        pos, neg = s[y == 1], s[y == 0]
+        values.append(zero_division if not (pos.size and neg.size) else
+                      ((pos[:, None] > neg).sum() + 0.5 * (pos[:, None] == neg).sum())
+                      / (pos.size * neg.size))
+    values, weights = np.array(values), np.array(weights)
+    mean = weights @ values
+    return mean, np.sqrt(weights @ (values - mean) ** 2)
+
+
+@pytest.mark.parametrize("scores", [
+    np.full(4, 1 - 1e-9), np.full(4, 1 - 1.1e-16), np.array([1.0, 1 - 1e-16]),
+    np.array([1e-200, 1e-170]), np.full(3, 1e-12), np.array([0.0, 1.0, 1.0]),
+])
+def test_roc_auc_of_extreme_scores_is_in_range_and_equals_scale(scores):
+    """Scores all near 0 or 1 gave ROC-AUC -4.08 or a ZeroDivisionError: the moments lost
+    sum(1 - p) in n - sum(p), and the delta method used moments that include the single-class
+    labellings."""
+    from bayeval import scale
+
+    row = cbpe(scores, metrics=["roc_auc"]).summary().loc[("all", "roc_auc")]
+    mean, sd = _enumerated_auc(scores, scores)
+    assert 0 <= row["lower"] <= row["mean"] <= row["upper"] <= 1
+    assert abs(row["mean"] - mean) < 1e-12 and abs(row["sd"] - sd) < 1e-9
+    other = scale.cbpe(scores, metrics=["roc_auc"]).summary().loc[("all", "roc_auc")]
+    assert abs(other["mean"] - row["mean"]) < 1e-12 and abs(other["sd"] - row["sd"]) < 1e-12
+
+
+def test_roc_auc_of_a_chunk_near_1_inside_a_period():
+    from bayeval import scale
+
+    s = np.random.default_rng(1).uniform(size=200)
+    s[80:120] = 1 - 1e-10
+    mine = cbpe(s, metrics=["roc_auc"], chunk_size=40).summary()
+    theirs = scale.cbpe(s, metrics=["roc_auc"], chunk_size=40).summary()
+    assert mine["mean"].between(0, 1).all()
+    assert abs(mine.loc[("[80:119]", "roc_auc"), "mean"]) < 1e-6  # undefined but 4e-9
+    np.testing.assert_allclose(mine["mean"], theirs["mean"], atol=1e-12)
+
+
+def test_roc_auc_of_two_rows_is_exact():
+    """Given both classes, two rows have D = 1: the delta method given D > 0 is exact."""
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        s = rng.uniform(size=2)
+        row = cbpe(s, metrics=["roc_auc"]).summary().loc[("all", "roc_auc")]
+        mean, sd = _enumerated_auc(s, s)
+        assert abs(row["mean"] - mean) < 1e-12 and abs(row["sd"] - sd) < 1e-12
