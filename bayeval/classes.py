@@ -29,7 +29,8 @@ import pandas as pd
 
 from bayeval.validation import as_array, describe
 
-__all__ = ["ROW_SUM_TOL", "as_class_scores", "binary_input", "class_coordinate", "encode"]
+__all__ = ["ROW_SUM_TOL", "as_class_scores", "binary_input", "class_coordinate", "column_classes",
+           "encode"]
 
 ROW_SUM_TOL = 1e-5
 """Largest accepted :math:`|\\sum_k s_{ik}-1|` of a row of class probabilities."""
@@ -190,6 +191,31 @@ def as_class_scores(scores: Any, name: str = "scores") -> tuple[np.ndarray, np.n
         raise ValueError(f"{name}' rows must sum to 1 (class probabilities, within "
                          f"{ROW_SUM_TOL:g}); row {i} sums to {total[i]:.6g}.")
     return s, classes
+
+
+def column_classes(labels: Any, named: np.ndarray | None, n_columns: int) -> np.ndarray:
+    """The classes of the K score columns: a DataFrame's columns, else the K classes of the
+    labels (sorted), else 0..K-1 when the labels are integers among them.
+
+    Raises
+    ------
+    ValueError
+        When none of these gives K classes.
+
+    Examples
+    --------
+    >>> column_classes(["b", "a", "c"], None, 3).tolist(), column_classes([0, 2], None, 3).tolist()
+    (['a', 'b', 'c'], [0, 1, 2])
+    """
+    if named is not None:
+        return named
+    _, _, found = encode(labels)
+    if len(found) == n_columns:
+        return found
+    if all(isinstance(c, (int, np.integer)) and 0 <= c < n_columns for c in found):
+        return np.arange(n_columns).astype(object)
+    raise ValueError(f"labels hold {len(found)} classes and scores have {n_columns} columns; "
+                     "name the columns' classes (a DataFrame, or classes=).")
 
 
 def class_coordinate(classes: Any) -> np.ndarray:

@@ -64,7 +64,7 @@ from typing import Any
 
 import numpy as np
 
-from bayeval.classes import as_class_scores, encode
+from bayeval.classes import as_class_scores, column_classes, encode
 from bayeval.metrics import REGISTRY, auc_value, metric_value
 from bayeval.validation import as_array, as_choice, as_zero_division
 
@@ -317,13 +317,9 @@ def roc_auc_ovr(labels: Any, scores: Any, *, classes: Any = None, average: str |
     average = as_choice("none" if average is None else average, "average", ("macro", "none"))
     zd = as_zero_division(zero_division)
     s, named = as_class_scores(scores)
-    if classes is None and named is None:
-        _, _, found = encode(labels)
-        if len(found) != s.shape[1]:
-            raise ValueError(f"labels hold {len(found)} classes and scores have {s.shape[1]} "
-                             "columns; name the columns' classes (classes=, or a DataFrame).")
-        classes = found
-    y, _, classes = encode(labels, classes=named if classes is None else classes)
+    if classes is None:
+        classes = column_classes(labels, named, s.shape[1])
+    y, _, classes = encode(labels, classes=classes)
     if len(classes) != s.shape[1]:
         raise ValueError(f"classes has {len(classes)} classes and scores {s.shape[1]} columns.")
     per_class = ovr_auc_value(y, s, zd)

@@ -142,7 +142,7 @@ def test_bad_input_names_the_argument():
     with pytest.raises(ValueError, match="metric must be one of"):
         from_matrix("npv", [[1, 2], [0, 1]])
     with pytest.raises(ValueError, match="labels hold 2 classes and scores have 3 columns"):
-        roc_auc_ovr([0, 1], [[0.2, 0.3, 0.5], [0.1, 0.1, 0.8]])
+        roc_auc_ovr(["a", "b"], [[0.2, 0.3, 0.5], [0.1, 0.1, 0.8]])
     with pytest.raises(ValueError, match="missing value"):
         confusion_matrix([0, None], [0, 1])
 

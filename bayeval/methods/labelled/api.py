@@ -3,7 +3,9 @@ r"""Fully labelled evaluation: the posterior of a classifier's population rates.
 Every label is known, so each proportion metric (accuracy, precision, recall, specificity,
 NPV) is a binomial rate with a Beta prior: the conjugate closed form is in
 :mod:`~bayeval.methods.labelled.fast`, the PyMC model in :mod:`~bayeval.methods.labelled.models`.
-This is the baseline that the other methods reduce to when all labels are present.
+This is the baseline that the other methods reduce to when all labels are present. Labels of
+K classes (other values than 0 and 1, or scores of several columns) go to
+:func:`~bayeval.methods.labelled.multiclass.labelled_classes`.
 """
 
 from __future__ import annotations
@@ -12,9 +14,11 @@ from typing import Any
 
 import xarray as xr
 
+from bayeval.classes import binary_input
 from bayeval.evaluation import CI_KINDS, Evaluation
 from bayeval.methods.labelled.fast import RATE_METRICS, counts, posterior
 from bayeval.methods.labelled.models import model
+from bayeval.methods.labelled.multiclass import labelled_classes
 from bayeval.metrics import counts_of
 from bayeval.sampling import sample
 from bayeval.validation import (
@@ -41,7 +45,7 @@ ASSUMPTIONS = ("The labelled rows are a random sample of the population the mode
 def labelled(scores=None, labels=None, *, y_pred=None, threshold: float = 0.5, metrics=None,
              prior=(1.0, 1.0), method: str = "exact", ci_prob: float = 0.95,
              ci_kind: str = "eti", random_seed: int | None = None,
-             sample_kwargs: dict[str, Any] | None = None) -> Evaluation:
+             sample_kwargs: dict[str, Any] | None = None, draws: int = 20000) -> Evaluation:
     r"""Posterior of accuracy, precision, recall, specificity and NPV from labelled data.
 
     Parameters
@@ -51,7 +55,10 @@ def labelled(scores=None, labels=None, *, y_pred=None, threshold: float = 0.5, m
         pandas Series pair with each other by index, arrays and lists by position
         (:func:`bayeval.validation.aligned`).
     labels : array-like of 0/1
-        The true labels.
+        The true labels. Labels of K classes (any hashable values, a pandas Categorical), or
+        (n, K) class probabilities as ``scores``, run
+        :func:`~bayeval.methods.labelled.multiclass.labelled_classes` with the arguments given
+        here: the Dirichlet–multinomial confusion matrix and the metrics of K classes.
     y_pred : array-like of 0/1, optional
         The predictions (needed when ``scores`` is None).
     metrics : sequence of str, optional
@@ -63,6 +70,8 @@ def labelled(scores=None, labels=None, *, y_pred=None, threshold: float = 0.5, m
         both with :meth:`Evaluation.check`.
     sample_kwargs : dict, optional
         Passed to ``pm.sample`` (draws, tune, chains...).
+    draws : int
+        K classes only: the exact posterior draws of the fast path.
 
     Returns
     -------
@@ -84,6 +93,12 @@ def labelled(scores=None, labels=None, *, y_pred=None, threshold: float = 0.5, m
     >>> round(float(ev.summary().loc["accuracy", "mean"]), 4)  # Beta(1 + 5, 1 + 1)
     0.75
     """
+    if not binary_input(scores, labels, y_pred):  # K classes
+        scores, labels, y_pred = aligned(scores=scores, labels=labels, y_pred=y_pred)
+        return labelled_classes(scores, labels, y_pred=y_pred, metrics=metrics, prior=prior,
+                                method=method, ci_prob=ci_prob, ci_kind=ci_kind,
+                                random_seed=random_seed, draws=draws,
+                                sample_kwargs=sample_kwargs)
     method = as_choice(method, "method", METHODS)
     ci_prob = as_ci_prob(ci_prob)
     ci_kind = as_choice(ci_kind, "ci_kind", CI_KINDS)

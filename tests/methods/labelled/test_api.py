@@ -50,7 +50,7 @@ def test_scores_and_threshold_make_the_predictions():
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
-    (dict(labels=[0, 1, 2], y_pred=[0, 1, 1]), "labels must be binary"),
+    (dict(labels=[0, 1, 2], y_pred=[0, 1, None]), "y_pred has 1 missing value"),
     (dict(labels=[0, 1, 1], y_pred=[0, 1]), "length mismatch: labels has 3, y_pred has 2"),
     (dict(labels=[0, 1]), "give scores"),
     (dict(labels=[0, 1], y_pred=[0, 1], metrics="f1"), "metrics must be one of"),
