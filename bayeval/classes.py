@@ -193,9 +193,11 @@ def as_class_scores(scores: Any, name: str = "scores") -> tuple[np.ndarray, np.n
     return s, classes
 
 
-def column_classes(labels: Any, named: np.ndarray | None, n_columns: int) -> np.ndarray:
+def column_classes(labels: Any, named: np.ndarray | None, n_columns: int, *,
+                   names: tuple[str, str] = ("labels", "scores")) -> np.ndarray:
     """The classes of the K score columns: a DataFrame's columns, else the K classes of the
-    labels (sorted), else 0..K-1 when the labels are integers among them.
+    labels (sorted), else 0..K-1 when the labels are integers among them. ``names`` are the
+    public names of the labels and the scores, for the error message.
 
     Raises
     ------
@@ -209,13 +211,13 @@ def column_classes(labels: Any, named: np.ndarray | None, n_columns: int) -> np.
     """
     if named is not None:
         return named
-    _, _, found = encode(labels)
+    _, _, found = encode(labels, names=(names[0], ""))
     if len(found) == n_columns:
         return found
     if all(isinstance(c, (int, np.integer)) and 0 <= c < n_columns for c in found):
         return np.arange(n_columns).astype(object)
-    raise ValueError(f"labels hold {len(found)} classes and scores have {n_columns} columns; "
-                     "name the columns' classes (a DataFrame, or classes=).")
+    raise ValueError(f"{names[0]} hold {len(found)} classes and {names[1]} have {n_columns} "
+                     "columns; name the columns' classes (a DataFrame, or classes=).")
 
 
 def class_coordinate(classes: Any) -> np.ndarray:
