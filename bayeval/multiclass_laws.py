@@ -54,8 +54,15 @@ MACRO_LAW_METRICS = ("macro_precision", "macro_recall", "macro_f1", "macro_speci
 
 
 class ClassCounts(NamedTuple):
-    """The one-vs-rest counts of every class: :math:`TP_k` and :math:`FN_k` laws and
-    :math:`\\hat n_k` (:func:`class_counts`)."""
+    r"""The one-vs-rest counts of every class: :math:`TP_k` and :math:`FN_k` laws and
+    :math:`\hat n_k` (:func:`class_counts`).
+
+    Examples
+    --------
+    >>> c = class_counts([[0.9, 0.1], [0.2, 0.8]], [0, 1])
+    >>> round(c.tp[0].mean(), 2), round(c.fn[0].mean(), 2), c.predicted.tolist()
+    (0.9, 0.2, [1, 1])
+    """
 
     tp: list[PoissonBinomial]
     fn: list[PoissonBinomial]
