@@ -336,7 +336,9 @@ def _jeffreys(features: np.ndarray, ys: np.ndarray, counts: np.ndarray, proposal
     importance sampling from a Student-t with 4 degrees of freedom at the bootstrap draws' mean,
     its scale :math:`1.5^2` times the average of their covariance and the inverse Fisher
     information there, in rounds of :data:`PROPOSALS` proposals per draw until the effective
-    sample size reaches the number of draws, then resampled systematically."""
+    sample size reaches the number of draws, then resampled systematically. Where the
+    information is singular at every proposal (e.g. one distinct score) the bootstrap draws are
+    returned."""
     m, k = proposal.shape
     centre = proposal.mean(axis=0)
     outer = (features[:, :, None] * features[:, None, :]).reshape(-1, k * k)
@@ -353,14 +355,21 @@ def _jeffreys(features: np.ndarray, ys: np.ndarray, counts: np.ndarray, proposal
     while draws.shape[0] < 64 * m:
         new = t.rvs(PROPOSALS * m, random_state=rng).reshape(-1, k)
         eta = new @ features.T
-        logw_new = (counts * (ys * eta - np.logaddexp(0.0, eta))).sum(axis=1) \
-            + 0.5 * np.linalg.slogdet(information(new))[1] - t.logpdf(new)
+        with np.errstate(divide="ignore", invalid="ignore"):  # singular: prior density 0
+            sign, logdet = np.linalg.slogdet(information(new))
+            logw_new = (counts * (ys * eta - np.logaddexp(0.0, eta))).sum(axis=1) \
+                + 0.5 * np.where(sign > 0, logdet, -np.inf) - t.logpdf(new)
+        logw_new[~np.isfinite(logw_new)] = -np.inf
         if monotone:
             logw_new[(new[:, :2] < 0).any(axis=1)] = -np.inf
         draws, logw = np.vstack([draws, new]), np.r_[logw, logw_new]
-        w = np.exp(logw - logw.max())
+        if np.isinf(top := logw.max()):
+            continue
+        w = np.exp(logw - top)
         if w.sum() ** 2 >= m * (w**2).sum():  # effective sample size >= m
             break
+    if np.isinf(logw.max()):  # the information is singular everywhere: no Jeffreys posterior
+        return proposal
     cumulative = np.cumsum(w / w.sum())
     picks = np.searchsorted(cumulative, (rng.random() + np.arange(m)) / m)
     return draws[rng.permutation(np.minimum(picks, draws.shape[0] - 1))]

@@ -1,5 +1,7 @@
 """The posterior of a calibration map: weighted fits, the draws and their linear statistics."""
 
+import warnings
+
 import numpy as np
 import pytest
 from scipy import special
@@ -97,6 +99,22 @@ def test_a_side_without_labelled_rows_keeps_the_plugin_map():
     draws = post.predict([0.2, 0.7, 0.9])
     assert draws[:, 0].std() > 0.01
     np.testing.assert_array_equal(draws[:, 1:], np.broadcast_to([0.7, 0.9], (400, 2)))
+
+
+def test_near_separated_side_warns_of_nothing():
+    """The breast-cancer reference split at 0.5 has a side of 53 rows, 52 of them positive:
+    some of Jeffreys' proposals have a singular Fisher information (the prior is 0 there) and
+    get weight 0, with no divide-by-zero or NaN on the way."""
+    import bayeval as be
+    from bayeval import datasets
+
+    d = datasets.breast_cancer()
+    half = d.scores.size // 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        ev = be.cbpe(d.scores[half:], reference=(d.scores[:half], d.labels[:half]),
+                     metrics=["accuracy"], random_seed=0)
+    assert np.isfinite(ev.closed_form["mean"]).all()
 
 
 def test_beta_calibration_draws_stay_monotone():
