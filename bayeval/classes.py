@@ -22,6 +22,7 @@ classes.
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import numpy as np
@@ -244,8 +245,12 @@ def _binary_values(x: Any) -> bool:
         arr = np.asarray(x.to_numpy() if isinstance(x, (pd.Series, pd.Index)) else x)
     except (TypeError, ValueError):
         return True  # left to the binary path's checks and their messages
-    if isinstance(getattr(x, "dtype", None), pd.CategoricalDtype) or arr.dtype == object:
+    if isinstance(getattr(x, "dtype", None), pd.CategoricalDtype):
         return False
+    if arr.dtype == object:  # e.g. a column that held None: 0/1 numbers stay binary
+        return all(v is None or v is pd.NA or (isinstance(v, numbers.Real) and
+                                              (v in (0, 1) or v != v))
+                   for v in pd.unique(arr.ravel()))
     if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
         return arr.dtype.kind not in "USO"
     with np.errstate(invalid="ignore"):

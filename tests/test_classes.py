@@ -72,3 +72,7 @@ def test_binary_input_tells_the_two_paths_apart():
     assert not binary_input(None, pd.Categorical([0, 1]))
     assert not binary_input([[0.2, 0.8], [0.5, 0.5]], [0, 1])
     assert not binary_input(None, [0, 1], [0, 2])
+    # an object column of 0/1 numbers (e.g. one that held None) is still binary
+    assert binary_input(None, pd.Series([0, 1, None], dtype=object))
+    assert not binary_input(None, np.array(["0", "1"], dtype=object))
+    assert not binary_input(None, np.array([0, 2], dtype=object))
