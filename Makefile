@@ -9,7 +9,7 @@ export MPLBACKEND ?= Agg
 export OPENBLAS_NUM_THREADS ?= 1
 export NO_MKDOCS_2_WARNING ?= 1
 
-.PHONY: demo test bench docs lint clean venv
+.PHONY: demo test bench docs notebooks lint clean venv
 
 # Find a Python >= 3.12: $(PYTHON) if given, pyenv's, then python3.13/3.12/python3 on PATH.
 $(PY):
@@ -52,7 +52,9 @@ venv: $(STAMP)
 demo: $(STAMP)
 	$(VENV)/bin/bayeval demo
 
+# the docs extra too: tests/test_docs.py builds pages of the site and looks at them
 test: $(STAMP)
+	$(call install,dev$(comma)scale$(comma)docs)
 	$(PY) -m pytest -n 2 --dist loadgroup --durations=20
 
 lint: $(STAMP)
@@ -68,3 +70,11 @@ clean:
 docs: $(STAMP)
 	$(call install,dev$(comma)docs)
 	$(VENV)/bin/mkdocs build --strict
+
+# The notebooks run top to bottom and are stored with their outputs, which the docs show (the
+# docs build does not run them; tests/test_notebooks.py checks that they still run).
+notebooks: $(STAMP)
+	$(call install,dev$(comma)docs)
+	MPLBACKEND=module://matplotlib_inline.backend_inline \
+	  $(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace \
+	  --ExecutePreprocessor.timeout=600 notebooks/*.ipynb

@@ -646,7 +646,7 @@ def _alert_title(m: xr.Dataset, keys: list[str]) -> str:
     text = f"{n} of {len(keys)} chunks in alert"
     if "p_alert" in m and np.isfinite(m["p_alert"].values).any():
         i = int(np.nanargmax(m["p_alert"].values))
-        text += f"; largest p_alert {m['p_alert'].values[i]:.2f} ({keys[i]})"
+        text += f"; largest p_alert {m['p_alert'].values[i]:.2g} ({keys[i]})"
     return text
 
 
