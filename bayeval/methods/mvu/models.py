@@ -380,13 +380,17 @@ def independent_posterior_a(train, draws: int, random_seed=None, *, eta: float =
     return center + scale * mu[keep], np.linalg.inv(cov_x), float(w.sum() ** 2 / (w**2).sum())
 
 
-def _logit_moments(x, m, mean, prec, linear) -> tuple[np.ndarray, np.ndarray]:
-    """Means and variances (S, n) of the binary logit of every row under each of S draws."""
+def _per_draw(x, m, mean, prec) -> tuple[np.ndarray, ...]:
+    """The rows, masks, means and precisions broadcast to (S, n, ...) for S draws."""
     s, n = len(mean), len(x)
-    args = (np.broadcast_to(x, (s, *x.shape)), np.broadcast_to(m, (s, *m.shape)),
+    return (np.broadcast_to(x, (s, *x.shape)), np.broadcast_to(m, (s, *m.shape)),
             np.broadcast_to(mean[:, None], (s, *x.shape)),
             np.broadcast_to(prec[:, None], (s, n, *prec.shape[1:])))
-    a, v = conditional_logits(*args, *linear)
+
+
+def _logit_moments(x, m, mean, prec, linear) -> tuple[np.ndarray, np.ndarray]:
+    """Means and variances (S, n) of the binary logit of every row under each of S draws."""
+    a, v = conditional_logits(*_per_draw(x, m, mean, prec), *linear)
     return a[..., 0], v[..., 0, 0]
 
 
@@ -421,10 +425,7 @@ def _posterior_a(predict, x, m, train, opts):
                              f"sample size of {ess:.0f} (< {CHECK_DRAWS}): too few training rows "
                              "for the importance sampler, so check() is less sensitive")
         return out, pm_model, tree, post, notes, False
-    args = (np.broadcast_to(x, (c * d, *x.shape)), np.broadcast_to(m, (c * d, *m.shape)),
-            np.broadcast_to(mean[:, None], (c * d, *x.shape)),
-            np.broadcast_to(prec[:, None], (c * d, n, *prec.shape[1:])))
-    imputed = conditional_draws(*args, 1, opts["rng"])[:, :, 0]
+    imputed = conditional_draws(*_per_draw(x, m, mean, prec), 1, opts["rng"])[:, :, 0]
     phi = pushforward(predict, np.swapaxes(imputed, 0, 1))
     part = predictive_draws(np.moveaxis(phi, 0, 1).reshape(c, d, n, -1), weights=opts["weights"],
                             ci_prob=opts["ci_prob"], ci_kind=opts["ci_kind"])
