@@ -47,7 +47,8 @@ from bayeval.metrics import metric_value
 from bayeval.poibin import PoissonBinomial
 from bayeval.validation import as_choice, as_zero_division
 
-__all__ = ["MACRO_LAW_METRICS", "ClassCounts", "accuracy_law", "class_counts", "macro_moments"]
+__all__ = ["MACRO_LAW_METRICS", "ClassCounts", "accuracy_law", "class_counts", "class_covariances",
+           "macro_moments"]
 
 MACRO_LAW_METRICS = ("macro_precision", "macro_recall", "macro_f1", "macro_specificity")
 """The macro averages with moments in :func:`macro_moments`."""
@@ -177,23 +178,51 @@ def macro_moments(metric: str, p: Any, y_pred: Any, *,
     metric = as_choice(metric, "metric", MACRO_LAW_METRICS)
     zd = as_zero_division(zero_division)
     s, yp = _inputs(p, y_pred)
-    n, k = s.shape
+    k = s.shape[1]
     base = metric.removeprefix("macro_")
     laws = [metric_law(base, label_rows((yp == c).astype(np.int8), s[:, c], None), 1.0, zd)
             for c in range(k)]
     mean = float(np.mean([law.mean for law in laws]))
-    var = float(np.sum([law.sd**2 for law in laws]))
-    predicted = np.bincount(yp, minlength=k).astype(float)
-    tp = np.array([s[yp == c, c].sum() for c in range(k)])
-    fn = s.sum(axis=0) - tp
-    g = np.nan_to_num(_gradients(base, tp, fn, predicted, n))
-    by_pred = np.stack([s[yp == j].T @ s[yp == j] for j in range(k)])  # M_j[k, l]
+    var = float(np.sum([law.sd**2 for law in laws])) + float(class_covariances(base, s, yp).sum())
+    return mean, var / k**2
+
+
+def class_covariances(metric: str, p: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
+    r"""Delta-method covariances :math:`\operatorname{Cov}(m_k,m_l)`, :math:`k\ne l`, of a
+    per-class metric (module docstring); the diagonal is 0.
+
+    Parameters
+    ----------
+    metric : {"precision", "recall", "f1", "specificity"}
+    p : ndarray (n, K)
+        Class probabilities (validated).
+    y_pred : ndarray (n,)
+        Codes 0..K-1 of the predicted classes.
+
+    Returns
+    -------
+    ndarray (K, K)
+
+    Examples
+    --------
+    >>> p = np.array([[0.7, 0.2, 0.1], [0.1, 0.6, 0.3], [0.2, 0.2, 0.6], [0.5, 0.3, 0.2]])
+    >>> cov = class_covariances("recall", p, np.array([0, 1, 2, 0]))
+    >>> bool(np.allclose(cov, cov.T)), float(np.trace(cov))
+    (True, 0.0)
+    """
+    n, k = p.shape
+    predicted = np.bincount(y_pred, minlength=k).astype(float)
+    own = p[np.arange(n), y_pred]
+    tp = np.bincount(y_pred, weights=own, minlength=k)
+    fn = p.sum(axis=0) - tp
+    g = np.nan_to_num(_gradients(metric, tp, fn, predicted, n))
+    by_pred = np.stack([p[y_pred == j].T @ p[y_pred == j] for j in range(k)])  # M_j[k, l]
     total = by_pred.sum(axis=0)
+    out = np.zeros((k, k))
     for a in range(k):
         for b in range(k):
-            if a == b:
-                continue
-            own, other = by_pred[a, a, b], by_pred[b, a, b]
-            cov = -np.array([[0.0, own], [other, total[a, b] - own - other]])
-            var += float(g[a] @ cov @ g[b])
-    return mean, var / k**2
+            if a != b:
+                mine, other = by_pred[a, a, b], by_pred[b, a, b]
+                cov = -np.array([[0.0, mine], [other, total[a, b] - mine - other]])
+                out[a, b] = g[a] @ cov @ g[b]
+    return out
