@@ -73,6 +73,7 @@ from bayeval.calibration_map import (
     support_counts,
 )
 from bayeval.chunks import WHOLE, Chunking, make_chunks
+from bayeval.classes import binary_input
 from bayeval.evaluation import CI_KINDS, Evaluation
 from bayeval.methods.cbpe.auc import window_auc_law
 from bayeval.methods.cbpe.fast import (
@@ -640,7 +641,10 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
     Parameters
     ----------
     scores : array-like of float in [0, 1]
-        Raw scores of the positive class in the analysis period, one per row. The per-row
+        Raw scores of the positive class in the analysis period, one per row. Scores of K
+        classes, an (n, K) array or DataFrame of class probabilities (or labels other than
+        0/1), run :func:`~bayeval.methods.cbpe.multiclass.cbpe_classes` with the arguments that
+        apply to K classes. The per-row
         arguments (``scores``, ``y_pred``, ``labels``, ``chunks``; the reference's parts and
         ``reference_chunks``) pair by index where they are pandas Series, else by position
         (:func:`bayeval.validation.aligned`).
@@ -739,6 +743,19 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
     ...      < 1e-12)
     True
     """
+    if not binary_input(scores, labels, y_pred):  # K classes
+        from bayeval.methods.cbpe.multiclass import cbpe_classes  # it builds on this module
+
+        if noise != "none":
+            raise ValueError(f"noise={noise!r} models the calibration of two classes; with K "
+                             "classes use noise='none'.")
+        return cbpe_classes(scores, y_pred=y_pred, reference=reference, labels=labels,
+                            chunks=chunks, chunk_size=chunk_size, n_chunks=n_chunks,
+                            reference_chunks=reference_chunks, calibration=calibration,
+                            calibration_uncertainty=calibration_uncertainty, metrics=metrics,
+                            zero_division=zero_division, alert_thresholds=alert_thresholds,
+                            method=method, ci_prob=ci_prob, ci_kind=ci_kind,
+                            random_seed=random_seed)
     method = as_choice(method, "method", METHODS)
     noise = as_choice(noise, "noise", NOISES)
     ci_prob = as_ci_prob(ci_prob)

@@ -1,0 +1,623 @@
+r"""CBPE of K classes: the metrics of a chunk estimated from its class probabilities.
+
+:func:`cbpe_classes` is what :func:`bayeval.cbpe` runs when the scores have K > 2 columns (or the
+labels are not 0/1). Row :math:`i` has raw scores :math:`s_{ik}` and a fixed prediction
+:math:`\hat y_i` (the class of the largest raw score unless given); its label is taken as
+:math:`Y_i\sim\mathrm{Cat}(p_{i1},\dots,p_{iK})` with :math:`p_i` the calibrated probabilities,
+independently across rows. Then (:mod:`bayeval.multiclass_laws`):
+
+* the number right :math:`\sum_i Y_{i\hat y_i}` is Poisson-binomial over :math:`p_{i\hat y_i}`:
+  accuracy has an exact law;
+* class :math:`k` against the rest has :math:`TP_k=\sum_{\hat y_i=k}Y_{ik}` and
+  :math:`FN_k=\sum_{\hat y_i\ne k}Y_{ik}`, independent Poisson-binomials: each per-class
+  precision, recall, F1 and specificity has the exact law of the binary metric with scores
+  :math:`p_{\cdot k}` and predictions :math:`\mathbb 1\{\hat y=k\}` (as binary CBPE);
+* a macro average :math:`\frac1K\sum_k m_k` gets a normal law with the mean of the per-class
+  laws' means and the variance :math:`\frac1{K^2}\bigl(\sum_k\operatorname{Var}m_k
+  +\sum_{k\ne l}\operatorname{Cov}(m_k,m_l)\bigr)`,
+  the covariances by the delta method (:func:`bayeval.multiclass_laws.class_covariances`).
+
+NannyML's estimates (Kivimäki et al. 2025; NannyML's multiclass CBPE) are the ``plugin``: the
+mean of :math:`p_{i\hat y_i}` for accuracy, :math:`g_k(\mathbb E\,TP_k,\mathbb E\,FN_k)` per
+class and their mean for a macro average.
+
+**Calibration** (one-vs-rest, renormalised, as NannyML's): a map :math:`f_k` is fitted per class
+on the reference's :math:`(s_{\cdot k},\mathbb 1\{y=k\})` and
+:math:`p_{ik}=f_k(s_{ik})/\sum_j f_j(s_{ij})` (:math:`1/K` where the sum is 0). Each map's
+posterior (:func:`bayeval.calibration_map.map_posterior`) is drawn independently and the draws
+renormalised: draw :math:`m` gives :math:`p^{(m)}_{ik}`, and every law is mixed over the draws.
+Windows of at most :data:`~bayeval.calibration_map.EXACT_MAP_ROWS` rows take each draw's
+Poisson-binomials exactly; longer ones move the plug-in laws by each draw's shift of the expected
+counts (:meth:`~bayeval.methods.cbpe.fast.CountLaw.with_map`), to first order in the maps'
+deviations :math:`D^{(m)}_j`:
+
+.. math:: \delta p_{ik}=\frac{D^{(m)}_k(s_{ik})-p_{ik}\sum_j D^{(m)}_j(s_{ij})}{\sum_j f_j(s_{ij})}.
+
+A macro average adds the covariance over the draws of the classes' shifts
+:math:`g_k(\mathbb E^{(m)}TP_k,\mathbb E^{(m)}FN_k)-g_k(\mathbb E\,TP_k,\mathbb E\,FN_k)`.
+``calibration_uncertainty=False`` gives the plug-in answer, conditional on the fitted maps.
+
+Macro one-vs-rest ROC-AUC is not estimated: its classes' AUCs share every row's label, and an
+interval would need their covariances, which are not derived here.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from bayeval.calibration import (
+    CALIBRATORS,
+    Calibrator,
+    Identity,
+    make_calibrator,
+    select_calibrator,
+)
+from bayeval.calibration_map import EXACT_MAP_ROWS, MapPosterior, draw_pmfs, map_posterior
+from bayeval.chunks import WHOLE, make_chunks
+from bayeval.class_results import ClassEvaluation
+from bayeval.classes import as_class_scores, class_coordinate, column_classes, encode
+from bayeval.evaluation import CI_KINDS
+from bayeval.methods.cbpe.api import alert_bounds, size_notes
+from bayeval.methods.cbpe.fast import CountLaw, NormalLaw
+from bayeval.metrics import metric_value
+from bayeval.multiclass import matrix_value
+from bayeval.multiclass_laws import MACRO_LAW_METRICS, class_covariances
+from bayeval.table import Table, table
+from bayeval.validation import (
+    aligned,
+    as_alert_thresholds,
+    as_calibration,
+    as_choice,
+    as_ci_prob,
+    as_metrics,
+    as_seed,
+    as_zero_division,
+    describe,
+)
+
+__all__ = [
+    "CLASS_CBPE_METRICS",
+    "PER_CLASS",
+    "CBPEClasses",
+    "cbpe_classes",
+    "class_maps",
+    "renormalised",
+]
+
+PER_CLASS = ("precision", "recall", "f1", "specificity")
+"""Per-class (one-vs-rest) metrics, each with an exact law."""
+CLASS_CBPE_METRICS = ("accuracy", *PER_CLASS, *MACRO_LAW_METRICS)
+"""The metrics :func:`cbpe_classes` estimates."""
+CALIBRATIONS = ("auto", *CALIBRATORS)
+ASSUMPTIONS = (
+    "The calibrated class probabilities (one-vs-rest maps learned on the reference, "
+    "renormalised) are the probabilities of the labels of the monitored period (no concept "
+    "shift), and the labels are independent given the scores. The maps' own estimation error "
+    "is integrated unless calibration_uncertainty=False (each class's map drawn from its own "
+    "posterior). Intervals are predictive intervals for each chunk's realized metric; the "
+    "macro averages' are normal with delta-method covariances of the classes.")
+
+
+class CBPEClasses(ClassEvaluation, method="cbpe_multiclass"):
+    """The result of :func:`bayeval.cbpe` with K classes: dims (``chunk``, ``metric``,
+    ``class``), a metric of the whole matrix (accuracy, the macro averages) at the first class.
+
+    Examples
+    --------
+    >>> import bayeval as be
+    >>> p = np.array([[0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.2, 0.2, 0.6]] * 20)
+    >>> ev = be.cbpe(p, metrics=["accuracy", "recall"], n_chunks=2)
+    >>> type(ev).__name__, ev.summary().index.names
+    ('CBPEClasses', ['chunk', 'metric', 'class'])
+    """
+
+    def summary(self, source: str | None = None, ci_prob: float | None = None,
+                ci_kind: str | None = None) -> Table:
+        """:meth:`ClassEvaluation.summary` per chunk: a metric of the whole matrix once per
+        chunk (class ``""``).
+
+        Parameters
+        ----------
+        source, ci_prob, ci_kind
+            As in :meth:`bayeval.evaluation.Evaluation.summary`.
+
+        Returns
+        -------
+        Table
+            Indexed by (``chunk``, ``metric``, ``class``).
+
+        Examples
+        --------
+        >>> import bayeval as be
+        >>> p = np.array([[0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.2, 0.2, 0.6]] * 20)
+        >>> s = be.cbpe(p, metrics=["accuracy", "macro_f1"]).summary()
+        >>> s.index.tolist(), s["mean"].round(3).tolist()
+        ([('all', 'accuracy', ''), ('all', 'macro_f1', '')], [0.7, 0.694])
+        """
+        frame = super(ClassEvaluation, self).summary(source, ci_prob, ci_kind)
+        if "class" not in frame.index.names:
+            return frame
+        first = frame.index.get_level_values("class")[0]
+        per = frame.index.get_level_values("metric").isin(PER_CLASS)
+        keep = per | (frame.index.get_level_values("class") == first)
+        out = frame[keep]
+        index = [(c, m, k if m in PER_CLASS else "") for c, m, k in out.index]
+        out = out.set_axis(pd.MultiIndex.from_tuples(index, names=["chunk", "metric", "class"]))
+        attrs = dict(frame.attrs)
+        return table(out, attrs.pop("caption"), **attrs)
+
+
+# ---------------------------------------------------------------------------------------------
+# calibration
+
+
+def renormalised(f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r"""Rows of one-vs-rest probabilities :math:`f_{ik}` divided by their sums (:math:`1/K`
+    where a row sums to 0), and the sums :math:`\sum_j f_{ij}`.
+
+    Examples
+    --------
+    >>> p, total = renormalised(np.array([[0.5, 0.3, 0.2], [0.4, 0.4, 0.4], [0.0, 0.0, 0.0]]))
+    >>> p.round(3).tolist(), total.tolist()
+    ([[0.5, 0.3, 0.2], [0.333, 0.333, 0.333], [0.333, 0.333, 0.333]], [1.0, 1.2, 0.0])
+    """
+    total = f.sum(axis=-1)
+    out = np.full_like(f, 1.0 / f.shape[-1])
+    np.divide(f, total[..., None], out=out, where=total[..., None] > 0)
+    return out, total
+
+
+def class_maps(scores: np.ndarray, labels: np.ndarray, calibration: Any,
+               random_seed: Any = None) -> list[Calibrator]:
+    """One calibrator per class, fitted on the reference's class-vs-rest rows.
+
+    Parameters
+    ----------
+    scores : ndarray (n, K)
+        Raw class probabilities of the reference (validated).
+    labels : ndarray (n,)
+        Their classes' codes 0..K-1.
+    calibration : str
+        ``"auto"`` (per class, the calibrator among none, isotonic, Platt and beta calibration
+        with the lowest held-out calibration error, :func:`bayeval.calibration.select_calibrator`)
+        or a key of :data:`bayeval.calibration.CALIBRATORS`.
+    random_seed : None, int or Generator
+        Seeds the held-out folds of ``"auto"``.
+
+    Returns
+    -------
+    list of Calibrator
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> s = rng.dirichlet([1, 1, 1], 300)
+    >>> y = (rng.random(300)[:, None] > s.cumsum(axis=1)).sum(axis=1)
+    >>> [m.name for m in class_maps(s, y, "isotonic")]
+    ['isotonic', 'isotonic', 'isotonic']
+    """
+    rng = as_seed(random_seed)
+    maps = []
+    for k in range(scores.shape[1]):
+        y = (labels == k).astype(float)
+        if calibration == "auto":
+            maps.append(select_calibrator(scores[:, k], y, random_seed=rng)[0])
+        else:
+            maps.append(make_calibrator(calibration).fit(scores[:, k], y))
+    return maps
+
+
+def _posteriors(maps: list[Calibrator], scores: np.ndarray, labels: np.ndarray,
+                random_seed: Any) -> list[MapPosterior | None]:
+    """Each class's map posterior (None for a map left uncalibrated)."""
+    seed = None if random_seed is None else np.random.default_rng([int(random_seed), 17])
+    return [None if isinstance(m, Identity) else
+            map_posterior(m, scores[:, k], (labels == k).astype(float), random_seed=seed)
+            for k, m in enumerate(maps)]
+
+
+# ---------------------------------------------------------------------------------------------
+# the laws of a window
+
+
+class _Window(NamedTuple):
+    """A window's plug-in laws (accuracy's, each class's), its expected counts (plug-in and per
+    draw of the maps), and its laws mixed over the draws (``mixed``, None without them)."""
+
+    accuracy: CountLaw
+    classes: list[CountLaw]
+    tp: np.ndarray  # (K,) expected TP_k
+    total: np.ndarray  # (K,) expected rows of class k
+    tp_draws: np.ndarray | None = None  # (M, K)
+    total_draws: np.ndarray | None = None
+    mixed: tuple[CountLaw, list[CountLaw]] | None = None
+
+    def laws(self) -> tuple[CountLaw, list[CountLaw]]:
+        return self.mixed or (self.accuracy, self.classes)
+
+
+def _draw_probs(posteriors, maps, s: np.ndarray) -> np.ndarray:
+    """Renormalised probabilities of every draw of the maps, (M, n, K)."""
+    draws = next(post.draws for post in posteriors if post is not None)
+    cols = [np.broadcast_to(m.predict(s[:, k]), (draws, s.shape[0])) if post is None else
+            post.predict(s[:, k]) for k, (m, post) in enumerate(zip(maps, posteriors, strict=True))]
+    return renormalised(np.stack(cols, axis=-1))[0]
+
+
+def _linear_shifts(posteriors, s: np.ndarray, p: np.ndarray, total: np.ndarray,
+                   yp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """First-order shifts of the expected TP_k and class-k rows per draw (module docstring)."""
+    k = p.shape[1]
+    scale = np.divide(1.0, total, out=np.zeros_like(total), where=total > 0)
+    draws = next(post.draws for post in posteriors if post is not None)
+    d_tp, d_total = np.zeros((draws, k)), np.zeros((draws, k))
+    for j, post in enumerate(posteriors):
+        if post is None:
+            continue
+        for c in range(k):
+            w = ((j == c) - p[:, c]) * scale
+            d_total[:, c] += post.shifts(s[:, j], w)
+            d_tp[:, c] += post.shifts(s[:, j], np.where(yp == c, w, 0.0))
+    return d_tp, d_total
+
+
+def _moved(w: _Window) -> _Window:
+    """``w`` with its plug-in laws moved by its draws' shifts of the expected counts."""
+    d_tp, d_fn = w.tp_draws - w.tp, (w.total_draws - w.tp_draws) - (w.total - w.tp)
+    acc = w.accuracy.with_map(d_tp.sum(axis=1), np.zeros(d_tp.shape[0]), split=True)
+    laws = [law.with_map(d_tp[:, c], d_fn[:, c], split=False) for c, law in enumerate(w.classes)]
+    return w._replace(mixed=(acc, laws))
+
+
+def _window(s: np.ndarray, p: np.ndarray, total: np.ndarray, yp: np.ndarray, maps,
+            posteriors) -> _Window:
+    """The laws of one window, mixed over the maps' draws when ``posteriors`` has any."""
+    k = p.shape[1]
+    own = p[np.arange(yp.size), yp]
+    acc = CountLaw.poisson_binomial(own, np.ones(yp.size, np.int8))
+    laws = [CountLaw.poisson_binomial(p[:, c], (yp == c).astype(np.int8)) for c in range(k)]
+    w = _Window(acc, laws, np.bincount(yp, weights=own, minlength=k), p.sum(axis=0))
+    if posteriors is None:
+        return w
+    if yp.size <= EXACT_MAP_ROWS:
+        pm = _draw_probs(posteriors, maps, s)
+        own = pm[:, np.arange(yp.size), yp]
+        mixed = (acc.from_draws(draw_pmfs(own, np.ones(yp.size)), split=True),
+                 [law.from_draws(draw_pmfs(pm[:, :, c], yp == c), split=False)
+                  for c, law in enumerate(laws)])
+        tp_draws = np.stack([own[:, yp == c].sum(axis=1) for c in range(k)], axis=1)
+        return w._replace(tp_draws=tp_draws, total_draws=pm.sum(axis=1), mixed=mixed)
+    d_tp, d_total = _linear_shifts(posteriors, s, p, total, yp)
+    return _moved(w._replace(tp_draws=w.tp + d_tp, total_draws=w.total + d_total))
+
+
+def _whole(parts: list[_Window]) -> _Window:
+    """The whole period from its chunks: the plug-in laws convolve and, the draws being shared
+    by the chunks, their shifts add before the sum is mixed."""
+    acc, laws = parts[0].accuracy, list(parts[0].classes)
+    for w in parts[1:]:
+        acc, laws = acc + w.accuracy, [a + b for a, b in zip(laws, w.classes, strict=True)]
+    whole = _Window(acc, laws, sum(w.tp for w in parts), sum(w.total for w in parts))
+    if parts[0].tp_draws is None:
+        return whole
+    return _moved(whole._replace(tp_draws=sum(w.tp_draws for w in parts),
+                                 total_draws=sum(w.total_draws for w in parts)))
+
+
+# ---------------------------------------------------------------------------------------------
+# the closed form
+
+
+def _macro(w: _Window, base: str, cov: np.ndarray, zd: float) -> tuple[NormalLaw, float]:
+    """A macro average's normal law (module docstring) and NannyML's estimate."""
+    laws = w.laws()[1]
+    per = [law.law(base, zd) for law in laws]
+    n_pos = np.array([law.n_pos for law in w.classes], float)
+    n = n_pos + np.array([law.n_neg for law in w.classes], float)
+
+    def value(tp, total):
+        return metric_value(base, tp, n_pos - tp, total - tp, n - n_pos - (total - tp), 1.0, zd)
+
+    plugin = value(w.tp, w.total)
+    between = cov.copy()
+    if w.tp_draws is not None:
+        shifts = value(w.tp_draws, w.total_draws) - plugin
+        between += np.cov(np.nan_to_num(shifts), rowvar=False) * (1 - np.eye(len(per)))
+    k = len(per)
+    var = (sum(d.sd**2 for d in per) + between.sum()) / k**2
+    return (NormalLaw(float(np.nanmean([d.mean for d in per])), float(np.sqrt(max(var, 0.0))),
+                      np.nan), float(np.mean(plugin)))
+
+
+def _closed_form(wins: list[_Window], covs: list[dict[str, np.ndarray]], metrics, labels,
+                 coord, ci_prob: float, ci_kind: str, zd: float, thresholds) -> xr.Dataset:
+    """The laws of every chunk (then the whole period), metric and class, tabulated as binary
+    CBPE's :func:`~bayeval.methods.cbpe.fast.closed_form`."""
+    g, m, k = len(wins), len(metrics), len(coord)
+    names = ("mean", "sd", "lower", "upper", "interval_mass", "p_undefined", "plugin", "p_alert")
+    out = {v: np.full((g, m, k), np.nan) for v in names}
+    lower_thr = np.repeat(thresholds[0][None], g, axis=0)
+    upper_thr = np.repeat(thresholds[1][None], g, axis=0)
+    lower_thr[-1] = upper_thr[-1] = np.nan
+    for i, w in enumerate(wins):
+        acc, laws = w.laws()
+        for j, metric in enumerate(metrics):
+            if metric in PER_CLASS:
+                cells = []
+                for c, law in enumerate(laws):
+                    tp, fn = w.tp[c], w.total[c] - w.tp[c]
+                    plugin = metric_value(metric, tp, law.n_pos - tp, fn, law.n_neg - fn, 1.0, zd)
+                    cells.append((c, law.law(metric, zd), plugin))
+            elif metric == "accuracy":
+                cells = [(0, acc.law("accuracy", zd), float(w.tp.sum() / acc.n_pos))]
+            else:
+                base = metric.removeprefix("macro_")
+                cells = [(0, *_macro(w, base, covs[i][base], zd))]
+            for c, law, plugin in cells:
+                normal = isinstance(law, NormalLaw)
+                lo, hi = law.interval(ci_prob, ci_kind) if normal else law.interval_ends(
+                    ci_prob, ci_kind)
+                lt, ut = lower_thr[i, j, c], upper_thr[i, j, c]
+                alert = 1.0 - law.mass(lt, ut) if np.isfinite(lt) or np.isfinite(ut) else np.nan
+                values = (law.mean, law.sd, lo, hi, ci_prob if normal else law.mass(lo, hi),
+                          law.p_undefined, plugin, alert)
+                for name, value in zip(names, values, strict=True):
+                    out[name][i, j, c] = value
+    dims = ("chunk", "metric", "class")
+    ds = xr.Dataset({v: (dims, out[v]) for v in names},
+                    coords={"chunk": [*labels, WHOLE], "metric": list(metrics), "class": coord})
+    exact = np.array([[metric not in MACRO_LAW_METRICS and (metric in PER_CLASS or c == 0)
+                       for c in range(k)] for metric in metrics])
+    ds["exact"] = (dims, np.broadcast_to(exact, (g, m, k)).copy())
+    ds["lower_threshold"], ds["upper_threshold"] = (dims, lower_thr), (dims, upper_thr)
+    ds["alert"] = (dims, (out["mean"] < lower_thr) | (out["mean"] > upper_thr))
+    return ds
+
+
+# ---------------------------------------------------------------------------------------------
+# realized metrics and thresholds
+
+
+def _codes(labels: Any, classes: np.ndarray, name: str) -> np.ndarray:
+    """Codes of labels on ``classes``, -1 where missing (None or NaN)."""
+    if isinstance(labels, (pd.Series, pd.Index)):
+        labels = labels.to_numpy(dtype=object)
+    arr = np.asarray(labels, dtype=object).reshape(-1)
+    known = ~pd.isna(arr)
+    codes = np.full(arr.size, -1, dtype=np.int64)
+    if known.any():
+        codes[known] = encode(arr[known], classes=classes, names=(name, ""))[0]
+    return codes
+
+
+def realized_classes(labels: np.ndarray, y_pred: np.ndarray, groups: np.ndarray, n_groups: int,
+                     metrics, n_classes: int, zero_division: float,
+                     whole: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Realized metrics (group[, whole] x metric x class) of the labelled rows, and their
+    number per group; NaN for a group without a label.
+
+    ``labels`` are codes with -1 where unknown, ``groups`` each row's group 0..n_groups-1.
+
+    Examples
+    --------
+    >>> out, n = realized_classes(np.array([0, 1, 2, -1, 2]), np.array([0, 1, 1, 2, 2]),
+    ...                           np.array([0, 0, 0, 1, 1]), 2, ["accuracy", "recall"], 3, 0.0)
+    >>> out[:, 0, 0].round(3).tolist(), out[-1, 1].tolist(), n.tolist()
+    ([0.667, 1.0, 0.75], [1.0, 1.0, 0.5], [3, 1, 4])
+    """
+    known = labels >= 0
+    k2 = n_classes * n_classes
+    cells = groups[known] * k2 + labels[known] * n_classes + y_pred[known]
+    matrices = np.bincount(cells, minlength=n_groups * k2).reshape(n_groups, n_classes,
+                                                                   n_classes)
+    if whole:
+        matrices = np.concatenate([matrices, matrices.sum(axis=0, keepdims=True)])
+    out = np.full((matrices.shape[0], len(metrics), n_classes), np.nan)
+    for j, metric in enumerate(metrics):
+        value = matrix_value(metric, matrices.astype(float), zero_division)
+        if metric in PER_CLASS:
+            out[:, j] = value
+        else:
+            out[:, j, 0] = value
+    n = matrices.sum(axis=(1, 2))
+    out[n == 0] = np.nan
+    return out, n
+
+
+def _thresholds(realized_ref: np.ndarray, metrics, alert_thresholds) -> tuple[np.ndarray, ...]:
+    """Alert thresholds (metric x class): the mean of the reference chunks' realized metric
+    +- :data:`~bayeval.methods.cbpe.api.ALERT_SD` sd, or the user's constants for every
+    class."""
+    c, m, k = realized_ref.shape
+    names = [metric for metric in metrics for _ in range(k)]
+    lower, upper = (t.reshape(m, k) for t in alert_bounds(realized_ref.reshape(c, m * k),
+                                                          names, {}))
+    for metric, (lo, hi) in alert_thresholds.items():
+        j = list(metrics).index(metric)
+        cols = slice(None) if metric in PER_CLASS else slice(0, 1)
+        lower[j, cols], upper[j, cols] = lo, hi
+    return lower, upper
+
+
+# ---------------------------------------------------------------------------------------------
+# the entry point
+
+
+def _reference(reference: Any, n_columns: int, named) -> tuple[np.ndarray, ...]:
+    """The reference's (scores, label codes, prediction codes, classes), checked."""
+    if not isinstance(reference, (tuple, list)) or len(reference) not in (2, 3):
+        raise ValueError("reference must be (scores, labels) or (scores, labels, y_pred) with "
+                         f"scores of shape (n, K); got {describe(reference)}.")
+    parts = aligned(**dict(zip(("reference scores", "reference labels", "reference y_pred"),
+                               reference, strict=False)))
+    s, ref_named = as_class_scores(parts[0], "reference scores")
+    if s.shape[1] != n_columns:
+        raise ValueError(f"reference scores have {s.shape[1]} columns and scores {n_columns}; "
+                         "both need one column per class.")
+    if named is not None and ref_named is not None and list(named) != list(ref_named):
+        raise ValueError(f"reference scores' columns {describe(list(ref_named))} differ from "
+                         f"the scores' {describe(list(named))}.")
+    classes = column_classes(parts[1], named if named is not None else ref_named, n_columns,
+                             names=("reference labels", "reference scores"))
+    y, _, _ = encode(parts[1], classes=classes, names=("reference labels", ""))
+    if y.size != s.shape[0]:
+        raise ValueError(f"reference labels have {y.size} rows and reference scores "
+                         f"{s.shape[0]}; one label per row is needed.")
+    yp = (s.argmax(axis=1) if len(parts) < 3 or parts[2] is None else
+          encode(parts[2], classes=classes, names=("reference y_pred", ""))[0])
+    return s, y, yp, classes
+
+
+def cbpe_classes(scores, *, y_pred=None, reference=None, labels=None, chunks=None,
+                 chunk_size=None, n_chunks=None, reference_chunks=None, calibration="auto",
+                 calibration_uncertainty: bool = True, metrics=None,
+                 zero_division: float = 0.0, alert_thresholds=None, method: str = "exact",
+                 ci_prob: float = 0.95, ci_kind: str = "eti",
+                 random_seed: int | None = None) -> CBPEClasses:
+    r"""Estimate a K-class classifier's performance per chunk of an unlabelled period (CBPE).
+
+    Parameters
+    ----------
+    scores : array-like or DataFrame (n, K)
+        Raw class probabilities of the analysis period (rows summing to 1); a DataFrame's
+        columns are the classes.
+    y_pred : array-like (n,), optional
+        The predicted classes (default: the class of the largest score).
+    reference : (scores, labels) or (scores, labels, y_pred), optional
+        A labelled reference period: it fits the one-vs-rest calibration maps and gives the
+        alert thresholds. Without it the scores are taken as calibrated.
+    labels : array-like (n,), optional
+        Analysis labels where known (None/NaN elsewhere): ``realized`` metrics beside the
+        estimates, with ``alert_realized`` and ``n_labelled``.
+    chunks, chunk_size, n_chunks, reference_chunks
+        As in :func:`bayeval.cbpe`.
+    calibration : {"auto", "none", "isotonic", "platt", "beta", "scaling_binning"}
+        One map per class, renormalised (module docstring); ``"auto"`` picks each class's on
+        held-out reference folds.
+    calibration_uncertainty : bool
+        Mix the laws over the maps' posterior draws (default) or condition on the fitted maps.
+    metrics : sequence of str, optional
+        Among :data:`CLASS_CBPE_METRICS` (default: all).
+    zero_division : {0.0, 1.0, np.nan}
+        A class's metric where its denominator is 0.
+    alert_thresholds : dict, optional
+        ``{metric: (lower, upper)}`` constants for every class of the metric.
+    method : {"exact"}
+        The fast path.
+    ci_prob, ci_kind : float, {"eti", "hdi"}
+    random_seed : int, optional
+        Seeds the held-out folds of ``"auto"`` and the maps' posterior draws.
+
+    Returns
+    -------
+    CBPEClasses
+        ``closed_form`` over (``chunk``, ``metric``, ``class``): ``mean``, ``sd``, ``lower``,
+        ``upper``, ``interval_mass``, ``p_undefined`` (NaN for the macro averages),
+        ``plugin`` (NannyML's estimate), ``exact``, thresholds, ``alert``, ``p_alert``,
+        ``realized`` with labels.
+
+    Raises
+    ------
+    ValueError
+        For scores that are not (n, K) class probabilities, labels or predictions outside the
+        classes, a reference that does not match, or an unknown option.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.dirichlet([2, 2, 2], 600)
+    >>> ev = cbpe_classes(p, n_chunks=2, metrics=["accuracy", "macro_f1"])
+    >>> s = ev.summary()
+    >>> bool(abs(s.loc[("all", "accuracy", ""), "mean"] - p.max(axis=1).mean()) < 1e-12)
+    True
+    """
+    method = as_choice(method, "method", ("exact",))
+    ci_prob = as_ci_prob(ci_prob)
+    ci_kind = as_choice(ci_kind, "ci_kind", CI_KINDS)
+    metrics = as_metrics(metrics, CLASS_CBPE_METRICS, CLASS_CBPE_METRICS)
+    calibration = as_calibration(calibration, CALIBRATIONS, kind=str)
+    zd = float(as_zero_division(zero_division))
+    alert_thresholds = as_alert_thresholds(alert_thresholds, metrics)
+    scores, y_pred, labels, chunks = aligned(scores=scores, y_pred=y_pred, labels=labels,
+                                             chunks=chunks, keys=("chunks",))
+    s, named = as_class_scores(scores, "scores")
+    n, k = s.shape
+    chunking = make_chunks(n, chunks=chunks, chunk_size=chunk_size, n_chunks=n_chunks)
+    notes: list[str] = []
+    data = xr.Dataset()
+    if reference is None:
+        if calibration not in ("auto", "none"):
+            raise ValueError(f"calibration={calibration!r} needs reference=(scores, labels).")
+        classes = (named if named is not None else
+                   column_classes(labels if labels is not None else y_pred, None, k)
+                   if labels is not None or y_pred is not None else np.arange(k).astype(object))
+        maps, posteriors, realized_ref = None, None, np.empty((0, len(metrics), k))
+        notes.append("no reference: the scores are taken as calibrated probabilities.")
+    else:
+        ref_s, ref_y, ref_yp, classes = _reference(reference, k, named)
+        if calibration == "none":
+            maps = None
+        else:
+            counts = np.bincount(ref_y, minlength=k)
+            if counts.min() < 2 or (ref_y.size - counts).min() < 2:
+                raise ValueError("calibration needs at least 2 reference rows of every class and "
+                                 f"of the rest; the classes have {counts.tolist()} rows. Use "
+                                 "calibration='none' or a larger reference.")
+            maps = class_maps(ref_s, ref_y, calibration, random_seed)
+        posteriors = (_posteriors(maps, ref_s, ref_y, random_seed)
+                      if maps is not None and calibration_uncertainty else None)
+        if posteriors is not None and all(post is None for post in posteriors):
+            posteriors = None
+        if maps is not None and not calibration_uncertainty:
+            notes.append("calibration_uncertainty=False: the intervals are conditional on the "
+                         "calibration maps fitted on the reference; their error, shared by "
+                         "every row, is not in them.")
+        size = chunk_size or int(np.median(chunking.sizes))
+        ref_chunking = make_chunks(ref_y.size, chunks=reference_chunks,
+                                   n_chunks=None if reference_chunks is not None else
+                                   max(1, round(ref_y.size / size)))
+        realized_ref, _ = realized_classes(ref_y, ref_yp, ref_chunking.codes,
+                                           len(ref_chunking.labels), metrics, k, zd, whole=False)
+        data["reference_chunks"] = len(ref_chunking.labels)
+        if len(ref_chunking.labels) < 2 and not alert_thresholds:
+            notes.append(f"alert thresholds need at least 2 reference chunks of {size} rows; "
+                         f"the reference has {ref_y.size} rows.")
+    yp = s.argmax(axis=1) if y_pred is None else encode(y_pred, classes=classes,
+                                                         names=("y_pred", ""))[0]
+    if yp.size != n:
+        raise ValueError(f"y_pred has {yp.size} rows and scores {n}; one per row is needed.")
+    f = s if maps is None else np.column_stack([m.predict(s[:, c]) for c, m in enumerate(maps)])
+    p, total = renormalised(f)
+    groups = [*chunking.rows(), np.arange(n)]
+    wins = [_window(s[r], p[r], total[r], yp[r], maps, posteriors) for r in groups[:-1]]
+    wins.append(_window(s, p, total, yp, maps, posteriors) if n <= EXACT_MAP_ROWS
+                else _whole(wins))
+    bases = {metric.removeprefix("macro_") for metric in metrics if metric in MACRO_LAW_METRICS}
+    covs = [{b: class_covariances(b, p[r], yp[r]) for b in bases} for r in groups]
+    coord = class_coordinate(classes)
+    closed = _closed_form(wins, covs, metrics, chunking.labels, coord, ci_prob, ci_kind, zd,
+                          _thresholds(realized_ref, metrics, alert_thresholds))
+    closed["n"] = ("chunk", np.r_[chunking.sizes, n])
+    if labels is not None:
+        real, n_labelled = realized_classes(_codes(labels, classes, "labels"), yp,
+                                            chunking.codes, len(chunking.labels), metrics, k, zd)
+        closed["realized"] = (("chunk", "metric", "class"), real)
+        closed["alert_realized"] = (("chunk", "metric", "class"),
+                                    (real < closed["lower_threshold"].values)
+                                    | (real > closed["upper_threshold"].values))
+        closed["n_labelled"] = ("chunk", n_labelled.astype(np.int64))
+    cal_name = ("none" if maps is None else
+                "/".join(dict.fromkeys(m.name for m in maps)) + " one-vs-rest, renormalised")
+    if posteriors is not None:
+        draws = next(q.draws for q in posteriors if q is not None)
+        cal_name += f" (integrated over {draws} draws of their posterior)"
+    description = (f"CBPE of {k} classes, calibration={cal_name}: {len(chunking.labels)} "
+                   f"chunk(s) of {n} rows and the whole period")
+    return CBPEClasses.create(method="cbpe_multiclass", variant=method, ci_prob=ci_prob,
+                              ci_kind=ci_kind, random_seed=random_seed, data=data,
+                              assumptions=ASSUMPTIONS, description=description,
+                              warnings=size_notes(chunking.sizes) + notes, closed_form=closed)
