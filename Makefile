@@ -57,6 +57,20 @@ test: $(STAMP)
 	$(call install,dev$(comma)scale$(comma)docs)
 	$(PY) -m pytest -n 2 --dist loadgroup --durations=20
 
+# The fuzz suite (tests/fuzz) with the long budget and a new seed per round, for FUZZ_SECONDS
+# (default 10 minutes); it stops at the first failure and says how many examples ran.
+FUZZ_SECONDS ?= 600
+fuzz: $(STAMP)
+	@set -o pipefail; end=$$(( $$(date +%s) + $(FUZZ_SECONDS) )); rounds=0; examples=0; \
+	while [ $$(date +%s) -lt $$end ]; do \
+	  out=$$(BAYEVAL_FUZZ=long $(PY) -m pytest -q -p no:cacheprovider tests/fuzz \
+	         --hypothesis-show-statistics 2>&1) || { echo "$$out"; exit 1; }; \
+	  rounds=$$((rounds + 1)); \
+	  n=$$(echo "$$out" | grep -o '[0-9]* passing examples' | awk '{s += $$1} END {print s + 0}'); \
+	  examples=$$((examples + n)); echo "fuzz round $$rounds: $$n examples passed"; \
+	done; \
+	echo "fuzz: $$examples examples in $$rounds rounds, no failure"
+
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 

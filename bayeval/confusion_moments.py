@@ -84,23 +84,28 @@ def _ratio_terms(metric: str, n_pos: int, n_neg: int, beta: float,
 
 def _ratio_derivatives(terms: list[tuple[float, _Affine, _Affine]], t: float,
                        f: float) -> np.ndarray | None:
-    r"""(g, g_t, g_f, g_tt, g_ff) of :math:`g=\sum a Z/W` at (t, f); None if some W is 0.
+    r"""(g, g_t, g_f, g_tt, g_ff) of :math:`g=\sum a Z/W` at (t, f); None if some W is 0, or
+    so close to 0 that the derivatives overflow (its expectation below about 1e-150: the
+    metric is undefined with probability 1 to double precision).
 
-    .. math:: g_t=\frac{z_tW-Zw_t}{W^2},\qquad g_{tt}=-\frac{2w_t\,g_t}{W}
+    .. math:: g_t=\frac{z_t-(Z/W)w_t}{W},\qquad g_{tt}=-\frac{2w_t\,g_t}{W}
               \quad(\text{likewise in } f).
     """
     out = np.zeros(5)
-    for a, z, w in terms:
-        num, den = z.c0 + z.ct * t + z.cf * f, w.c0 + w.ct * t + w.cf * f
-        if den == 0:
-            return None
-        g_t, g_f = (z.ct * den - num * w.ct) / den**2, (z.cf * den - num * w.cf) / den**2
-        out += a * np.array([num / den, g_t, g_f, -2 * w.ct * g_t / den, -2 * w.cf * g_f / den])
-    return out
+    with np.errstate(over="ignore", invalid="ignore"):
+        for a, z, w in terms:
+            num, den = z.c0 + z.ct * t + z.cf * f, w.c0 + w.ct * t + w.cf * f
+            if den == 0:
+                return None
+            g = num / den
+            g_t, g_f = (z.ct - g * w.ct) / den, (z.cf - g * w.cf) / den
+            out += a * np.array([g, g_t, g_f, -2 * w.ct * g_t / den, -2 * w.cf * g_f / den])
+    return out if np.isfinite(out).all() else None
 
 
 def _mcc_derivatives(n_pos: int, n_neg: int, t: float, f: float) -> np.ndarray | None:
-    r"""(g, g_t, g_f, g_tt, g_ff) of MCC at (t, f); None where its denominator is 0.
+    r"""(g, g_t, g_f, g_tt, g_ff) of MCC at (t, f); None where its denominator is 0 (below
+    1e-100, where :math:`h^{-5/2}` overflows).
 
     With :math:`P=TP+FN`, :math:`MCC=L/\sqrt h`, :math:`L=N_{pn}TP-N_{pp}FN` and
     :math:`h=N_{pp}N_{pn}P(n-P)`; for :math:`x\in\{t,f\}` (:math:`\partial P/\partial x=1`)
@@ -110,7 +115,7 @@ def _mcc_derivatives(n_pos: int, n_neg: int, t: float, f: float) -> np.ndarray |
     """
     n, c, total = n_pos + n_neg, n_pos * n_neg, t + f
     h = c * total * (n - total)
-    if h <= 0:
+    if h <= 1e-100:  # h^{-5/2} overflows: undefined with probability 1 to double precision
         return None
     lin = n_neg * t - n_pos * f
     h1, h2 = c * (n - 2 * total), -2.0 * c

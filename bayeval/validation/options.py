@@ -54,10 +54,9 @@ def as_ci_prob(ci_prob: Any, name: str = "ci_prob") -> float:
         ...
     ValueError: ci_prob must lie strictly between 0 and 1 (e.g. 0.95), got 95.0.
     """
-    try:
-        value = float(ci_prob)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number in (0, 1), got {describe(ci_prob)}.") from None
+    if not _number(ci_prob):  # a string or a bool is not a level
+        raise ValueError(f"{name} must be a number in (0, 1), got {describe(ci_prob)}.")
+    value = float(ci_prob)
     if not 0.0 < value < 1.0:
         raise ValueError(f"{name} must lie strictly between 0 and 1 (e.g. 0.95), got {value}.")
     return value
@@ -310,7 +309,8 @@ def as_metrics(metrics: Any, accepted: Iterable[str], default: Iterable[str],
     Raises
     ------
     ValueError
-        For a name not among ``accepted`` (the message lists them) or a name given twice.
+        For a name not among ``accepted`` (the message lists them), a name given twice, or no
+        name.
 
     Examples
     --------
@@ -325,6 +325,9 @@ def as_metrics(metrics: Any, accepted: Iterable[str], default: Iterable[str],
         return tuple(default)
     accepted = tuple(accepted)
     names = tuple(str(as_choice(m, name, accepted)) for m in np.atleast_1d(metrics).tolist())
+    if not names:
+        raise ValueError(f"{name} is empty; give at least one of {', '.join(accepted)} (None "
+                         "gives the default).")
     if len(set(names)) < len(names):
         raise ValueError(f"{name} lists a metric twice: {list(names)}.")
     return names
