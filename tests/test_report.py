@@ -238,3 +238,11 @@ def test_the_alerting_report_renders_without_a_failure_badge(alerting, tmp_path)
     assert any("alerts in" in b for b in seen["badges"])
     (answer,) = seen["answers"]
     assert "alert" in answer["text"] and answer["lead"] == 1 and answer["open"] == 0
+
+
+def test_cbpe_of_scores_alone_with_the_default_metrics_reports(tmp_path):
+    """``be.cbpe(scores).report(path)``: no reference, one chunk, every default metric."""
+    scores = datasets.calibrated_scores(300, random_seed=2).scores
+    html = be.cbpe(scores).report(tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "roc_auc" in html and 'alt="chunks plot' in html
+    assert 'class="badge bad"' not in html
