@@ -258,6 +258,41 @@ class MVUEvaluation(Evaluation, method="mvu"):
                     out[var] = cf[var].to_series().reindex(out.index).to_numpy()
         return out
 
+    def check(self) -> Table:
+        """:meth:`Evaluation.check <bayeval.evaluation.Evaluation.check>` of a
+        ``method="both"`` run.
+
+        Under ``method="pymc"`` the closed form is the mixture of the same posterior draws'
+        laws, so a comparison could not fail when the sampler does: it is refused. Under
+        ``method="both"`` with Model A the closed form comes from independent posterior draws
+        (:func:`~bayeval.methods.mvu.models.independent_posterior_a`).
+
+        Raises
+        ------
+        ValueError
+            For a ``method="pymc"`` run, or without draws.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bayeval.methods.mvu.api import mvu
+        >>> from bayeval.methods.mvu.estimators import LinearClassifier
+        >>> rng = np.random.default_rng(0)
+        >>> train = rng.normal(size=(200, 2))
+        >>> clf = LinearClassifier([[1.0, 1.0]], [-1.0])
+        >>> ev = mvu(clf, [[np.nan, 0.9]], train=train, method="pymc", random_seed=1,
+        ...          sample_kwargs={"draws": 100, "tune": 100})
+        >>> ev.check()  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+            ...
+        ValueError: check() needs method='both': under method='pymc' the closed form is ...
+        """
+        if self.meta["variant"] == "pymc":
+            raise ValueError("check() needs method='both': under method='pymc' the closed form "
+                             "is built from the same posterior draws, so the comparison cannot "
+                             "fail when the sampler does.")
+        return super().check()
+
     def decide(self, threshold: float | None = None, *, collect_cost: float | None = None,
                change_cost: float = 1.0) -> Table:
         r"""Where to collect the missing features, and the expected cost of each choice.
