@@ -35,7 +35,7 @@ from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bayeval.methods.cbpe import cbpe  # noqa: E402
+from bayeval.methods.cbpe import cbpe
 
 SEED = 20261123
 N_REF, N_ANALYSIS, N_CHUNKS, K = 100_000, 1_000_000, 10, 5
