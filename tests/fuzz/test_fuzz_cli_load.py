@@ -75,7 +75,7 @@ def test_cli_valid_files(frame, command):
 BAD_CELLS = ["x", "", "0.5.1", "inf", "-1", "2", "1e400", " "]
 
 
-@budget(25, long=400)
+@budget(15, long=400)
 @given(frame=frames(), command=st.sampled_from(sorted(COMMANDS)), data=st.data())
 def test_cli_bad_input_is_one_line_and_exit_2(frame, command, data):
     """A bad cell, a missing column, a bad option value or an unwritable output."""
@@ -132,7 +132,7 @@ def _load(raw: bytes) -> tuple[Path, float, object]:
         return path, time.perf_counter() - start, out
 
 
-@budget(40, long=3000)
+@budget(25, long=3000)
 @given(data=st.data(), how=st.sampled_from(["flip", "insert"]))
 def test_load_of_damaged_files(data, how):
     """Flipped or inserted bytes: one ValueError naming the file, at once (the checksum)."""

@@ -47,7 +47,7 @@ def assert_in_ranges(ev, ranges=None):
 
 
 # ----------------------------------------------------------------------------- valid input
-@budget(25)
+@budget(15)
 @given(data=st.data(), threshold=st.floats(0, 1), prior=st.tuples(
     st.floats(0.01, 50), st.floats(0.01, 50)))
 def test_labelled_valid(data, threshold, prior):
@@ -56,7 +56,7 @@ def test_labelled_valid(data, threshold, prior):
     assert_in_ranges(be.labelled(s, labels, threshold=threshold, prior=prior))
 
 
-@budget(25)
+@budget(15)
 @given(data=st.data(), zero_division=st.sampled_from([0.0, 1.0]),
        metrics=st.lists(st.sampled_from(sorted(CBPE_METRICS)), min_size=1,
                         max_size=4, unique=True))
@@ -81,7 +81,7 @@ def test_cbpe_with_a_reference_valid(data):
     assert_in_ranges(ev)
 
 
-@budget(20)
+@budget(12)
 @given(data=st.data(), given_p=st.booleans())
 def test_pemi_valid(data, given_p):
     s = data.draw(scores(2, 40))
@@ -94,7 +94,7 @@ def test_pemi_valid(data, given_p):
     assert_in_ranges(be.pemi(s, labels, p=p, random_seed=0))
 
 
-@budget(25)
+@budget(15)
 @given(data=st.data(), method=st.sampled_from(["eif", "ppi", "classical", "naive", "all"]))
 def test_judge_valid(data, method):
     n = data.draw(st.integers(2, 40))
@@ -153,7 +153,7 @@ def test_mvu_valid(data):
             assert frame[col].between(-SLACK, 1 + SLACK).all(), frame
 
 
-@budget(20)
+@budget(12)
 @given(data=st.data())
 def test_scale_functions_valid(data):
     s = data.draw(scores(2, 40))
@@ -210,7 +210,7 @@ def _raises_naming(call, *names):
     assert any(n in str(err.value) for n in names), (names, err.value)
 
 
-@budget(40, long=600)
+@budget(25, long=600)
 @given(argument=st.sampled_from(["threshold", "ci_prob", "prior", "metrics", "method",
                                  "scores", "sample_kwargs"]),
        bad=st.sampled_from(BAD_NUMBERS + BAD_ARRAYS))
@@ -226,7 +226,7 @@ def test_labelled_invalid(argument, bad):
     _raises_naming(lambda: be.labelled(**kwargs), argument, "labels", "scores")
 
 
-@budget(40, long=600)
+@budget(25, long=600)
 @given(argument=st.sampled_from(["threshold", "ci_prob", "zero_division", "beta", "metrics",
                                  "chunk_size", "n_chunks", "alert_thresholds", "draws",
                                  "scores", "noise", "method", "reference"]),
