@@ -642,8 +642,8 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
     ----------
     scores : array-like of float in [0, 1]
         Raw scores of the positive class in the analysis period, one per row. Scores of K
-        classes, an (n, K) array or DataFrame of class probabilities (or labels other than
-        0/1), run :func:`~bayeval.methods.cbpe.multiclass.cbpe_classes` with the arguments that
+        classes, an (n, K) array or DataFrame of class probabilities, run
+        :func:`~bayeval.methods.cbpe.multiclass.cbpe_classes` with the arguments that
         apply to K classes. The per-row
         arguments (``scores``, ``y_pred``, ``labels``, ``chunks``; the reference's parts and
         ``reference_chunks``) pair by index where they are pandas Series, else by position
@@ -743,7 +743,7 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
     ...      < 1e-12)
     True
     """
-    if not binary_input(scores, labels, y_pred):  # K classes
+    if not binary_input(scores, None):  # scores of K columns: K classes
         from bayeval.methods.cbpe.multiclass import cbpe_classes  # it builds on this module
 
         if noise != "none":

@@ -1,7 +1,7 @@
 r"""CBPE of K classes: the metrics of a chunk estimated from its class probabilities.
 
-:func:`cbpe_classes` is what :func:`bayeval.cbpe` runs when the scores have K > 2 columns (or the
-labels are not 0/1). Row :math:`i` has raw scores :math:`s_{ik}` and a fixed prediction
+:func:`cbpe_classes` is what :func:`bayeval.cbpe` runs when the scores have several columns. Row
+:math:`i` has raw scores :math:`s_{ik}` and a fixed prediction
 :math:`\hat y_i` (the class of the largest raw score unless given); its label is taken as
 :math:`Y_i\sim\mathrm{Cat}(p_{i1},\dots,p_{iK})` with :math:`p_i` the calibrated probabilities,
 independently across rows. Then (:mod:`bayeval.multiclass_laws`):
