@@ -18,7 +18,9 @@ assumption on the whole posterior (Vehtari et al. 2021): the largest rank-normal
 :math:`\hat R` at most :data:`RHAT_MAX`, the smallest bulk and tail ESS at least :data:`ESS_MIN`,
 and no divergent transition; :meth:`~bayeval.evaluation.Evaluation.check` adds them to the
 comparison of every MCMC run, so a sampler that has not converged fails the check even where
-its draws happen to agree with the fast path.
+its draws happen to agree with the fast path. The thresholds hold for every scalar, so a
+converged run of a posterior with very many scalars (thousands of latent rows) can cross 1.01 on
+one of them by chance: rerun it with more draws before distrusting the fast path.
 
 ArviZ (ESS and MCSE of MCMC draws) is imported when :func:`compare` runs.
 """
