@@ -369,13 +369,14 @@ def _has_distribution(ev: Evaluation) -> str | None:
 def distribution(ev: Evaluation, coords: dict | None = None) -> Figure:
     """Per estimand coordinate: the draws' histogram, the fast path's exact law (PMF bars, Beta
     density, or normal density where it is Gaussian) and both intervals."""
-    items, total = _items(ev, coords)
-    shown = f" (first {len(items)} of {total}; choose with coords=)" if total > len(items) else ""
-    lawful = [item for item in items if _has_law(ev, item[1])]
-    if len(lawful) < len(items):
-        shown += (f"; {len(items) - len(lawful)} with an interval only are in the intervals "
-                  "plot")
-    items = lawful
+    every, _ = _items(ev, coords, limit=10**6)
+    lawful = [item for item in every if _has_law(ev, item[1])]
+    items = lawful[:MAX_PANELS]
+    shown = (f" (first {len(items)} of {len(lawful)}; choose with coords=)"
+             if len(lawful) > len(items) else "")
+    if len(lawful) < len(every):
+        shown += (f"; {len(every) - len(lawful)} with an interval only or undefined are in the "
+                  "intervals plot")
     dstats = _draws_stats(ev)
     fig, axes = _grid(len(items))
     for ax, (label, sel) in zip(axes, items, strict=True):
@@ -614,15 +615,20 @@ def _time_ticks(ax: Axes, keys: list[str], dates: bool) -> None:
         lambda x, _: keys[round(x)] if 0 <= round(x) < len(keys) else ""))
 
 
-def _chunk_series(cf: xr.Dataset, coords: dict | None, limit: int
-                  ) -> tuple[list[tuple[str, dict]], int]:
-    """(label, selection) of the columns of the chunks plot (the coordinates of dimensions other
-    than chunk and metric, e.g. ``group``), at most ``limit``, and how many there are."""
+def _chunk_panels(cf: xr.Dataset, metrics: list[str], coords: dict | None
+                  ) -> list[tuple[str, dict]]:
+    """(title, selection) of the panels of the chunks plot: per metric, one per coordinate of
+    the other dimensions (``group``, ``class``...) where the metric has a value."""
     dims = [d for d in cf["mean"].dims if d not in ("chunk", "metric")]
     values = [np.atleast_1d((coords or {}).get(d, cf[d].values)).tolist() for d in dims]
-    keys = list(product(*values))
-    return ([(", ".join(map(str, k)), dict(zip(dims, k, strict=True))) for k in keys[:limit]],
-            len(keys))
+    out = []
+    for metric in metrics:
+        for key in product(*values):
+            sel = {"metric": metric, **dict(zip(dims, key, strict=True))}
+            if np.isfinite(cf["mean"].sel(sel).values).any():
+                out.append((": ".join([", ".join(map(str, key)), str(metric)] if dims else
+                                      [str(metric)]), sel))
+    return out
 
 
 def _threshold_steps(ax: Axes, x: np.ndarray, m: xr.Dataset) -> None:
@@ -652,56 +658,53 @@ def _alert_title(m: xr.Dataset, keys: list[str]) -> str:
 
 @register("chunks", "metric per chunk on a time axis: estimate with its interval as a band, "
                     "realized values, alert thresholds, alerts and their probability p_alert",
-          applies=for_methods("cbpe"))
-def chunks(ev: Evaluation, coords: dict | None = None, max_columns: int = 3) -> Figure:
-    """One row per metric (at most :data:`MAX_PANELS`), one column per group where the
-    evaluation has more dimensions (``scale.map_evaluations``; at most ``max_columns``): the
-    estimate per chunk (without the whole period ``all``) with its interval as a band, the
-    realized values where labels are known, the alert thresholds learned on the reference
-    (dashed), the chunks in alert (red, with ``p_alert``, the probability that the chunk's metric
-    is outside the thresholds). Chunks keyed by dates sit on a date axis, others on their index.
-    The estimate is the fast path's, else the draws' mean and interval (realized values and
-    thresholds then come from the data)."""
+          applies=for_methods("cbpe", "cbpe_multiclass"))
+def chunks(ev: Evaluation, coords: dict | None = None) -> Figure:
+    """One row per metric, and per coordinate of the evaluation's other dimensions where it
+    has them (``group`` of ``scale.map_evaluations``, ``class``; at most :data:`MAX_PANELS`
+    rows): the estimate per chunk (without the whole period ``all``) with its interval as a
+    band, the realized values where labels are known, the alert thresholds learned on the
+    reference (dashed), the chunks in alert (red, with ``p_alert``, the probability that the
+    chunk's metric is outside the thresholds). Chunks keyed by dates sit on a date axis, others
+    on their index. The estimate is the fast path's, else the draws' mean and interval
+    (realized values and thresholds then come from the data)."""
     import matplotlib.pyplot as plt
 
     cf = ev.closed_form if ev.closed_form is not None else _chunk_draws(ev)
     cf = cf.sel(chunk=[c for c in cf["chunk"].values.tolist() if c != "all"])
-    metrics = _metrics(ev, coords)[:MAX_PANELS]
-    columns, n_columns = _chunk_series(cf, coords, max_columns)
+    panels = _chunk_panels(cf, _metrics(ev, coords), coords)
+    total, panels = len(panels), panels[:MAX_PANELS]
     keys = [str(c) for c in cf["chunk"].values]
     x, dates = _chunk_axis(keys)
-    fig, axes = plt.subplots(len(metrics), len(columns), sharex=True, squeeze=False,
-                             figsize=(10, 0.9 + 1.6 * len(metrics)), layout="constrained")
-    for row, metric in enumerate(metrics):
-        for col, (label, sel) in enumerate(columns):
-            ax, m = axes[row, col], cf.sel(metric=metric, **sel)
-            ax.fill_between(x, m["lower"].values, m["upper"].values, color=FAST_COLOR,
-                            alpha=0.2, lw=0, step=None, label=f"estimate {_level(ev)}")
-            ax.plot(x, m["mean"].values, "-o", color=FAST_COLOR, ms=3.5, lw=1.4,
-                    label="estimate")
-            if "realized" in m and np.isfinite(m["realized"].values).any():
-                known = np.isfinite(m["realized"].values)
-                ax.plot(x[known], m["realized"].values[known], "D", color="black", ms=4,
-                        mfc="none", label="realized")
-            _threshold_steps(ax, x, m)
-            if "alert" in m and m["alert"].values.astype(bool).any():
-                alert = m["alert"].values.astype(bool)
-                ax.plot(x[alert], m["mean"].values[alert], "o", ms=9, mfc="none", mew=1.8,
-                        color=ALERT_COLOR, label="alert")
-                for xi, yi, p in zip(x[alert], m["mean"].values[alert],
-                                     m["p_alert"].values[alert] if "p_alert" in m
-                                     else [np.nan] * alert.sum(), strict=True):
-                    if np.isfinite(p):
-                        ax.annotate(f"{p:.2f}", (xi, yi), xytext=(0, 7),
-                                    textcoords="offset points", ha="center", fontsize=7,
-                                    color=ALERT_COLOR)
-            ax.grid(axis="y", color="0.92")
-            ax.set_title(str(metric) if len(columns) == 1 else f"{label}: {metric}",
-                         loc="left", fontweight="bold")
-            ax.set_title(_alert_title(m, keys), loc="right", fontsize=8, color="0.35")
-            _time_ticks(ax, keys, dates)
-    more = f" (first {len(columns)} of {n_columns}; choose with coords=)" if (
-        n_columns > len(columns)) else ""
+    fig, axes = plt.subplots(len(panels), 1, sharex=True, squeeze=False,
+                             figsize=(10, 0.9 + 1.6 * len(panels)), layout="constrained")
+    for ax, (title, sel) in zip(axes[:, 0], panels, strict=True):
+        m = cf.sel(sel)
+        ax.fill_between(x, m["lower"].values, m["upper"].values, color=FAST_COLOR,
+                        alpha=0.2, lw=0, step=None, label=f"estimate {_level(ev)}")
+        ax.plot(x, m["mean"].values, "-o", color=FAST_COLOR, ms=3.5, lw=1.4,
+                label="estimate")
+        if "realized" in m and np.isfinite(m["realized"].values).any():
+            known = np.isfinite(m["realized"].values)
+            ax.plot(x[known], m["realized"].values[known], "D", color="black", ms=4,
+                    mfc="none", label="realized")
+        _threshold_steps(ax, x, m)
+        if "alert" in m and m["alert"].values.astype(bool).any():
+            alert = m["alert"].values.astype(bool)
+            ax.plot(x[alert], m["mean"].values[alert], "o", ms=9, mfc="none", mew=1.8,
+                    color=ALERT_COLOR, label="alert")
+            for xi, yi, p in zip(x[alert], m["mean"].values[alert],
+                                 m["p_alert"].values[alert] if "p_alert" in m
+                                 else [np.nan] * alert.sum(), strict=True):
+                if np.isfinite(p):
+                    ax.annotate(f"{p:.2f}", (xi, yi), xytext=(0, 7),
+                                textcoords="offset points", ha="center", fontsize=7,
+                                color=ALERT_COLOR)
+        ax.grid(axis="y", color="0.92")
+        ax.set_title(title, loc="left", fontweight="bold")
+        ax.set_title(_alert_title(m, keys), loc="right", fontsize=8, color="0.35")
+        _time_ticks(ax, keys, dates)
+    more = f" (first {len(panels)} of {total}; choose with coords=)" if total > len(panels) else ""
     fig.suptitle(f"{ev.meta['method']} ({ev.meta['variant']}): metrics per chunk{more}; "
                  "alerts annotated with p_alert")
     _legend(fig, ncols=5)

@@ -282,34 +282,44 @@ def _alerts(ev: Evaluation) -> pd.DataFrame | None:
     return frame[frame["alert"].astype(bool)].drop(columns="alert")
 
 
+def _where(row, dims: list[str]) -> str:
+    """``recall`` or ``recall of class 2`` or ``recall of group a``: a metric at one
+    coordinate of the other dimensions (besides ``chunk``)."""
+    others = [f"{d} {row[d]}" for d in dims if d not in ("chunk", "metric")]
+    return str(row["metric"]) + (f" of {', '.join(others)}" if others else "")
+
+
 def _answer_cbpe(ev: Evaluation) -> tuple[str, str | None]:
     cf = ev.closed_form
     if cf is None or "alert" not in cf:
         return _answer_generic(ev)
     alerts = _alerts(ev)
+    dims = list(cf["mean"].dims)
     chunks = [c for c in cf["chunk"].values.tolist() if c != "all"]
-    cells = len(chunks) * cf.sizes["metric"]
-    p = cf["p_alert"].drop_sel(chunk="all", errors="ignore") if "p_alert" in cf else None
+    means = cf["mean"].sel(chunk=chunks)
+    cells = int(np.isfinite(means).sum())
+    p = cf["p_alert"].sel(chunk=chunks) if "p_alert" in cf else None
     if alerts.empty:
-        text = (f"<strong>No alert</strong>: in {_count(len(chunks), 'chunk')} and "
-                f"{_count(cf.sizes['metric'], 'metric')} no estimate is outside its thresholds")
+        text = (f"<strong>No alert</strong>: in {_count(len(chunks), 'chunk')} no estimate of "
+                f"the {_count(cells // max(1, len(chunks)), 'metric')} is outside its thresholds")
         if p is not None and np.isfinite(p.values).any():
-            where = p.where(p == p.max(), drop=True)
+            top = p.to_dataframe().reset_index().sort_values("p_alert").iloc[-1]
             text += (f"; the largest probability of an alert (p_alert) is "
-                     f"{display_number(float(p.max()))} ({escape(str(where['metric'].values[0]))} "
-                     f"in {escape(str(where['chunk'].values[0]))})")
+                     f"{display_number(top['p_alert'])} ({escape(_where(top, dims))} in "
+                     f"{escape(str(top['chunk']))})")
     else:
         worst = alerts.sort_values("p_alert", ascending=False) if "p_alert" in alerts else alerts
-        named = [f"{r.metric} in {r.chunk}" + (f" (p_alert {display_number(r.p_alert)})"
-                                               if "p_alert" in alerts else "")
-                 for r in worst.itertuples()]
+        named = [f"{_where(r, dims)} in {r['chunk']}" + (
+            f" (p_alert {display_number(r['p_alert'])})" if "p_alert" in alerts else "")
+            for _, r in worst.iterrows()]
         text = (f"<strong>{_count(len(alerts), 'alert')}</strong> in "
                 f"{_count(alerts['chunk'].nunique(), 'chunk')} of {len(chunks)} "
-                f"({len(alerts)} of {cells} chunk-metric pairs): {_list(named)}")
+                f"({len(alerts)} of {cells} estimates): {_list(named)}")
     if "all" in cf["chunk"].values:
-        whole = ev.summary("closed_form").xs("all", level="chunk")
-        text += (f". Over the whole period, {escape(str(whole.index[0]))} is "
-                 f"{_value(whole.iloc[0])} ({_level(ev)})")
+        whole = cf[["mean", "lower", "upper"]].sel(chunk="all").to_dataframe().reset_index()
+        first = whole[np.isfinite(whole["mean"])].iloc[0]
+        text += (f". Over the whole period, {escape(_where(first, dims))} is "
+                 f"{_value(first)} ({_level(ev)})")
     return text + ".", "chunks"
 
 
@@ -399,7 +409,8 @@ def _answer_generic(ev: Evaluation) -> tuple[str, str | None]:
 MAX_ROWS = 10
 #: the answer of each method: (sentence, a plot kind or an HTML table or None)
 ANSWERS: dict[str, Callable[[Evaluation], tuple[str, str | None]]] = {
-    "cbpe": _answer_cbpe, "pemi": _answer_pemi, "judge": _answer_judge,
+    "cbpe": _answer_cbpe, "cbpe_multiclass": _answer_cbpe, "pemi": _answer_pemi,
+    "judge": _answer_judge,
     "bounds": _answer_bounds, "mvu": _answer_mvu}
 
 

@@ -96,7 +96,7 @@ def test_distribution_draws_a_normal_only_where_the_fast_path_is_gaussian():
     fig = plots.plot(ev, "distribution")
     (recall,) = fig.axes  # accuracy has an interval only: no panel
     assert recall.get_title() == "recall"
-    assert "1 with an interval only are in the intervals plot" in fig.get_suptitle()
+    assert "1 with an interval only or undefined are in the intervals plot" in fig.get_suptitle()
     (curve,) = lines(recall, "fast path: normal density")
     x, y = curve.get_data()
     np.testing.assert_allclose(y, stats.norm.pdf(x, 0.6, 0.04), rtol=1e-12)
@@ -146,9 +146,9 @@ def test_many_coordinates_are_capped_and_said_so():
     closed["alpha"], closed["beta"] = closed["mean"] * 10, (1 - closed["mean"]) * 10  # Beta laws
     ev = Evaluation.create(method="synthetic", variant="exact", closed_form=closed)
     fig = plots.plot(ev, "distribution")
-    assert len(fig.axes) == 10  # every metric of the first 12 // 5 = 2 chunks
+    assert len(fig.axes) == 12
     assert fig.axes[0].get_title() == "c0, accuracy"
-    assert "first 10 of 30" in fig.get_suptitle()
+    assert "first 12 of 30" in fig.get_suptitle()
 
 
 def test_trace_and_rank_come_from_arviz(both):
@@ -513,3 +513,24 @@ def test_tipping_points_are_where_the_estimate_leaves_the_mar_interval():
     assert "tipping" not in plots.available(no_prior)
     with pytest.raises(ValueError, match=r"mnar=\(mean, sd\)"):
         plots.tipping_points(no_prior)
+
+
+def test_chunks_of_k_classes_get_a_panel_per_class_where_the_metric_has_one():
+    rng = np.random.default_rng(0)
+    ref = rng.dirichlet([2, 2, 2], 900)
+    labels = np.array([rng.choice(3, p=r) for r in ref])
+    ev = be.cbpe(rng.dirichlet([2, 2, 2], 400), reference=(ref, labels), chunk_size=200,
+                 metrics=["accuracy", "recall"], random_seed=0)
+    assert "chunks" in plots.available(ev)
+    fig = plots.plot(ev, "chunks")
+    mean = ev.closed_form["mean"].drop_sel(chunk="all")
+    expected = [f"{k}: {m}" for m in ("accuracy", "recall") for k in mean["class"].values
+                if np.isfinite(mean.sel(metric=m, **{"class": k})).any()]
+    assert [ax.get_title(loc="left") for ax in fig.axes] == expected
+    assert len(expected) == 1 + 3  # accuracy once, recall per class
+    # with every metric, the first twelve coordinates hold no law (other classes' accuracy is
+    # NaN, ...): the panels are those that do
+    full = be.cbpe(rng.dirichlet([2, 2, 2], 400), reference=(ref, labels), chunk_size=200,
+                   random_seed=0)
+    assert "distribution" in plots.available(full)
+    assert len(plots.plot(full, "distribution").axes) == plots.MAX_PANELS
