@@ -33,12 +33,14 @@ def model(*args, variant=None, **kwargs):
 
     Parameters
     ----------
-    successes, trials : array of int, one per metric
-        With ``variant="dirichlet"``: ``matrix, classes`` instead (:func:`dirichlet_model`).
-    metrics : sequence of str
-        Names of the rates (the ``metric`` coordinate).
-    prior : (a, b)
-        Beta prior shared by the rates.
+    *args, **kwargs
+        The data and prior of the variant, by position or by name:
+
+        * ``successes``, ``trials``, arrays of int, one per metric (two classes);
+        * ``metrics``, sequence of str: names of the rates (the ``metric`` coordinate);
+        * ``prior``, (a, b): Beta prior shared by the rates;
+        * with ``variant="dirichlet"``: ``matrix, classes, prior`` instead
+          (:func:`dirichlet_model`).
     variant : {None, "dirichlet"}
         The rates of two classes, or the confusion matrix of K classes.
 
