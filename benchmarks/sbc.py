@@ -48,9 +48,9 @@ L = 99
 BINS = 10
 #: family-wise level of the uniformity tests
 LEVEL = 0.01
-SIMULATIONS = 300
-#: NUTS settings of every run (2 chains x 1000 draws after 1000 warm-up steps)
-SAMPLE_KWARGS = {"draws": 1000, "tune": 1000, "target_accept": 0.95}
+SIMULATIONS = 200
+#: NUTS settings of every run (2 chains x 500 draws after 500 warm-up steps, thinned to L)
+SAMPLE_KWARGS = {"draws": 500, "tune": 500, "target_accept": 0.95}
 ASSETS = Path(__file__).resolve().parents[1] / "docs" / "assets"
 
 

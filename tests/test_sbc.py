@@ -2,7 +2,7 @@
 draws (ranks uniform at the 1 % family level), and the uniformity test rejects the ranks of a
 posterior that is too narrow.
 
-The full run (300 simulations per model, MVU Model B included) is ``benchmarks/sbc.py``.
+The full run (200 simulations per model, MVU Model B included) is ``benchmarks/sbc.py``.
 """
 
 import numpy as np
