@@ -43,6 +43,7 @@ from bayeval.display import (
     register_plot,
 )
 from bayeval.evaluation import PSENSE_THRESHOLD, Evaluation
+from bayeval.metrics import REGISTRY
 from bayeval.sampling import SAMPLE_DIMS, draws_intervals
 
 if TYPE_CHECKING:
@@ -623,11 +624,14 @@ def _chunk_panels(cf: xr.Dataset, metrics: list[str], coords: dict | None
     values = [np.atleast_1d((coords or {}).get(d, cf[d].values)).tolist() for d in dims]
     out = []
     for metric in metrics:
+        overall = getattr(REGISTRY.get(str(metric)), "classes", None) == "overall"
         for key in product(*values):
             sel = {"metric": metric, **dict(zip(dims, key, strict=True))}
             if np.isfinite(cf["mean"].sel(sel).values).any():
-                out.append((": ".join([", ".join(map(str, key)), str(metric)] if dims else
-                                      [str(metric)]), sel))
+                # a metric of the whole matrix is stored at the first class: not named by it
+                shown = [str(k) for d, k in zip(dims, key, strict=True)
+                         if not (d == "class" and overall)]
+                out.append((f"{', '.join(shown)}: {metric}" if shown else str(metric), sel))
     return out
 
 

@@ -39,6 +39,7 @@ import xarray as xr
 from bayeval import plots
 from bayeval.display import register_display
 from bayeval.evaluation import BFMI_MIN, ESS_MIN, PSENSE_THRESHOLD, RHAT_MAX, Evaluation
+from bayeval.metrics import REGISTRY
 from bayeval.table import Table, display_number, formatters
 
 __all__ = ["report"]
@@ -285,7 +286,10 @@ def _alerts(ev: Evaluation) -> pd.DataFrame | None:
 def _where(row, dims: list[str]) -> str:
     """``recall`` or ``recall of class 2`` or ``recall of group a``: a metric at one
     coordinate of the other dimensions (besides ``chunk``)."""
-    others = [f"{d} {row[d]}" for d in dims if d not in ("chunk", "metric")]
+    metric = REGISTRY.get(str(row["metric"]))
+    overall = metric is not None and metric.classes == "overall"  # stored at the first class
+    others = [f"{d} {row[d]}" for d in dims
+              if d not in ("chunk", "metric") and not (d == "class" and overall)]
     return str(row["metric"]) + (f" of {', '.join(others)}" if others else "")
 
 

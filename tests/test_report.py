@@ -246,3 +246,11 @@ def test_cbpe_of_scores_alone_with_the_default_metrics_reports(tmp_path):
     html = be.cbpe(scores).report(tmp_path / "r.html").read_text(encoding="utf-8")
     assert "roc_auc" in html and 'alt="chunks plot' in html
     assert 'class="badge bad"' not in html
+
+
+def test_a_metric_of_the_whole_matrix_is_not_named_by_the_class_it_is_stored_at():
+    from bayeval.report import _where
+
+    dims = ["metric", "class", "chunk"]
+    assert _where({"metric": "accuracy", "class": 0, "chunk": "a"}, dims) == "accuracy"
+    assert _where({"metric": "recall", "class": 2, "chunk": "a"}, dims) == "recall of class 2"
