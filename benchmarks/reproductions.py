@@ -5,8 +5,9 @@ One function per experiment, each returning rows ``experiment``, ``quantity``, `
 qualitative comparison) and, where a Monte-Carlo error is known, ``se``. Replication counts are
 keyword arguments, so that ``tests/test_reproductions.py`` runs small versions of the same code.
 The data are scikit-learn's bundled data sets, bayeval's simulators and, for the judge's real-data
-example, the 2x2 tables of the paper's Chatbot Arena files printed in ``specs/llm_judge.md`` §3.3
-(every estimator depends on the items only through their (Y, judge) pair). No network.
+example, the 2x2 tables (``ARENA``) counted from the judge outputs of the Chatbot Arena example
+that the paper's code ships (github.com/yiqunchen/debias-llm-as-a-judge, ``data/judge_results``;
+every estimator depends on the items only through their (Y, judge) pair). No network.
 
 ``python -m benchmarks.reproductions`` runs everything (about 5 minutes on 2 cores) and writes the
 page; ``python -m benchmarks.reproductions judge_arena mvu_synthetic`` runs some experiments and
@@ -84,11 +85,12 @@ def _per_window(ev, trials: int):
     return ev.closed_form.isel(chunk=slice(0, trials))
 
 
-#: spec §2.4: the spec author's run (1000 trials) of mean |exact - shortcut|
-SPEC_SHORTCUT = {"recall": {10: 6.3e-3, 20: 4.5e-3, 50: 1.9e-3, 100: 8.8e-4, 200: 4.9e-4,
-                            500: 2.0e-4, 1000: 9.4e-5},
-                 "f1": {10: 6.0e-3, 20: 3.3e-3, 50: 1.3e-3, 100: 6.7e-4, 200: 3.7e-4,
-                        500: 1.5e-4, 1000: 7.6e-5}}
+#: mean |exact - shortcut| of a reference computation of §4.1, whose Fig. 1 prints no numbers:
+#: 1,000 trials per n, a, b ~ U[0.1, 10], s ~ Beta(a, b), predictions at 0.5
+REFERENCE_SHORTCUT = {"recall": {10: 6.3e-3, 20: 4.5e-3, 50: 1.9e-3, 100: 8.8e-4, 200: 4.9e-4,
+                                 500: 2.0e-4, 1000: 9.4e-5},
+                      "f1": {10: 6.0e-3, 20: 3.3e-3, 50: 1.3e-3, 100: 6.7e-4, 200: 3.7e-4,
+                             500: 1.5e-4, 1000: 7.6e-5}}
 
 
 def cbpe_shortcuts(trials: int = 2000, sizes=(10, 20, 50, 100, 200, 500, 1000),
@@ -118,8 +120,9 @@ def cbpe_shortcuts(trials: int = 2000, sizes=(10, 20, 50, 100, 200, 500, 1000),
             claim = n >= 100
             rows.append(row(exp, f"mean |exact - shortcut|, {metric}, n = {n}",
                             "< 0.001" if claim else "Fig. 1 (no number)", mean,
-                            f"spec's run (1,000 trials): {SPEC_SHORTCUT[metric][n]:.1e}"
-                            if n in SPEC_SHORTCUT[metric] else "",
+                            "reference computation (1,000 trials): "
+                            f"{REFERENCE_SHORTCUT[metric][n]:.1e}"
+                            if n in REFERENCE_SHORTCUT[metric] else "",
                             agrees=(mean < 1e-3) if claim else None, se=se))
     big = [n for n in sizes if n >= 100]
     if len(big) >= 2:
@@ -127,8 +130,8 @@ def cbpe_shortcuts(trials: int = 2000, sizes=(10, 20, 50, 100, 200, 500, 1000),
             vals = [scaled[metric][n] for n in big]
             rows.append(row(exp, f"n x mean error, {metric}, n = {big[0]} to {big[-1]}",
                             "O(1/sqrt(n)) (Lemma 2)", f"{min(vals):.3f} to {max(vals):.3f}",
-                            "flat in n: the error is O(1/n), the paper's rate is loose "
-                            "(spec erratum 4)"))
+                            "flat in n: the error is O(1/n); Lemma 2's O(1/sqrt(n)) is loose, "
+                            "as the first-order Taylor terms have mean 0"))
     return rows
 
 
@@ -137,8 +140,9 @@ def cbpe_coverage(trials: int = 1000, sizes=(100, 500, 1000), levels=(0.95, 0.90
     r"""App. D.1 (Fig. 2): coverage of the realized window metric by the shortest intervals.
 
     Labels :math:`y\sim\mathrm{Bernoulli}(s)` make the scores calibrated; windows without a
-    positive prediction are skipped (as the spec's run). Criterion: the coverage equals the mean
-    probability mass of the intervals (at least the nominal level) within 3 binomial sds.
+    positive prediction are skipped (the paper does not say how it treats them). Criterion: the
+    coverage equals the mean probability mass of the intervals (at least the nominal level)
+    within 3 binomial sds.
     """
     rng = np.random.default_rng(seed)
     exp = "CBPE App. D.1 coverage"
@@ -425,7 +429,7 @@ def pemi_mcar(datasets=None, n_repeats: int = 2, p_m: float = 0.3, n_boot: int =
                     f"{ours['W1', 'bootstrap (M=0)', 'roc_auc']:.3f} / "
                     f"{ours['MAE', 'bootstrap (M=0)', 'roc_auc']:.3f}",
                     "a complete-case AUC is not biased by 0.1 under MCAR; the paper's baseline "
-                    "must compute it differently (spec §4.2)"))
+                    "must compute it differently (it does not say how)"))
     return rows
 
 
@@ -485,9 +489,10 @@ def _usable(y, yhat, m) -> np.ndarray:
     return (m1 >= 2) & (m - m1 >= 2) & (j1 >= 1) & (j1 <= m - 1)
 
 
-#: spec §3.1: asymptotic (EIF/PPI width ratio, RG/EIF width ratio, EIF 90 % width) at N = 2000,
-#: keyed by (q, m, theta)
-SPEC_JUDGE_WIDTHS = {
+#: asymptotic (EIF/PPI width ratio, RG/EIF width ratio, EIF 90 % width) at N = 2000, keyed by
+#: (q, m, theta): a reference computation from the paper's asymptotic variances (RG eq. 7, PPI
+#: Prop. 2, EIF eq. 17) with q0 = q1 = q, widths 2 x 1.6449 sqrt(V/N) on the Wald scale
+ASYMPTOTIC_JUDGE_WIDTHS = {
     (0.6, 20, 0.1): (0.54, 8.27, 0.219), (0.6, 20, 0.3): (0.73, 5.47, 0.331),
     (0.6, 20, 0.5): (0.77, 5.03, 0.360), (0.6, 100, 0.1): (0.53, 8.44, 0.098),
     (0.6, 100, 0.3): (0.72, 5.58, 0.148), (0.6, 100, 0.5): (0.76, 5.13, 0.161),
@@ -535,17 +540,17 @@ def judge_simulation(reps: int = 1000, thetas=(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7
                     f"{np.median(narrow):.0%} (range {narrow.min():.0%} to {narrow.max():.0%})",
                     "median over the grid; criterion: the median inside 35-55 %",
                     agrees=bool(0.35 <= np.median(narrow) <= 0.55)))
-    ref = [(k, v) for k, v in SPEC_JUDGE_WIDTHS.items() if k[1] >= 100 and k[1] in budgets
+    ref = [(k, v) for k, v in ASYMPTOTIC_JUDGE_WIDTHS.items() if k[1] >= 100 and k[1] in budgets
            and k[0] in qs and k[2] in thetas]
     if ref:
         got = np.array([1 - res[k[2], k[0], k[1]]["EIF"]["sd"]
                         / res[k[2], k[0], k[1]]["PPI"]["sd"] for k, _ in ref])
         want = np.array([1 - v[0] for _, v in ref])
-        rows.append(row(exp, f"1 - EIF/PPI standard error at the spec's {len(ref)} points with "
-                        "m >= 100", f"{want.min():.0%} to {want.max():.0%} (spec §3.1, "
-                        "asymptotic)", f"{got.min():.0%} to {got.max():.0%}",
+        rows.append(row(exp, f"1 - EIF/PPI standard error at the {len(ref)} reference points "
+                        "with m >= 100", f"{want.min():.0%} to {want.max():.0%} (asymptotic, "
+                        "reference computation)", f"{got.min():.0%} to {got.max():.0%}",
                         f"largest difference {np.abs(got - want).max():.3f}; Wald scale, as the "
-                        "spec's table (the logit intervals of a rate near 0 or 1 are skewed); "
+                        "reference values (the logit intervals of a rate near 0 or 1 are skewed); "
                         "the paper prints no numbers",
                         agrees=bool(np.abs(got - want).max() <= 0.015),
                         values={k: (g, w) for (k, _), g, w in zip(ref, got, want,
@@ -600,8 +605,9 @@ def judge_simulation(reps: int = 1000, thetas=(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7
     return rows
 
 
-#: §3.3: (n11, n10, n01, n00) of the paper's Arena files, Y = human picked position A,
-#: judge = judge picked A (Claude Opus 4 against the named model)
+#: (n11, n10, n01, n00) counted from the judge outputs in the paper's code repository
+#: (github.com/yiqunchen/debias-llm-as-a-judge, data/judge_results), all items with a valid pick;
+#: Y = human picked position A, judge = judge picked A (Claude Opus 4 against the named model)
 ARENA = {("Gemini 2.5 Flash", "GPT-4o-mini"): (115, 55, 70, 85),
          ("Gemini 2.5 Flash", "GPT-5.2"): (100, 70, 73, 82),
          ("Gemini 2.5 Pro", "GPT-4o-mini"): (106, 31, 56, 83),
@@ -694,7 +700,8 @@ def _test_value(metric: str, labels, y_pred) -> float:
 
 
 def bounds_validity(reps: int = 200, seed: int = SEED + 6) -> list[dict]:
-    r"""§4.1 (Table 1/5, Fig. 1) on the spec's synthetic generator (§8.6): do the bounds from an
+    r"""§4.1 (Table 1/5, Fig. 1) on simulated Dawid-Skene weak labels
+    (``bayeval.datasets.weak_labels``, whose true P(Y | Z) is known): do the bounds from an
     oracle and from a fitted (Dawid-Skene) label model contain the test metric, and do the 95 %
     intervals of each bound (Thm 2.5) cover the population bound?"""
     exp = "Bounds §4.1 validity (synthetic)"
@@ -801,7 +808,9 @@ def bounds_weak_label_choice(reps: int = 50, sizes=(250, 20_000),
     r"""§4.2 (Fig. 3): bounds on accuracy with three mediocre labelling functions (dense, like the
     LLM's), plus five random ones (dense, never informative), or plus five good sparse ones;
     Dawid-Skene label model (the paper: Snorkel). At YouTube's test size (250) and at 20,000
-    items, which separates information from the inward bias of small cells (spec §8.2)."""
+    items, which separates information from the inward bias of small cells (the plug-in lower
+    bound is convex in the cell frequencies and the upper concave: by Jensen's inequality their
+    expectations lie inside the population bounds)."""
     acc = (0.7, 0.65, 0.65) + (0.5,) * 5 + (0.9, 0.88, 0.85, 0.85, 0.8)
     prop = (0.9,) * 3 + (0.99,) * 5 + (0.3,) * 5
     subsets = {"judge-like LFs only (3)": [0, 1, 2],
@@ -843,8 +852,8 @@ def bounds_weak_label_choice(reps: int = 50, sizes=(250, 20_000),
                         f"width {width['judge-like LFs only (3)']:.3f} -> "
                         f"{width['+ 5 random LFs']:.3f}",
                         "random LFs cannot narrow the population bounds; they split the items "
-                        "into small cells whose plug-in bounds are biased inward (spec §8.2), "
-                        "less so with more items"))
+                        "into small cells whose plug-in bounds are biased inward (by Jensen's "
+                        "inequality), less so with more items"))
     return rows
 
 
@@ -870,7 +879,8 @@ TABLE16 = {
     "generator, covariance x 4": ((0.0569, 0.0013, 0.0092), (0.0973, 0.0016, 0.0062)),
     "ground-truth generator": ((0.0051, 0.0007, 0.0051), (0.0085, 0.0009, 0.0085)),
 }
-#: spec §3.1.4 (b): SD of MVCE between fresh 10k data sets (exact c_hard), per feature
+#: SD of MVCE between freshly generated data sets of 10,000 points, per missing feature: a
+#: reference computation (30 seeds, exact c_hard)
 MVU_DATA_SD = {"mean imputation, 0 variance": (0.0028, 0.0038),
                "mean imputation, 0.99 max variance": (0.0021, 0.0035),
                "ground-truth generator": (0.0013, 0.0016),
@@ -942,8 +952,9 @@ def mvu_synthetic(trials: int = 5, n: int = 10_000, seed: int = SEED + 9) -> lis
             feature = f"X{j + 1} missing"
             rows.append(row(exp, f"{name}, {feature}", f"{p_raw:.4f} (SD {p_sd:.4f})",
                             float(vals.mean()), f"SD over trials {sd:.4f}; tolerance {tol:.4f}: "
-                            "3 sd of the difference of two data sets' means (spec §3.1.4 (b); "
-                            "single imputation: as mean imputation)",
+                            "3 sd of the difference of two data sets' means (between-data-set "
+                            "SDs: reference computation on 30 fresh data sets; single "
+                            "imputation: as mean imputation)",
                             agrees=abs(vals.mean() - p_raw) <= tol))
             if p_cal is None:
                 continue
@@ -952,8 +963,9 @@ def mvu_synthetic(trials: int = 5, n: int = 10_000, seed: int = SEED + 9) -> lis
             artefact = "max variance" in name
             rows.append(row(exp, f"{name}, {feature}, calibrated", f"{p_cal:.4f}",
                             float(cal.mean()), "scale " + "/".join(f"{v:g}" for v in lams)
-                            + ("; the paper's gain is a float32 sampling artefact, exactly "
-                               "there is none (spec §3.1.4)" if artefact else ""),
+                            + ("; the paper's gain is a float32 sampling artefact (Gamma draws "
+                               "of shape about 0.001 underflow, the vote becomes a tie and goes "
+                               "to the first class), exactly there is none" if artefact else ""),
                             agrees=None if artefact else abs(cal.mean() - p_cal) <= tol))
     exact_gt = np.mean([res["ground-truth generator", j][0][0] for j in (0, 1)])
     tol = 3 * np.sqrt(2 * 0.0009**2 + 0.0008**2)
@@ -961,7 +973,8 @@ def mvu_synthetic(trials: int = 5, n: int = 10_000, seed: int = SEED + 9) -> lis
                     "(1,000 vote draws, first trial)", "0.0068 (SD 0.0008; Table 17)",
                     float(np.mean(mc_gt)),
                     f"exact hard confidence on the same draws: {exact_gt:.4f}; tolerance "
-                    f"{tol:.4f} (between-data-set SD 0.0009, spec §3.1.4 (b))",
+                    f"{tol:.4f} (between-data-set SD 0.0009: reference computation, 30 fresh "
+                    "data sets)",
                     agrees=abs(np.mean(mc_gt) - 0.0068) <= tol))
     return rows
 
@@ -1000,7 +1013,7 @@ EXPERIMENTS: dict[str, Experiment] = {
         "the same with scikit-learn's HistGradientBoostingClassifier, invented easy/hard pools "
         "(the paper does not give them), 50,000 points per set at d = 100 and 20,000 at "
         "d = 1,000 (time); criterion: within 2 points of the paper's signed mean, a loose target "
-        "(spec §4.4).",
+        "(the pools differ, and Table 4's +-2 SD repeats one value for the four metrics).",
         cbpe_covariate_shift,
         "the pools and the model differ: our isotonic map, fitted on the mostly easy source "
         "data, is off on the mostly hard OoD data for d >= 10 (higher ACE), and CBPE's error "
@@ -1027,13 +1040,13 @@ EXPERIMENTS: dict[str, Experiment] = {
         judge_simulation,
         "the paper's \"35-55 %\" is read off its figures, where the extreme prevalences and "
         "the smallest budget dominate; over the whole grid our ratios are smaller and match "
-        "the spec's asymptotic values"),
+        "the asymptotic values of the paper's variance formulas (second row)"),
     "judge_arena": Experiment(
         "Judge", "§6 (Fig. 7): Chatbot Arena, 1,000 random 10 % labelled splits",
         "three model pairs judged by GPT-4o-mini and GPT-5.2; coverage and width of 90 % "
         "intervals of the win rate of position A.",
-        "the same data rebuilt from the 2x2 tables of the paper's files (spec §3.3: every "
-        "estimator sees only the (human, judge) pairs), 1,000 splits each.",
+        "the same data rebuilt from the 2x2 tables of the judge outputs in the paper's code "
+        "repository (every estimator sees only the (human, judge) pairs), 1,000 splits each.",
         judge_arena,
         "our PPI and PPI++ variances use ddof = 0 moments and the paper's code ddof = 1, which "
         "widens its intervals by about 2 % at m = 28-32 (PPI with ddof = 1: 0.342-0.440); "
@@ -1043,12 +1056,12 @@ EXPERIMENTS: dict[str, Experiment] = {
         "Bounds", "§4.1 (Tables 1, 5; Fig. 1): are the bounds valid?",
         "WRENCH data sets, label models Oracle (fitted with labels) and Snorkel; bounds on "
         "accuracy and F1 with 95 % CIs contain the test metric.",
-        "the spec's synthetic generator (§8.6): Dawid-Skene weak labels, 200 data sets of 2,000 "
+        "`bayeval.datasets.weak_labels`: Dawid-Skene weak labels, 200 data sets of 2,000 "
         "items (2 classes, 26 weak-label patterns) and of 5,000 (4 classes, 124 patterns); "
         "oracle P(Y | Z) and a fitted Dawid-Skene label model; exact bounds (the paper's "
         "entropic estimator without smoothing) with influence-function CIs.",
         bounds_validity,
-        "plug-in bounds are biased inward by small cells (spec §8.2), a bias of order "
+        "plug-in bounds are biased inward by small cells (Jensen's inequality), a bias of order "
         "|Z|/n that the asymptotic CI of Thm 2.5 ignores: with 124 patterns at n = 5,000 "
         "the 4-class upper bound is about 0.02 too low"),
     "bounds_breast_cancer": Experiment(
@@ -1074,21 +1087,21 @@ EXPERIMENTS: dict[str, Experiment] = {
         "imputations) on one test and one validation set.",
         mvu_synthetic,
         "the paper's calibration gains for the 0.99-max-variance rows come from float32 "
-        "underflow in its vote sampler (spec §3.1.4); exactly, scaling changes nothing there"),
+        "underflow in its vote sampler (Gamma draws of shape about 0.001 give ties, which go to "
+        "the first class); exactly, scaling changes nothing there"),
 }
 
 NOT_REPRODUCIBLE = {
     "CBPE": "TableShift (§4.2, Table 2): the eight data sets are downloaded at run time "
-            "(Kaggle, CDC, Census, UCI) and no package ships them (spec §4.2).",
-    "PEMI": "the six OpenML data sets need the network (spec §4.1); the MNAR results "
-            "(Figs. 4-6) are figures without numbers.",
+            "(Kaggle, CDC, Census, UCI) and no package ships them.",
+    "PEMI": "the six OpenML data sets need the network (the paper fetches them with the OpenML "
+            "API); the MNAR results (Figs. 4-6) are figures without numbers.",
     "Judge": "Table 1 (the judges' q0, q1 on one random split whose seed is unknown) and the "
              "continuous-outcome simulation (§5.4: figures only).",
     "Bounds": "all WRENCH tables (Tables 1-5) and the hate-speech example need downloads "
-              "(Google Drive, Hugging Face models; spec §5.2); the model-selection tables "
+              "(Google Drive, Hugging Face models); the model-selection tables "
               "(2-4) need WRENCH's candidates.",
-    "MVU": "CelebA, MNIST, CIFAR10 and StarCraftCIFAR10 (Tables 1-15) need downloads "
-           "(spec §3.5).",
+    "MVU": "CelebA, MNIST, CIFAR10 and StarCraftCIFAR10 (Tables 1-15) need downloads.",
 }
 
 
@@ -1137,7 +1150,7 @@ def render(results: dict[str, tuple[list[dict], float]], total: float) -> str:
         "`python -m benchmarks.reproductions judge_arena mvu_synthetic` runs some of them and "
         "prints their rows without writing the page. The data are scikit-learn's bundled data "
         "sets, bayeval's simulators and, for the judge's Chatbot Arena example, the 2x2 "
-        "tables of the paper's files printed in its spec; no download. Every row has a "
+        "tables of the judge outputs in the paper's code repository; no download. Every row has a "
         "criterion (column *agrees*) where the paper gives a number or a claim to test, stated "
         "in its note or in the experiment's description; `–` marks a qualitative comparison.",
         "",

@@ -19,14 +19,14 @@ def by_quantity(rows):
     return {r["quantity"]: r for r in rows}
 
 
-def test_cbpe_shortcut_error_is_the_spec_s_and_shrinks_as_1_over_n():
+def test_cbpe_shortcut_error_matches_the_reference_and_shrinks_as_1_over_n():
     rows = by_quantity(reproductions.cbpe_shortcuts(trials=400, sizes=(100, 200)))
     for metric in ("recall", "f1"):
         for n in (100, 200):
             r = rows[f"mean |exact - shortcut|, {metric}, n = {n}"]
-            # 1,000 trials: its own se is sqrt(0.4) of ours
-            spec = reproductions.SPEC_SHORTCUT[metric][n]
-            assert abs(r["ours"] - spec) <= 4 * r["se"] * np.sqrt(1 + 0.4), (metric, n, r)
+            # the reference computation's 1,000 trials: its own se is sqrt(0.4) of ours
+            ref = reproductions.REFERENCE_SHORTCUT[metric][n]
+            assert abs(r["ours"] - ref) <= 4 * r["se"] * np.sqrt(1 + 0.4), (metric, n, r)
         # doubling n halves the error (O(1/n)); O(1/sqrt n) would leave 0.71 of it
         ratio = (rows[f"mean |exact - shortcut|, {metric}, n = 200"]["ours"]
                  / rows[f"mean |exact - shortcut|, {metric}, n = 100"]["ours"])
@@ -56,9 +56,9 @@ def test_judge_simulation_matches_the_asymptotic_widths_and_nominal_coverage():
     reps = 400
     rows = by_quantity(reproductions.judge_simulation(reps=reps, thetas=(0.1, 0.5), qs=(0.6,),
                                           budgets=(20, 200)))
-    spec = rows["1 - EIF/PPI standard error at the spec's 2 points with m >= 100"]
-    for got, want in spec["values"].values():
-        assert abs(got - want) <= 0.015, spec["values"]  # the spec rounds to 0.01
+    ref = rows["1 - EIF/PPI standard error at the 2 reference points with m >= 100"]
+    for got, want in ref["values"].values():
+        assert abs(got - want) <= 0.015, ref["values"]  # the reference values are rounded to 0.01
     for est in ("EIF", "PPI++", "PPI"):
         for (theta, _q, m), (cov, n) in rows[
                 f"{est} coverage of 90 % intervals (mean, min over the grid)"]["values"].items():
@@ -71,7 +71,9 @@ def test_judge_simulation_matches_the_asymptotic_widths_and_nominal_coverage():
 def test_mvu_synthetic_table16_within_the_between_data_set_tolerance():
     rows = reproductions.mvu_synthetic(trials=1)
     table = by_quantity(rows)
-    for feature, centre in (("X1", 0.070), ("X2", 0.126)):  # spec §3.1.4 acceptance band
+    # near the paper's Table 16 (0.0718, 0.1235) and the means of a reference computation on 30
+    # fresh data sets (0.0683 +- 0.0028, 0.1274 +- 0.0038)
+    for feature, centre in (("X1", 0.070), ("X2", 0.126)):
         assert abs(table[f"mean imputation, 0 variance, {feature} missing"]["ours"]
                    - centre) <= 0.012
         assert table[f"ground-truth generator, {feature} missing"]["ours"] < 0.010
