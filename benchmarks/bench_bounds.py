@@ -4,7 +4,8 @@ One run on simulated data with 10^6 items and 20 labelling functions (one-coin D
 sparse like real labelling functions: each votes on 2-15 % of the items). The peer is the paper's
 estimator (eq. 2.3, ``approx_error=0.01``, i.e. epsilon = 0.01 / log 2) as ``method="entropic"``
 implements it: L-BFGS on the cell counts, which equals the sample-level dual of the authors' code
-(spec §7.1) whose n x |Y| x |Z| broadcast would not fit in memory here.
+(the objective of eq. 2.3 depends on an item only through its prediction and weak-label pattern),
+whose n x |Y| x |Z| broadcast would not fit in memory here.
 
 Run: ``python -m benchmarks.bench_bounds``.
 """
