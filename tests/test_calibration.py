@@ -56,7 +56,9 @@ def test_scaling_binning_follows_the_reference_algorithm():
     s = rng.uniform(0.05, 0.95, 997)
     y = (rng.random(s.size) < s**1.5).astype(int)
     cal = calibration.ScalingBinning(n_bins=10).fit(s, y)
-    # the spec's steps, written out: Platt, equal-mass groups, midpoints, mean Platt value
+    # the steps of the reference library (uncertainty-calibration 0.1.4's PlattBinnerCalibrator,
+    # the scaling-binning of Kumar et al. 2019 that the PEMI paper uses), written out: Platt,
+    # equal-mass groups, midpoints, mean Platt value
     g = np.sort(cal.platt_.predict(s))
     groups = np.array_split(g, 10)
     edges = [(a[-1] + b[0]) / 2 for a, b in itertools.pairwise(groups)] + [1.0]

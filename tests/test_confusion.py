@@ -87,7 +87,7 @@ def test_merge_repairs_quantisation_collisions():
 
 
 def _algorithm3(probs: np.ndarray, alpha: float) -> tuple[int, int]:
-    """specs/cbpe.md §2.5 Algorithm 3, transcribed verbatim."""
+    """Algorithm 3 of the CBPE paper (Kivimäki et al., §3.4 and App. C), transcribed verbatim."""
     lo, up, tail = 0, probs.size - 1, 0.0
     while True:
         pl, pu = probs[lo], probs[up]
@@ -140,7 +140,8 @@ def test_intervals_hold_their_mass_and_match_brute_force(metric):
 
 @pytest.mark.parametrize("metric", ["accuracy", "precision", "npv"])
 def test_algorithm3_is_shortest_for_log_concave_laws(metric):
-    """specs/cbpe.md §2.5: for a rescaled Poisson-binomial the greedy trim is the shortest."""
+    """For a rescaled Poisson-binomial (log-concave, unimodal in value order) Algorithm 3's greedy
+    trim is the shortest interval."""
     for seed in range(5):
         rng = np.random.default_rng(seed)
         n = int(rng.integers(20, 300))

@@ -11,7 +11,7 @@ from bayeval.methods.judge import fast
 from bayeval.methods.judge.api import judge
 
 
-# ============================================================== §9.1-9.5: exact identities
+# ================================================================================= exact identities
 def negative_loglik(eta, c):
     theta, q0, q1 = special.expit(eta)
     p = theta * q1 + (1 - theta) * (1 - q0)
@@ -22,7 +22,7 @@ def negative_loglik(eta, c):
 
 @pytest.mark.parametrize("seed", range(4))
 def test_mle_closed_form_is_the_numerical_maximum(sim, seed):
-    """§9.1: an unconstrained numerical maximiser finds the closed form."""
+    """An unconstrained numerical maximiser of the likelihood (eq. 13) finds the closed form."""
     rng = np.random.default_rng(seed)
     theta, q0, q1 = rng.uniform(0.2, 0.85, 3)
     c = sim.subset(sim.simulate(theta, q0, q1, 300, 2700, 1, rng), 0)
@@ -44,7 +44,7 @@ def numerical_hessian(f, x, h=1e-5):
 
 @pytest.mark.parametrize("seed", range(4))
 def test_mle_observed_information_se_is_the_eif_delta_se(sim, seed):
-    """§9.2: the observed-information se of the MLE is the EIF's delta-method se; the analytic
+    """The observed-information se of the MLE is the EIF's delta-method se; the analytic
     information matches a finite-difference Hessian of the log-likelihood."""
     rng = np.random.default_rng(10 + seed)
     c = sim.subset(sim.simulate(*rng.uniform(0.2, 0.85, 3), 200, 1800, 1, rng), 0)
@@ -61,7 +61,7 @@ def test_mle_observed_information_se_is_the_eif_delta_se(sim, seed):
 
 @pytest.mark.parametrize("seed", range(5))
 def test_eif_mle_and_ppi_pp_at_the_optimal_lambda_are_one_number(sim, seed):
-    """§9.3-9.4: MLE = pooled EIF = PPI++((n/N)(mu1 - mu0)); the OLS slope of Y on a binary
+    """MLE = pooled EIF = PPI++((n/N)(mu1 - mu0)); the OLS slope of Y on a binary
     judge is mu1 - mu0; PPI and the classical mean are PPI++ at lambda = 1 and 0."""
     rng = np.random.default_rng(20 + seed)
     c = sim.subset(sim.simulate(*rng.uniform(0.15, 0.85, 3), 150, 3000, 1, rng), 0)
@@ -83,7 +83,8 @@ def test_eif_mle_and_ppi_pp_at_the_optimal_lambda_are_one_number(sim, seed):
 
 
 def test_eif_is_equation_15_and_cell_residuals_sum_to_zero():
-    """§9.5 and eq. (15) item by item, for an ordinal judge with five scores."""
+    """Eq. (15) item by item (its residual term is 0 with cell means), for an ordinal judge with
+    five scores."""
     rng = np.random.default_rng(3)
     score = rng.integers(1, 6, 2400)
     y = (rng.random(2400) < np.array([0.05, 0.1, 0.3, 0.7, 0.9])[score - 1]).astype(int)
@@ -99,10 +100,12 @@ def test_eif_is_equation_15_and_cell_residuals_sum_to_zero():
     assert ev.summary().loc["eif", "mean"] == pytest.approx(theta_15, abs=1e-12)
 
 
-# ============================================================ §9.6-9.9: population values
+# ================================================================================ population values
 def population_variances(theta, q0, q1, gamma):
-    """The spec's closed forms (√N scale) of V_EIF (17), V_MLE (Prop. 4), V_PPI, V_RG (7),
-    V_PPI++(lambda*) (12) and the compact form, written here from the spec, not the package."""
+    """The paper's asymptotic variances (√N scale) V_EIF (eq. 17), V_MLE (Prop. 4, the inverse
+    information in closed form), V_PPI (Prop. 2), V_RG (eq. 7), V_PPI++(lambda*) (eq. 12 at its
+    minimiser) and the compact form theta (1 - theta) ((1 + gamma) - gamma rho^2), written here
+    from the formulas, not from the package."""
     p = theta * q1 + (1 - theta) * (1 - q0)
     kappa = q0 + q1 - 1
     big_b = (1 - theta) * q0 * (1 - q0) + theta * q1 * (1 - q1)
@@ -139,9 +142,9 @@ def information_inverse_11(theta, q0, q1, gamma):
 
 
 def test_population_variances_agree_and_the_package_reproduces_them(sim):
-    """§9.6, 9.8, 9.9: V_EIF = V_MLE = [I^-1]_11 = V_PPI++(lambda*) = compact form; at counts
-    equal to their expectations the package's N se^2 are the spec's V's, RG returns theta and
-    the MLE returns (theta, q0, q1); the naive bias formula."""
+    """V_EIF = V_MLE = [I^-1]_11 = V_PPI++(lambda*) = compact form; at counts equal to their
+    expectations the package's N se^2 are these V's, RG returns theta and the MLE returns
+    (theta, q0, q1); the naive bias formula."""
     rng = np.random.default_rng(6)
     for theta, q0, q1 in zip(*sim.random_parameters(60, rng), strict=True):
         m, n = rng.uniform(50, 500), rng.uniform(100, 20_000)
@@ -167,8 +170,9 @@ def test_population_variances_agree_and_the_package_reproduces_them(sim):
 
 
 def test_eif_ppi_rogan_gladen_ordering_needs_kappa_positive(sim):
-    """§9.7 / Prop. 7: V_EIF <= V_PPI <= V_RG on 20,000 random draws with kappa > 0 and
-    gamma in [e^-3, e^6]; for kappa < 0, PPI is worse than RG in some draws (spec: ~13 %)."""
+    """Prop. 7: V_EIF <= V_PPI <= V_RG on 20,000 random draws with kappa > 0 and gamma in
+    [e^-3, e^6]; for kappa < 0, PPI is worse than RG in some draws (in about 13 % of random
+    parameter draws in a reference computation)."""
     rng = np.random.default_rng(7)
     theta, q0, q1 = rng.uniform(0.02, 0.98, (3, 20_000))
     gamma = np.exp(rng.uniform(-3, 6, theta.size))
@@ -183,9 +187,9 @@ def test_eif_ppi_rogan_gladen_ordering_needs_kappa_positive(sim):
     assert 0.08 < share < 0.2
 
 
-# ====================================================== §9.10-9.11: Monte-Carlo properties
+# =========================================================================== Monte-Carlo properties
 def test_ppi_finite_sample_variances_are_exact(sim):
-    """§9.10: eqs. (9) and (11) are the exact variances of PPI and PPI++(fixed lambda), which
+    """Eqs. (9) and (11) are the exact variances of PPI and PPI++(fixed lambda), which
     are unbiased; 40,000 replicates, 4-sigma tolerances (sd of a variance ~ var sqrt(2/R))."""
     rng = np.random.default_rng(8)
     theta, q0, q1, m, n, reps = 0.3, 0.8, 0.7, 100, 900, 40_000
@@ -203,7 +207,8 @@ def test_ppi_finite_sample_variances_are_exact(sim):
 
 
 def test_hausman_z_of_rogan_gladen_against_eif(sim):
-    """§5.4 / T4: (RG - EIF)/sqrt(se_RG^2 - se_EIF^2) is about N(0, 1) (efficiency of the EIF)."""
+    """Hausman-type check: (RG - EIF)/sqrt(se_RG^2 - se_EIF^2) is about N(0, 1) (efficiency of
+    the EIF)."""
     rng = np.random.default_rng(11)
     c = sim.simulate(0.4, 0.75, 0.8, 300, 2700, 2000, rng)
     c = sim.subset(c, sim.usable(c))
@@ -213,7 +218,7 @@ def test_hausman_z_of_rogan_gladen_against_eif(sim):
     assert 0.85 <= z.std() <= 1.15
 
 
-# ======================================================================= §3.1 simulation grid
+# =========================================================== the paper's simulation grid (§5.1-5.3)
 def test_binary_simulation_grid_coverage_and_widths(sim):
     """The paper's grid (N = 2000, theta = .1..., .9, q0, q1 in {.6, .7, .8}; 4,000 replicates
     per cell, the paper's filter): EIF and MLE 90 % logit intervals cover in 0.87-0.93 in every
@@ -239,11 +244,12 @@ def test_binary_simulation_grid_coverage_and_widths(sim):
         assert width["rogan_gladen"] > width["ppi"] > width["eif"], (m, theta, q0, q1, width)
 
 
-# ======================================================================= scored (ordinal) judge
+# =========================================================================== scored (ordinal) judge
 def test_scored_judge_eif_cells_cover_and_beat_ppi():
-    """§2.7 / §3.2 with a binary label: a 5-point judge score with a nonlinear calibration
-    curve. EIF with cell means covers (90 %, 4,000 replicates) and is narrower than PPI++
-    (a line), itself narrower than PPI (scores on the wrong scale)."""
+    """The EIF for a general judge score (eq. 19, §4; simulated in §5.4) with a binary label: a
+    5-point judge score with a nonlinear calibration curve. EIF with cell means covers (90 %,
+    4,000 replicates) and is narrower than PPI++ (a line), itself narrower than PPI (scores on
+    the wrong scale)."""
     rng = np.random.default_rng(12)
     share = np.array([0.3, 0.25, 0.2, 0.15, 0.1])
     mu = np.array([0.1, 0.15, 0.2, 0.6, 0.95])

@@ -46,7 +46,8 @@ def moments_of(values, probs):
 
 
 def ratio_parts(metric, y):
-    """Numerator and denominator of a metric on each completion (the spec's Z and W)."""
+    """Numerator and denominator of a metric on each completion (Z and W of the paper's ratio
+    form, Theorems 2-3)."""
     tp, fp, fn, _ = (c.astype(float) for c in confusion_counts(y, Y_PRED))
     if metric == "recall":
         return tp, tp + fn
