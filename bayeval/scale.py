@@ -400,13 +400,13 @@ def group_status(ev: Evaluation) -> Table:
     Examples
     --------
     >>> import bayeval as be
-    >>> groups = {"model_a": ([1, 0, 1, 1], [1, 0, 0, 1]), "broken": ([2, 0], [1, 0])}
+    >>> groups = {"model_a": ([1, 0, 1, 1], [1, 0, 0, 1]), "broken": ([1, 0], [1, 0, 1])}
     >>> ev = map_evaluations(lambda g: be.labelled(labels=g[0], y_pred=g[1]), groups)
     >>> status = group_status(ev)
     >>> status["status"].to_dict(), status.attrs["ok"]
     ({'model_a': 'ok', 'broken': 'error'}, False)
-    >>> status.loc["broken", "error"][:34]
-    'ValueError: labels must be binary '
+    >>> status.loc["broken", "error"][:28]
+    'ValueError: length mismatch:'
     """
     dim = _group_dim(ev)
     frame = ev.tree[STATUS].to_dataset()[["status", "error", "seconds", "process"]].to_dataframe()
