@@ -604,8 +604,15 @@ def _time_ticks(ax: Axes, keys: list[str], dates: bool) -> None:
     import matplotlib.dates as mdates
     from matplotlib.ticker import FixedLocator, FuncFormatter
 
-    if dates:
-        locator = mdates.AutoDateLocator(minticks=3, maxticks=8)
+    if dates:  # no dates before the first chunk (the reference period's are not known)
+        first = mdates.date2num(np.datetime64(keys[0].split("/")[0].strip()))
+
+        class After(mdates.AutoDateLocator):
+            def __call__(self):
+                ticks = np.asarray(super().__call__())
+                return ticks[ticks >= first]
+
+        locator = After(minticks=3, maxticks=8)
         ax.xaxis.set_major_locator(locator)
         ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
         return
@@ -614,6 +621,20 @@ def _time_ticks(ax: Axes, keys: list[str], dates: bool) -> None:
     ax.xaxis.set_major_locator(FixedLocator(np.arange(0, len(keys), step)))
     ax.xaxis.set_major_formatter(FuncFormatter(
         lambda x, _: keys[round(x)] if 0 <= round(x) < len(keys) else ""))
+
+
+def _reference_period(ax: Axes, x: np.ndarray, realized: np.ndarray) -> None:
+    """The reference chunks' realized metric, grey on a grey band, one chunk spacing before
+    the first analysis chunk and spaced as the analysis chunks are."""
+    if not np.isfinite(realized).any():
+        return
+    step = np.median(np.diff(x)) if x.size > 1 else (
+        np.timedelta64(1, "D") if np.issubdtype(x.dtype, np.datetime64) else 1)
+    at = x[0] - step * np.arange(realized.size + 1, 1, -1)
+    ax.axvspan(at[0] - step / 2, at[-1] + step / 2, color="0.93", lw=0, label="reference period")
+    ax.plot(at, realized, "D", color="0.45", ms=3.5, mfc="none", label="realized (reference)")
+    ax.text(at[realized.size // 2], 0.97, "reference", transform=ax.get_xaxis_transform(),
+            ha="center", va="top", fontsize=8, color="0.4")
 
 
 def _chunk_panels(cf: xr.Dataset, metrics: list[str], coords: dict | None
@@ -669,7 +690,8 @@ def chunks(ev: Evaluation, coords: dict | None = None) -> Figure:
     rows): the estimate per chunk (without the whole period ``all``) with its interval as a
     band, the realized values where labels are known, the alert thresholds learned on the
     reference (dashed), the chunks in alert (red, with ``p_alert``, the probability that the
-    chunk's metric is outside the thresholds). Chunks keyed by dates sit on a date axis, others
+    chunk's metric is outside the thresholds), and before them the reference period's realized
+    values (grey band). Chunks keyed by dates sit on a date axis, others
     on their index. The estimate is the fast path's, else the draws' mean and interval
     (realized values and thresholds then come from the data)."""
     import matplotlib.pyplot as plt
@@ -680,6 +702,8 @@ def chunks(ev: Evaluation, coords: dict | None = None) -> Figure:
     total, panels = len(panels), panels[:MAX_PANELS]
     keys = [str(c) for c in cf["chunk"].values]
     x, dates = _chunk_axis(keys)
+    data = ev.tree["data"].to_dataset() if "data" in ev.tree.children else xr.Dataset()
+    reference = data.get("reference_realized")
     fig, axes = plt.subplots(len(panels), 1, sharex=True, squeeze=False,
                              figsize=(10, 0.9 + 1.6 * len(panels)), layout="constrained")
     for ax, (title, sel) in zip(axes[:, 0], panels, strict=True):
@@ -693,6 +717,8 @@ def chunks(ev: Evaluation, coords: dict | None = None) -> Figure:
             ax.plot(x[known], m["realized"].values[known], "D", color="black", ms=4,
                     mfc="none", label="realized")
         _threshold_steps(ax, x, m)
+        if reference is not None and set(sel) == {"metric"}:
+            _reference_period(ax, x, reference.sel(metric=sel["metric"]).values)
         if "alert" in m and m["alert"].values.astype(bool).any():
             alert = m["alert"].values.astype(bool)
             ax.plot(x[alert], m["mean"].values[alert], "o", ms=9, mfc="none", mew=1.8,

@@ -1,7 +1,9 @@
 """bayeval.plots: every kind draws what it claims (overlays, intervals, panels), the registry."""
 
+import matplotlib.dates
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 import pytest
 import xarray as xr
 from matplotlib.collections import LineCollection
@@ -260,8 +262,8 @@ def test_chunks_show_estimates_realized_values_thresholds_and_alerts(cbpe_ev):
         assert shown == int(m["alert"].sum())
         # every alert is annotated with its p_alert; the panel counts the alerts
         flagged = np.flatnonzero(m["alert"])
-        assert [t.get_text() for t in ax.texts] == [f"{p:.2f}" for p in
-                                                     m["p_alert"].values[flagged]]
+        assert [t.get_text() for t in ax.texts if t.get_text() != "reference"] == [
+            f"{p:.2f}" for p in m["p_alert"].values[flagged]]
         assert ax.get_title(loc="right").startswith(f"{shown} of {len(names)} chunks in alert")
         if alerts:
             np.testing.assert_array_equal(alerts[0].get_xdata(), flagged)
@@ -535,3 +537,20 @@ def test_chunks_of_k_classes_get_a_panel_per_class_where_the_metric_has_one():
                    random_seed=0)
     assert "distribution" in plots.available(full)
     assert len(plots.plot(full, "distribution").axes) == plots.MAX_PANELS
+
+
+def test_chunks_show_the_reference_period_before_the_analysis_and_no_date_of_its_own():
+    rng = np.random.default_rng(0)
+    ref = rng.beta(2, 2, 3000)
+    labels = (rng.random(3000) < ref).astype(int)
+    weeks = np.repeat(pd.date_range("2024-01-01", periods=6, freq="W-MON").astype(str), 500)
+    ev = be.cbpe(rng.beta(2.5, 2, 3000), reference=(ref, labels), chunks=weeks,
+                 metrics=["accuracy"], random_seed=0)
+    realized = ev.tree["data"].to_dataset()["reference_realized"]
+    assert realized.sizes == {"reference_chunk": 6, "metric": 1}
+    ax = plots.plot(ev, "chunks").axes[0]
+    (line,) = lines(ax, "realized (reference)")
+    np.testing.assert_allclose(line.get_ydata(), realized.sel(metric="accuracy").values)
+    first = matplotlib.dates.date2num(np.datetime64("2024-01-01"))
+    assert (matplotlib.dates.date2num(line.get_xdata()) < first).all()
+    assert min(ax.get_xticks()) >= first

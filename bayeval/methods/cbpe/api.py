@@ -459,6 +459,9 @@ def reference_period(reference, threshold, calibration, class_conditional, rando
     realized_ref, _ = realized(labels.astype(float), y_pred, scores, chunking, *metric_args,
                                whole=False)
     data["reference_chunks"] = len(chunking.labels)
+    data["reference_realized"] = xr.DataArray(
+        realized_ref, dims=("reference_chunk", "metric"),
+        coords={"reference_chunk": list(chunking.labels), "metric": list(metric_args[0])})
     if len(chunking.labels) < 2 and not alert_thresholds:
         notes.append(f"alert thresholds need at least 2 reference chunks of {size} rows; the "
                      f"reference has {scores.size} rows. Give reference_chunks= or "
