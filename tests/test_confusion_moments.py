@@ -109,7 +109,7 @@ def test_derivatives_match_finite_differences(metric):
     np.testing.assert_allclose(got[3:], want[3:], rtol=1e-4, atol=1e-9)
 
 
-def test_recall_and_f1_variances_equal_the_spec_table():
+def test_recall_and_f1_variances_equal_the_closed_forms():
     """The closed forms of Dervovic & Cashmore (2025), to 1e-12 relative."""
     yp, p, labels = moderate_case()
     rows = label_rows(yp, p, labels)

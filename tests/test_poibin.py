@@ -16,7 +16,7 @@ from bayeval.poibin import (
 
 
 def dp_pmf(p):
-    """The O(n^2) recursion of cbpe.md §2.2(a), in float64."""
+    r"""The O(n^2) recursion :math:`P_k(j) = p_k P_{k-1}(j-1) + (1-p_k) P_{k-1}(j)`, in float64."""
     pmf = np.ones(1)
     for pi in p:
         pmf = np.r_[pmf * (1 - pi), 0.0] + np.r_[0.0, pmf * pi]

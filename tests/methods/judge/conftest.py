@@ -13,7 +13,7 @@ import pytest
 from bayeval.methods.judge.fast import Counts
 
 # m = 200, theta = .3, q0 = .8, q1 = .7; 627 of 1800 unlabelled judged 1
-SPEC_COUNTS = Counts(36, 14, 29, 121, t1=627, t0=1173)
+RUNNING_EXAMPLE = Counts(36, 14, 29, 121, t1=627, t0=1173)
 
 
 def simulate(theta, q0, q1, m, n, size, rng) -> Counts:
@@ -61,7 +61,7 @@ def random_parameters(size, rng, kappa_positive=True):
 
 @pytest.fixture(scope="session")
 def sim():
-    """The simulators above and the running example ``SPEC_COUNTS``."""
-    return SimpleNamespace(SPEC_COUNTS=SPEC_COUNTS, simulate=simulate, usable=usable,
+    """The simulators above and the running example ``RUNNING_EXAMPLE``."""
+    return SimpleNamespace(RUNNING_EXAMPLE=RUNNING_EXAMPLE, simulate=simulate, usable=usable,
                            subset=subset, items=items, expected_counts=expected_counts,
                            random_parameters=random_parameters)

@@ -74,7 +74,7 @@ def test_ppi_shim_matches_ppi_py(sim, lam):
 
 
 def test_ppi_shim_one_sided_and_its_link_to_judge(sim):
-    y, yhat, yhat_u = sim.items(sim.SPEC_COUNTS)
+    y, yhat, yhat_u = sim.items(sim.RUNNING_EXAMPLE)
     lo, hi = ppi_mean_ci(y, yhat, yhat_u, alpha=0.05, alternative="larger")
     two_lo, _ = ppi_mean_ci(y, yhat, yhat_u, alpha=0.1)
     assert lo[0] == pytest.approx(two_lo[0], abs=1e-14) and np.isinf(hi[0])
@@ -227,7 +227,7 @@ def test_bad_input_is_refused_with_a_clear_message(args, kwargs, message):
 
 def test_old_argument_names_still_work_with_a_warning(sim):
     """estimator= and ci= are method= and ci_kind=."""
-    y, yhat, yhat_u = sim.items(sim.SPEC_COUNTS)
+    y, yhat, yhat_u = sim.items(sim.RUNNING_EXAMPLE)
     new = judge(y, yhat, yhat_u, method="ppi_pp", ci_kind="wald")
     with pytest.warns(FutureWarning, match=r"judge\(estimator=\) is now judge\(method=\)"):
         old = judge(y, yhat, yhat_u, estimator="ppi_pp", ci_kind="wald")

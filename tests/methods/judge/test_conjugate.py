@@ -29,7 +29,7 @@ def coverage(c: fast.Counts, theta, prior: dict, ci_prob: float, rng, draws=4000
 
 
 def test_model_b_credible_intervals_have_frequentist_coverage(sim):
-    """§5.6 T3: 90 % equal-tailed intervals of the exact posterior (default prior) cover theta in
+    """90 % equal-tailed intervals of the exact posterior (default prior) cover theta in
     0.87-0.93 of 2,000 data sets (m = 200, theta in [0.2, 0.8])."""
     rng = np.random.default_rng(9)
     reps = 2000
@@ -58,8 +58,8 @@ def test_exact_posterior_interval_and_finite_mean(sim):
     """The quadrature interval holds ci_prob of 10^6 independent draws (MC sd 2e-4); the
     finite-sample mean's moments match simulated hidden labels."""
     rng = np.random.default_rng(14)
-    post = conjugate_posterior(sim.SPEC_COUNTS, UNIFORM, 0.9)
-    c, size = sim.SPEC_COUNTS, 1_000_000
+    post = conjugate_posterior(sim.RUNNING_EXAMPLE, UNIFORM, 0.9)
+    c, size = sim.RUNNING_EXAMPLE, 1_000_000
     p = rng.beta(2 + c.t1 + c.n11 + c.n01, 2 + c.t0 + c.n10 + c.n00, size)
     mu1, mu0 = rng.beta(1 + c.n11, 1 + c.n01, size), rng.beta(1 + c.n10, 1 + c.n00, size)
     theta = p * mu1 + (1 - p) * mu0

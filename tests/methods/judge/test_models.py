@@ -21,7 +21,7 @@ PYMC = pytest.mark.xdist_group("judge_pymc")  # one worker compiles and reuses t
 # ===================================================================== the generative models
 @pytest.fixture(scope="module")
 def both_a(sim):
-    y, yhat, yhat_u = sim.items(sim.SPEC_COUNTS)
+    y, yhat, yhat_u = sim.items(sim.RUNNING_EXAMPLE)
     return judge(y, yhat, yhat_u, method="both", random_seed=1)
 
 
@@ -41,7 +41,7 @@ def test_model_a_nuts_matches_its_exact_posterior(both_a):
 
 @PYMC
 def test_model_a_agrees_with_eif(both_a):
-    """T2 / §5.4 at m = 200: posterior mean within 0.25 SE, sd ratio within 0.9-1.1."""
+    """At m = 200: posterior mean within 0.25 SE, sd ratio within 0.9-1.1."""
     agreement = eif_agreement(both_a)
     assert agreement["expected"].all()
     assert agreement.attrs["passed"], agreement
@@ -50,7 +50,7 @@ def test_model_a_agrees_with_eif(both_a):
 @PYMC
 def test_a_wrong_closed_form_fails_the_check(sim, both_a):
     """The check has power: the exact posterior of a table with 6 more true positives fails."""
-    wrong = conjugate_posterior(sim.SPEC_COUNTS._replace(n11=sim.SPEC_COUNTS.n11 + 6),
+    wrong = conjugate_posterior(sim.RUNNING_EXAMPLE._replace(n11=sim.RUNNING_EXAMPLE.n11 + 6),
                                 DEFAULT_PRIOR["b"], 0.95)
     tree = both_a.tree.copy()
     tree["closed_form"] = tree["closed_form"].to_dataset().assign(
@@ -62,7 +62,8 @@ def test_a_wrong_closed_form_fails_the_check(sim, both_a):
 
 @PYMC
 def test_model_b_nuts_matches_its_exact_posterior_per_group(sim):
-    groups = {"system_a": sim.SPEC_COUNTS, "system_b": fast.Counts(45, 9, 16, 30, t1=940, t0=960)}
+    groups = {"system_a": sim.RUNNING_EXAMPLE,
+              "system_b": fast.Counts(45, 9, 16, 30, t1=940, t0=960)}
     arrays = {g: sim.items(c) for g, c in groups.items()}
     ev = judge(*({g: a[k] for g, a in arrays.items()} for k in range(3)), method="both",
                model="b", random_seed=2)
@@ -80,9 +81,9 @@ def test_prior_sensitivity_flags_an_informative_prior(sim, both_a):
     labelled positives, against 7 of 12 labelled positives judged 1) is flagged; the default
     prior with 200 labels is not."""
     assert both_a.sensitivity().loc["theta", "prior"] < 0.05
-    d = pd.DataFrame(np.column_stack(sim.items(sim.SPEC_COUNTS)[:2]), columns=["y", "yhat"])
+    d = pd.DataFrame(np.column_stack(sim.items(sim.RUNNING_EXAMPLE)[:2]), columns=["y", "yhat"])
     small = d.sample(40, random_state=3)
-    ev = judge(small.y, small.yhat, sim.items(sim.SPEC_COUNTS)[2], method="pymc",
+    ev = judge(small.y, small.yhat, sim.items(sim.RUNNING_EXAMPLE)[2], method="pymc",
                prior={"q1": (30, 1.5)}, random_seed=4)
     assert ev.sensitivity().loc["theta", "prior"] >= 0.05
 
@@ -103,8 +104,8 @@ def test_model_a_and_b_priors_are_the_same_dirichlet(sim):
     the prior predictive of theta: Beta(1, 1) in both)."""
     import pymc as pm
 
-    a = pm.draw(model(*sim.SPEC_COUNTS, variant="a")["theta"], draws=20_000, random_seed=1)
-    b = pm.draw(model(*sim.SPEC_COUNTS, variant="b")["theta"], draws=20_000, random_seed=2)
+    a = pm.draw(model(*sim.RUNNING_EXAMPLE, variant="a")["theta"], draws=20_000, random_seed=1)
+    b = pm.draw(model(*sim.RUNNING_EXAMPLE, variant="b")["theta"], draws=20_000, random_seed=2)
     for draws in (a, b):
         assert stats.kstest(draws, stats.beta(1, 1).cdf).pvalue > 1e-3
 
@@ -114,6 +115,6 @@ def test_old_builder_names_still_work_with_a_warning(sim):
     for variant, free in (("a", ["rates"]), ("b", ["p", "mu1", "mu0"])):
         with pytest.warns(FutureWarning, match=f"model_{variant} is now .*variant='{variant}'"):
             builder = getattr(judge_package, f"model_{variant}")
-        assert [v.name for v in builder(*sim.SPEC_COUNTS).free_RVs] == free
+        assert [v.name for v in builder(*sim.RUNNING_EXAMPLE).free_RVs] == free
     with pytest.raises(ValueError, match="variant must be one of"):
-        model(*sim.SPEC_COUNTS, variant="c")
+        model(*sim.RUNNING_EXAMPLE, variant="c")
