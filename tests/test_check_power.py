@@ -141,3 +141,4 @@ def test_mvu():
     assert ev.check().attrs["passed"], ev.check()
     assert failed(shifted_fast_path(ev, by=0.5))
     assert failed(mvu(CLF, x, train=train, method="both", random_seed=3, sample_kwargs=BROKEN))
+
