@@ -1,5 +1,5 @@
-r"""Simulation-based calibration (Talts et al. 2018) of the catalogued models that have a group or
-instance dimension.
+r"""Simulation-based calibration (Talts et al. 2018) of the catalogued models that have a group,
+metric or instance dimension.
 
 For each simulation :math:`i`, parameters :math:`\tilde\theta_i` are drawn from the prior and data
 from the model given them; the posterior of those data is sampled with NUTS and the rank
@@ -10,11 +10,12 @@ evenly thinned posterior draws is recorded. If the sampler draws from the model'
 over all the scalars tested at once the family's level is 1 %, split by Bonferroni (a scalar
 fails when its p-value is below :math:`0.01/K` for :math:`K` scalars).
 
-The simulations of one model are the groups (judge) or instances (MVU Model B) of one model, whose
-parameters are a priori independent and whose likelihood factorises over them: one NUTS run
-samples all their posteriors at once (compiled once). The data sizes are small so that the
+The simulations of one model are the metrics (labelled), groups (judge) or instances (MVU Model
+B) of one model, whose parameters are a priori independent and whose likelihood factorises over
+them: one NUTS run samples all their posteriors at once (compiled once). The data sizes are small so that the
 posterior is far from degenerate:
 
+* ``labelled_beta_binomial``: :math:`\theta \sim \mathrm{Beta}(1, 1)`, 20 trials per simulation.
 * ``judge_model_a``, ``judge_model_b``: default priors (Jeffreys' Dirichlet on the 2×2 table),
   :math:`m = 30` labelled and :math:`n = 300` unlabelled items per simulation; Model A's
   parameters :math:`\theta, q_1, q_0`, Model B's :math:`p, \mu_1, \mu_0`.
@@ -39,6 +40,7 @@ from scipy import stats
 
 from bayeval.methods.judge.models import DEFAULT_PRIOR
 from bayeval.methods.judge.models import model as judge_model
+from bayeval.methods.labelled.models import model as labelled_model
 from bayeval.methods.mvu.models import model as mvu_model
 from bayeval.sampling import sample
 
@@ -74,6 +76,14 @@ def _judge(variant: str, n_sims: int, rng, m: int = 30, n: int = 300):
                               groups=np.arange(n_sims))
 
 
+def _labelled(n_sims: int, rng, trials: int = 20):
+    """Prior draws of the rates and the model of their binomial counts, one 'metric' each."""
+    theta = rng.beta(1.0, 1.0, n_sims)
+    counts = rng.binomial(trials, theta)
+    return {"theta": theta}, labelled_model(counts, np.full(n_sims, trials),
+                                            metrics=[f"s{i}" for i in range(n_sims)])
+
+
 def _mvu_b(n_sims: int, rng, draws: int = 50):
     """Prior draws of Model B (two classes) and the model of their simulated MVU draws."""
     mu1 = rng.beta(1.0, 1.0, n_sims)
@@ -91,11 +101,14 @@ def _posterior_scalars(name: str, post) -> dict[str, np.ndarray]:
 
     if name == "mvu_model_b":
         return {"mu1": flat(post["mu"].values[..., 1]), "kappa": flat(post["kappa"].values)}
+    if name == "labelled_beta_binomial":
+        return {"theta": flat(post["theta"].values)}
     return {k: flat(post[k].values) for k in ("theta", "q1", "q0", "p", "mu1", "mu0")
             if k in post}
 
 
-CASES = {"judge_model_a": lambda n, rng: _judge("a", n, rng),
+CASES = {"labelled_beta_binomial": _labelled,
+         "judge_model_a": lambda n, rng: _judge("a", n, rng),
          "judge_model_b": lambda n, rng: _judge("b", n, rng),
          "mvu_model_b": _mvu_b}
 
