@@ -22,7 +22,6 @@ Matplotlib and ArviZ are imported when a figure is drawn, not with this module.
 
 from __future__ import annotations
 
-import re
 from itertools import product
 from typing import TYPE_CHECKING
 
@@ -31,6 +30,7 @@ import pandas as pd
 import scipy
 import xarray as xr
 
+from bayeval.chunk_axis import chunk_axis, reference_period, threshold_steps, time_ticks
 from bayeval.display import (
     ALERT_COLOR,
     DEFAULT_PLOT_KINDS,
@@ -566,77 +566,6 @@ def _chunk_draws(ev: Evaluation) -> xr.Dataset:
     return out
 
 
-def _chunk_axis(keys: list[str]) -> tuple[np.ndarray, bool]:
-    """Positions of chunks on a time axis: dates where every key starts with one (``2024-03``,
-    ``2024-03-04/2024-03-10``: the period's start), else the chunk's index.
-
-    Parameters
-    ----------
-    keys : list of str
-        The chunks' labels, in order.
-
-    Returns
-    -------
-    positions : ndarray
-        ``datetime64`` values, or ``0, 1, ...``.
-    dates : bool
-        Whether ``positions`` are dates.
-
-    Examples
-    --------
-    >>> days, dates = _chunk_axis(["2024-03-04/2024-03-10", "2024-03-11/2024-03-17"])
-    >>> days.astype("datetime64[D]").astype(str).tolist(), dates
-    (['2024-03-04', '2024-03-11'], True)
-    >>> _chunk_axis(["[0:99]", "[100:199]"])
-    (array([0, 1]), False)
-    """
-    import pandas as pd
-
-    starts = [k.split("/")[0].strip() for k in keys]
-    if all(re.fullmatch(r"\d{4}-\d{2}(-\d{2})?([ T][\d:.]+)?", s) for s in starts):
-        return pd.to_datetime(starts).values, True
-    return np.arange(len(keys)), False
-
-
-def _time_ticks(ax: Axes, keys: list[str], dates: bool) -> None:
-    """Ticks that do not overlap: dates by matplotlib's concise date formatter, else at most
-    about eight chunk labels (every k-th)."""
-    import matplotlib.dates as mdates
-    from matplotlib.ticker import FixedLocator, FuncFormatter
-
-    if dates:  # no dates before the first chunk (the reference period's are not known)
-        first = mdates.date2num(np.datetime64(keys[0].split("/")[0].strip()))
-
-        class After(mdates.AutoDateLocator):
-            def __call__(self):
-                ticks = np.asarray(super().__call__())
-                return ticks[ticks >= first]
-
-        locator = After(minticks=3, maxticks=8)
-        ax.xaxis.set_major_locator(locator)
-        ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
-        return
-    width = max(len(k) for k in keys)
-    step = max(1, -(-len(keys) * width // 70))  # about 70 characters across the axis
-    ax.xaxis.set_major_locator(FixedLocator(np.arange(0, len(keys), step)))
-    ax.xaxis.set_major_formatter(FuncFormatter(
-        lambda x, _: keys[round(x)] if 0 <= round(x) < len(keys) else ""))
-
-
-def _reference_period(ax: Axes, x: np.ndarray, realized: np.ndarray) -> None:
-    """The reference chunks' realized metric, grey on a grey band, one chunk spacing before
-    the first analysis chunk and spaced as the analysis chunks are."""
-    if not np.isfinite(realized).any():
-        return
-    step = np.median(np.diff(x)) if x.size > 1 else (
-        np.timedelta64(1, "D") if np.issubdtype(x.dtype, np.datetime64) else 1)
-    at = x[0] - step * np.arange(realized.size + 1, 1, -1)
-    ax.axvspan(at[0] - step / 2, at[-1] + step / 2, color="0.93", lw=0, label="reference period")
-    ax.plot(at, realized, "D", color="0.45", ms=3.5, mfc="none", label="realized (reference)")
-    ax.text(at[realized.size // 2], 0.97, "reference", transform=ax.get_xaxis_transform(),
-            ha="center", va="top", fontsize=8, color="0.4")
-
-
 def _chunk_panels(cf: xr.Dataset, metrics: list[str], coords: dict | None
                   ) -> list[tuple[str, dict]]:
     """(title, selection) of the panels of the chunks plot: per metric, one per coordinate of
@@ -654,19 +583,6 @@ def _chunk_panels(cf: xr.Dataset, metrics: list[str], coords: dict | None
                          if not (d == "class" and overall)]
                 out.append((f"{', '.join(shown)}: {metric}" if shown else str(metric), sel))
     return out
-
-
-def _threshold_steps(ax: Axes, x: np.ndarray, m: xr.Dataset) -> None:
-    """The alert thresholds as dashed steps over the chunks (flat where they do not vary)."""
-    for var in ("lower_threshold", "upper_threshold"):
-        if var not in m:
-            continue
-        y = m[var].values.astype(float)
-        if np.isfinite(y).any() and np.nanmax(y) > np.nanmin(y):
-            ax.step(x, y, where="mid", color="0.35", lw=1, ls="--", label="alert thresholds")
-        elif np.isfinite(y).any():
-            ax.axhline(float(np.nanmax(y)), color="0.35", lw=1, ls="--",
-                       label="alert thresholds")
 
 
 def _alert_title(m: xr.Dataset, keys: list[str]) -> str:
@@ -701,7 +617,7 @@ def chunks(ev: Evaluation, coords: dict | None = None) -> Figure:
     panels = _chunk_panels(cf, _metrics(ev, coords), coords)
     total, panels = len(panels), panels[:MAX_PANELS]
     keys = [str(c) for c in cf["chunk"].values]
-    x, dates = _chunk_axis(keys)
+    x, dates = chunk_axis(keys)
     data = ev.tree["data"].to_dataset() if "data" in ev.tree.children else xr.Dataset()
     reference = data.get("reference_realized")
     fig, axes = plt.subplots(len(panels), 1, sharex=True, squeeze=False,
@@ -716,9 +632,9 @@ def chunks(ev: Evaluation, coords: dict | None = None) -> Figure:
             known = np.isfinite(m["realized"].values)
             ax.plot(x[known], m["realized"].values[known], "D", color="black", ms=4,
                     mfc="none", label="realized")
-        _threshold_steps(ax, x, m)
+        threshold_steps(ax, x, m)
         if reference is not None and set(sel) == {"metric"}:
-            _reference_period(ax, x, reference.sel(metric=sel["metric"]).values)
+            reference_period(ax, x, reference.sel(metric=sel["metric"]).values)
         if "alert" in m and m["alert"].values.astype(bool).any():
             alert = m["alert"].values.astype(bool)
             ax.plot(x[alert], m["mean"].values[alert], "o", ms=9, mfc="none", mew=1.8,
@@ -733,7 +649,7 @@ def chunks(ev: Evaluation, coords: dict | None = None) -> Figure:
         ax.grid(axis="y", color="0.92")
         ax.set_title(title, loc="left", fontweight="bold")
         ax.set_title(_alert_title(m, keys), loc="right", fontsize=8, color="0.35")
-        _time_ticks(ax, keys, dates)
+        time_ticks(ax, keys, dates)
     more = f" (first {len(panels)} of {total}; choose with coords=)" if total > len(panels) else ""
     fig.suptitle(f"{ev.meta['method']} ({ev.meta['variant']}): metrics per chunk{more}; "
                  "alerts annotated with p_alert")
