@@ -446,7 +446,7 @@ def _parser() -> argparse.ArgumentParser:
                            help=_COL_HELP[col])
         p.add_argument("--method", help="method or estimator (see the Python function)")
         p.add_argument("--ci-prob", type=float, default=0.95, help="interval level (0.95)")
-        p.add_argument("--seed", type=int, default=None, help="random seed")
+        p.add_argument("--seed", type=_seed, default=None, help="random seed (an integer >= 0)")
         p.add_argument("--report", help="write the HTML report to this path")
         p.add_argument("--netcdf", help="write the Evaluation to this netCDF path")
         p.add_argument("--scheduler", help="run on dask: a scheduler address, or 'local' for a "
@@ -488,10 +488,17 @@ def _parser() -> argparse.ArgumentParser:
     add("bounds", _bounds, "Frechet bounds from weak labels", ("pred", "weak"))
     p = sub.add_parser("demo", help="run every method on embedded data and write the report")
     p.add_argument("--out", default="bayeval-demo", help="folder of the report (bayeval-demo)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (0)")
+    p.add_argument("--seed", type=_seed, default=0, help="random seed (0)")
     _progress_option(p)
     p.set_defaults(func=_demo)
     return parser
+
+
+def _seed(text: str) -> int:
+    """--seed: an integer >= 0."""
+    if not text.strip().isdigit():
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}")
+    return int(text)
 
 
 def _progress_option(p: argparse.ArgumentParser) -> None:

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, settings
 LONG = os.environ.get("BAYEVAL_FUZZ") == "long"
 
 
-def budget(examples: int, long: int = 400) -> settings:
+def budget(examples: int, long: int = 150) -> settings:
     """Settings of a fuzz test: ``examples`` in the test suite, ``long`` under ``make fuzz``."""
     return settings(max_examples=long if LONG else examples, deadline=None,
                     derandomize=not LONG, database=None, print_blob=True,

@@ -225,8 +225,9 @@ def _check_options(imputer, method, train, opts) -> None:
     as_positive_int(opts["draws"], "draws", least=2)
     if method in ("pymc", "both"):
         opts["sample_kwargs"] = as_sample_kwargs(opts["sample_kwargs"])
-    if not (isinstance(opts["scale"], (int, float, np.number)) and np.isfinite(opts["scale"])
-            and opts["scale"] > 0):
+    scale = opts["scale"]
+    if isinstance(scale, bool) or not (isinstance(scale, (int, float, np.number))
+                                       and np.isfinite(scale) and scale > 0):
         raise ValueError(f"scale (the calibration factor of alpha) must be positive, got "
                          f"{opts['scale']!r}.")
 
