@@ -172,7 +172,7 @@ def column(frame, name: str | None, option: str, path: str, *, numeric: bool = T
         raise InputError(f"{option}: column {name!r} of {path} has {int(values.isna().sum())} "
                          "empty cells")
     out = values.to_numpy(dtype=float)
-    fractional = np.isfinite(out) & (out != np.round(out))
+    fractional = np.isinf(out) | (np.isfinite(out) & (out != np.round(out)))
     if integer and fractional.any():
         raise InputError(f"{option}: column {name!r} of {path} has values that are not whole "
                          f"numbers such as {out[fractional][0]:g}; it holds class codes")

@@ -325,6 +325,10 @@ def test_bounds_refuses_fractional_codes_instead_of_truncating(command, weak_fil
     run = command("bounds", path, "--pred-col", "pred", "--weak-cols", "lf1,lf2,lf3")
     assert run.returncode == 2
     assert "--pred-col: column 'pred' of" in run.stderr and "such as 0.7" in run.stderr
+    frame.loc[3, "pred"] = np.inf  # was an internal error (cast to int)
+    frame.to_csv(path, index=False)
+    run = command("bounds", path, "--pred-col", "pred", "--weak-cols", "lf1,lf2,lf3")
+    assert run.returncode == 2 and "such as inf" in run.stderr
     frame.loc[3, "pred"], frame.loc[5, "lf2"] = 1, 0.5
     frame.to_csv(path, index=False)
     run = command("bounds", path, "--pred-col", "pred", "--weak-cols", "lf1,lf2,lf3")

@@ -226,7 +226,7 @@ def test_labelled_invalid(argument, bad):
     kwargs = dict(scores=GOOD, labels=LABELS)
     if argument == "sample_kwargs":
         kwargs["method"] = "pymc"
-        bad = {"draws": bad} if not isinstance(bad, dict) else {"chains": 0}
+        bad = {"draws": bad if bad != 2 else 1} if not isinstance(bad, dict) else {"chains": 0}
     if argument == "metrics" and bad is None:
         bad = "auc"  # None is the default
     if argument == "prior":
@@ -253,6 +253,7 @@ def test_cbpe_invalid(argument, bad):
         bad = [0.1]
     assume(not (argument == "zero_division" and isinstance(bad, float) and np.isnan(bad)))
     assume(not (argument == "beta" and bad in (np.inf, 2)))  # a weight >= 0, inf included
+    assume(not (argument == "reference" and bad is None))  # no reference: the default
     kwargs[argument] = bad
     _raises_naming(lambda: be.cbpe(**kwargs), argument, "scores", "reference")
 
@@ -299,6 +300,7 @@ def test_mvu_invalid(argument, bad):
                   train=np.random.default_rng(0).normal(size=(30, 2)))
     assume(not (argument == "X" and np.ndim(bad) == 2 and np.isfinite(bad).all()))
     assume(not (argument in ("draws", "scale") and isinstance(bad, int) and bad >= 2))
+    assume(not (argument == "scale" and isinstance(bad, float) and 0 < bad < np.inf))
     kwargs[argument] = bad
     _raises_naming(lambda: be.mvu(**kwargs), argument, "X", "train", "imputer")
 
