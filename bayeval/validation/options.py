@@ -26,6 +26,11 @@ __all__ = [
 ]
 
 
+def _number(value: Any) -> bool:
+    """A real number, not a bool."""
+    return not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating))
+
+
 def as_ci_prob(ci_prob: Any, name: str = "ci_prob") -> float:
     """An interval probability strictly between 0 and 1.
 
@@ -90,8 +95,7 @@ def as_zero_division(value: Any, name: str = "zero_division") -> float:
         ...
     ValueError: zero_division must be 0.0, 1.0 or np.nan, got 'warn'.
     """
-    if isinstance(value, (int, float, np.integer, np.floating)) and (
-            value in (0, 1) or np.isnan(value)):
+    if _number(value) and (value in (0, 1) or np.isnan(value)):  # a bool is not a value
         return float(value)
     raise ValueError(f"{name} must be 0.0, 1.0 or np.nan, got {value!r}.")
 
@@ -124,7 +128,7 @@ def as_beta(beta: Any, name: str = "beta") -> float:
         ...
     ValueError: beta must be a number >= 0 (np.inf allowed), got -1.
     """
-    if isinstance(beta, (int, float, np.integer, np.floating)) and beta >= 0:
+    if _number(beta) and beta >= 0:
         return float(beta)
     raise ValueError(f"{name} must be a number >= 0 (np.inf allowed), got {beta!r}.")
 
@@ -379,9 +383,6 @@ def as_calibration(calibration: Any, names: Iterable[str], *, kind: type | None 
                          f"got {type(calibration).__name__}.")
     return calibration
 
-
-def _number(value: Any) -> bool:
-    return not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating))
 
 
 def as_prior(prior: Any, name: str = "prior", *, kind: str = "beta") -> tuple[float, float]:
