@@ -44,16 +44,17 @@ import time
 import zlib
 from dataclasses import astuple, dataclass
 from datetime import UTC, datetime
-from functools import partial
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
+from bayeval.methods.bounds import bounds
 from bayeval.methods.bounds.fast import exact_bounds, metric_bounds
 from bayeval.methods.bounds.label_models import (
     dawid_skene,
-    label_model_pullback,
+    dawid_skene_fit,
+    label_model_delta,
     majority_vote,
     majority_vote_concerns,
 )
@@ -70,46 +71,63 @@ VARIANTS = {"default": (True, True), "plug-in": (False, True), "fixed label mode
 
 @dataclass(frozen=True)
 class Cell:
-    """One setting of the grid."""
+    """One setting of the grid; ``duplicate``: a near-copy of labelling function 0 is added."""
 
     n_classes: int
     n_lfs: int
     n: int
     label_model: str
+    duplicate: bool = False
 
     def rng(self, seed: int, replication: int) -> np.random.Generator:
         """Fixed by the seed, the cell and the replication (a sub-grid reproduces the run)."""
-        key = zlib.crc32(repr(astuple(self)).encode())
+        key = zlib.crc32(repr(astuple(self)[:4] if not self.duplicate else astuple(self))
+                         .encode())
         return np.random.default_rng([seed, key, replication])
 
 
 GRID = ([Cell(k, m, n, lm) for k in (2, 4) for m in (2, 4) for n in (1000, 5000)
          for lm in ("oracle", "dawid_skene")]
-        + [Cell(k, 4, n, "majority_vote") for k in (2, 4) for n in (1000, 5000)])
+        + [Cell(k, 4, n, "majority_vote") for k in (2, 4) for n in (1000, 5000)]
+        + [Cell(k, 4, n, "dawid_skene", duplicate=True) for k in (2, 4) for n in (1000, 5000)])
+#: the near-copy repeats labelling function 0's output with this probability (else it votes
+#: independently with function 0's accuracy and propensity)
+COPY = 0.9
 
 
 # ---------------------------------------------------------------------------------------------
 # population
 
 
-def population(n_classes: int, n_lfs: int):
-    """Every pattern (the all-abstain one included), P(z, h) and the oracle P(Y | z).
+def _vote_law(patterns, j, k, lf):
+    """P(lambda_j = z_j | y) of labelling function ``lf``'s one-coin law, shape (patterns, K)."""
+    vote = patterns[:, j][:, None]
+    acc, prop = ACCURACY[lf], PROPENSITY[lf]
+    hit = np.where(vote == np.arange(k), prop * acc, prop * (1 - acc) / (k - 1))
+    return np.where(vote == -1, 1 - prop, hit)
+
+
+def population_joint(n_classes: int, n_lfs: int, duplicate: bool = False):
+    """Every pattern (the all-abstain one included) and :math:`P(Z = z, Y = y, H = h)`.
+
+    With ``duplicate`` a function ``n_lfs`` is added: with probability ``COPY`` it repeats
+    function 0's output, else it votes as function 0 would, independently given :math:`Y`.
 
     Returns
     -------
-    patterns : int array (n_patterns, n_lfs)
-    joint_zh : float array (n_patterns, K), :math:`P(Z = z, H = h)`
-    beta : float array (n_patterns, K)
+    patterns : int array (n_patterns, n_lfs [+ 1])
+    joint_zyh : float array (n_patterns, K, K)
     """
     k = n_classes
     prior = np.array([0.4, 0.6]) if k == 2 else np.full(k, 1.0 / k)
-    patterns = np.array(list(itertools.product(range(-1, k), repeat=n_lfs)))
+    width = n_lfs + int(duplicate)
+    patterns = np.array(list(itertools.product(range(-1, k), repeat=width)))
     joint = np.tile(prior, (len(patterns), 1))  # P(z, y)
     for j in range(n_lfs):
-        vote = patterns[:, j][:, None]
-        acc, prop = ACCURACY[j], PROPENSITY[j]
-        hit = np.where(vote == np.arange(k), prop * acc, prop * (1 - acc) / (k - 1))
-        joint *= np.where(vote == -1, 1 - prop, hit)
+        joint *= _vote_law(patterns, j, k, j)
+    if duplicate:
+        same = (patterns[:, n_lfs] == patterns[:, 0])[:, None]
+        joint *= COPY * same + (1 - COPY) * _vote_law(patterns, n_lfs, k, 0)
     votes = np.stack([(patterns == c).sum(axis=1) for c in range(k)], axis=1).astype(float)
     total = votes.sum(axis=1, keepdims=True)
     share = np.divide(votes, total, out=np.full_like(votes, 0.0), where=total > 0)
@@ -117,8 +135,30 @@ def population(n_classes: int, n_lfs: int):
     # P(h | y, z): right on the diagonal, the rest uniform
     h_given = np.where(np.eye(k, dtype=bool)[None], right[:, :, None],
                        ((1 - right) / (k - 1))[:, :, None])  # (z, y, h)
-    joint_zyh = joint[:, :, None] * h_given
-    return patterns, joint_zyh.sum(axis=1), joint / joint.sum(axis=1, keepdims=True)
+    return patterns, joint[:, :, None] * h_given
+
+
+def population(n_classes: int, n_lfs: int, duplicate: bool = False):
+    """Every pattern, P(z, h) and the oracle P(Y | z) (:func:`population_joint`).
+
+    Returns
+    -------
+    patterns : int array (n_patterns, n_lfs)
+    joint_zh : float array (n_patterns, K), :math:`P(Z = z, H = h)`
+    beta : float array (n_patterns, K)
+    """
+    patterns, joint_zyh = population_joint(n_classes, n_lfs, duplicate)
+    joint_zy = joint_zyh.sum(axis=2)
+    return patterns, joint_zyh.sum(axis=1), joint_zy / joint_zy.sum(axis=1, keepdims=True)
+
+
+def true_metrics(joint_zyh, metrics=METRICS) -> dict[str, float]:
+    """The classifier's metric values in the population (accuracy, macro-F1)."""
+    hy = joint_zyh.sum(axis=0).T  # (h, y)
+    diag = np.diag(hy)
+    values = {"accuracy": diag.sum(),
+              "macro_f1": np.mean(2 * diag / (hy.sum(axis=1) + hy.sum(axis=0)))}
+    return {m: float(values[m]) for m in metrics}
 
 
 def population_bounds(joint_zh, beta, metrics=METRICS) -> dict[str, tuple[float, float]]:
@@ -132,10 +172,29 @@ def population_bounds(joint_zh, beta, metrics=METRICS) -> dict[str, tuple[float,
 # replications
 
 
+def _items(table, patterns):
+    """The items of a (pattern, prediction) table: y_pred and weak labels."""
+    idx = np.repeat(np.arange(table.size), table.ravel())
+    return idx % table.shape[1], patterns[idx // table.shape[1]]
+
+
+def _fitted(cell: Cell, pats, counts):
+    """The label model of a replication and its delta method's arguments."""
+    if cell.label_model == "dawid_skene":
+        beta = dawid_skene(pats, counts.sum(axis=1), cell.n_classes)
+    else:
+        beta = majority_vote(pats, cell.n_classes, counts.sum(axis=1))
+    delta = label_model_delta(cell.label_model, pats, counts.sum(axis=1), beta)
+    return beta, {"label_model_pullback": delta.pullback, "label_model_sd": delta.pooled_sd}
+
+
 def run_cell(cell: Cell, replications: int, seed: int = SEED) -> pd.DataFrame:
-    """Coverage, Monte-Carlo sd and mean width of each bound's interval, per variant."""
-    patterns, joint_zh, beta_true = population(cell.n_classes, cell.n_lfs)
-    target = population_bounds(joint_zh, beta_true)
+    """Coverage, Monte-Carlo sd, mean width, bias and SE / sd of each bound's interval, per
+    variant; ``bound == "truth"``: the interval of the identified set, [lower end of the lower
+    bound's interval, upper end of the upper bound's], holding the true metric."""
+    patterns, joint_zyh = population_joint(cell.n_classes, cell.n_lfs, cell.duplicate)
+    _, joint_zh, beta_true = population(cell.n_classes, cell.n_lfs, cell.duplicate)
+    target, truth = population_bounds(joint_zh, beta_true), true_metrics(joint_zyh)
     z = stats.norm.ppf((1 + LEVEL) / 2)
     flat = joint_zh.ravel() / joint_zh.sum()
     rows, warned = [], 0
@@ -144,68 +203,107 @@ def run_cell(cell: Cell, replications: int, seed: int = SEED) -> pd.DataFrame:
         table = rng.multinomial(cell.n, flat).reshape(joint_zh.shape)
         seen = table.sum(axis=1) > 0
         counts, pats = table[seen], patterns[seen]
-        pullback = None
+        error = {}
         if cell.label_model == "oracle":
             beta = beta_true[seen]
-        elif cell.label_model == "dawid_skene":
-            beta = dawid_skene(pats, counts.sum(axis=1), cell.n_classes)
         else:
-            beta = majority_vote(pats, cell.n_classes, counts.sum(axis=1))
+            beta, error = _fitted(cell, pats, counts)
+        if cell.label_model == "majority_vote":
             ds = dawid_skene(pats, counts.sum(axis=1), cell.n_classes)
             warned += bool(majority_vote_concerns(pats, counts.sum(axis=1), ds))
-        if cell.label_model != "oracle":
-            pullback = partial(label_model_pullback, cell.label_model, pats, counts.sum(axis=1),
-                               beta)
+        elif cell.label_model == "dawid_skene":
+            warned += dawid_skene_fit(pats, counts.sum(axis=1), beta)["misfit"]
+        results = {}
         for variant, (correction, fitted) in VARIANTS.items():
-            if pullback is None and not fitted:
+            if (not error and not fitted) or (cell.duplicate and not fitted):
                 continue  # a known label model: the same as the default
-            out = exact_bounds(counts, beta, METRICS, small_pattern_correction=correction,
-                               label_model_pullback=pullback if fitted else None)
+            results[variant] = exact_bounds(counts, beta, METRICS,
+                                            small_pattern_correction=correction,
+                                            **(error if fitted else {}))
+        if cell.duplicate:  # bounds() widens where the label model does not fit
+            results["all LFs"] = results["default"]
+            ev = bounds(*_items(counts, pats), metrics=list(METRICS))
+            results["default"] = ev.closed_form.to_dataframe().T.to_dict()
+        for variant, out in results.items():
             for m in METRICS:
+                ends = []
                 for i, side in enumerate(("lower", "upper")):
                     est, se = out[m][f"{side}_bound"], out[m][f"{side}_bound_sd"]
+                    ends.append(est + (2 * i - 1) * z * se)
                     rows.append((variant, m, side, abs(est - target[m][i]) <= z * se,
-                                 2 * z * se, est - target[m][i]))
+                                 2 * z * se, est - target[m][i], se))
+                rows.append((variant, m, "truth", ends[0] <= truth[m] <= ends[1],
+                             ends[1] - ends[0], np.nan, np.nan))
     frame = pd.DataFrame(rows, columns=["variant", "metric", "bound", "covered", "width",
-                                        "bias"])
+                                        "bias", "se"])
     out = frame.groupby(["variant", "metric", "bound"], sort=False).agg(
-        coverage=("covered", "mean"), width=("width", "mean"), bias=("bias", "mean"))
+        coverage=("covered", "mean"), width=("width", "mean"), bias=("bias", "mean"),
+        se_ratio=("se", "mean"), sd=("bias", "std"))
+    out["se_ratio"] /= out.pop("sd")
     out["mc_sd"] = np.sqrt(out["coverage"] * (1 - out["coverage"]) / replications)
-    out["warned"] = warned / replications if cell.label_model == "majority_vote" else np.nan
-    for key, value in zip(("n_classes", "n_lfs", "n", "label_model"), astuple(cell),
-                          strict=True):
+    out["warned"] = warned / replications if cell.label_model != "oracle" else np.nan
+    for key, value in zip(("n_classes", "n_lfs", "n", "label_model", "duplicate"),
+                          astuple(cell), strict=True):
         out[key] = value
     out["R"] = replications
     return out.reset_index()
 
 
+def _label(lm, warned) -> str:
+    note = lm.replace("_", " ")
+    if lm == "majority_vote":
+        return note + f" (warned {100 * warned:.0f} %)"
+    if lm == "dawid_skene":
+        return note + f" (misfit {100 * warned:.0f} %)"
+    return note
+
+
+def _coverage(row, variant) -> str:
+    return f"{row[('coverage', variant)]:.3f} ± {row[('mc_sd', variant)]:.3f}"
+
+
 def markdown(frame: pd.DataFrame) -> str:
-    """One row per (cell, metric, bound): coverage ± MC sd and width of the default, of the
-    default with the label model fixed (its width ratio to it) and of the plug-in."""
+    """Two tables. The grid: one row per (cell, metric, bound) with coverage ± MC sd, width,
+    bias and SE / sd of the default, the default with the label model fixed (its coverage and
+    the default's width over its width) and the plug-in (coverage, width, bias). The design
+    with a duplicated labelling function: the default (which widens where Dawid-Skene does
+    not fit) against Dawid-Skene on all functions, for each bound and for the identified
+    set's interval holding the true metric (``truth``)."""
     key = ["n_classes", "n_lfs", "n", "label_model", "metric", "bound"]
-    wide = frame.pivot_table(index=key, columns="variant",
-                             values=["coverage", "mc_sd", "width", "bias"], sort=False)
-    warned = frame.groupby(key, sort=False)["warned"].first()
+    values = ["coverage", "mc_sd", "width", "bias", "se_ratio"]
+    grid = frame[~frame["duplicate"] & (frame["bound"] != "truth")]
+    wide = grid.pivot_table(index=key, columns="variant", values=values, sort=False)
+    warned = grid.groupby(key, sort=False)["warned"].first()
     lines = ["| K | LFs | n | label model | metric | bound | default: coverage ± MC sd | width |"
-             " bias | label model fixed: coverage ± MC sd | width ratio | plug-in: coverage ± "
-             "MC sd | width | bias |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             " bias | SE / sd | label model fixed: coverage ± MC sd | width ratio | plug-in: "
+             "coverage ± MC sd | width | bias |",
+             "|" + "---|" * 15]
     for idx, row in wide.iterrows():
         k, m, n, lm, metric, bound = idx
-        note = lm.replace("_", " ")
-        if lm == "majority_vote":
-            note += f" (warned {100 * warned[idx]:.0f} %)"
-        cells = [str(k), str(m), f"{n:,}", note, metric, bound]
-        for v in ("default", "fixed label model", "plug-in"):
-            if ("coverage", v) not in row or np.isnan(row[("coverage", v)]):
-                cells += ["—", "—"]
-            elif v == "fixed label model":
-                cells += [f"{row[('coverage', v)]:.3f} ± {row[('mc_sd', v)]:.3f}",
-                          f"{row[('width', 'default')] / row[('width', v)]:.2f}"]
-            else:
-                cells += [f"{row[('coverage', v)]:.3f} ± {row[('mc_sd', v)]:.3f}",
-                          f"{row[('width', v)]:.3f}", f"{row[('bias', v)]:+.4f}"]
+        cells = [str(k), str(m), f"{n:,}", _label(lm, warned[idx]), metric, bound,
+                 _coverage(row, "default"), f"{row[('width', 'default')]:.3f}",
+                 f"{row[('bias', 'default')]:+.4f}", f"{row[('se_ratio', 'default')]:.2f}"]
+        if ("coverage", "fixed label model") in row and not np.isnan(
+                row[("coverage", "fixed label model")]):
+            cells += [_coverage(row, "fixed label model"),
+                      f"{row[('width', 'default')] / row[('width', 'fixed label model')]:.2f}"]
+        else:
+            cells += ["—", "—"]
+        cells += [_coverage(row, "plug-in"), f"{row[('width', 'plug-in')]:.3f}",
+                  f"{row[('bias', 'plug-in')]:+.4f}"]
         lines.append("| " + " | ".join(cells) + " |")
+    copied = frame[frame["duplicate"]]
+    if len(copied):
+        wide = copied.pivot_table(index=key, columns="variant", values=values, sort=False)
+        warned = copied.groupby(key, sort=False)["warned"].first()
+        lines += ["", "| K | LFs | n | Dawid-Skene misfit | metric | bound | default: coverage "
+                  "± MC sd | width | all LFs: coverage ± MC sd | width |", "|" + "---|" * 10]
+        for idx, row in wide.iterrows():
+            k, m, n, _, metric, bound = idx
+            lines.append("| " + " | ".join(
+                [str(k), f"{m} + copy", f"{n:,}", f"{100 * warned[idx]:.0f} %", metric, bound,
+                 _coverage(row, "default"), f"{row[('width', 'default')]:.3f}",
+                 _coverage(row, "all LFs"), f"{row[('width', 'all LFs')]:.3f}"]) + " |")
     return "\n".join(lines)
 
 

@@ -26,7 +26,6 @@ selection without labels and for choosing labelling functions.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from functools import partial
 from typing import Any
 
 import numpy as np
@@ -51,28 +50,32 @@ from bayeval.methods.bounds.label_models import (
     LABEL_MODELS,
     dawid_skene_concerns,
     fit_label_model,
+    label_model_delta,
     label_model_diagnostics,
-    label_model_pullback,
     majority_vote_concerns,
     weak_label_patterns,
 )
+from bayeval.methods.bounds.misfit import misfit_check
 from bayeval.methods.bounds.result import BoundsEvaluation, check_reference
 from bayeval.sampling import sample
 from bayeval.table import Table, table
-from bayeval.validation import as_array, as_choice, as_ci_prob, check_same_length
+from bayeval.validation import aligned, as_array, as_choice, as_ci_prob, check_same_length
 
 __all__ = [
     "as_classes",
     "as_metrics",
     "bounds",
-    "check_below",
+    "class_codes",
     "compare_labelling_functions",
     "no_vote_share",
     "rank_classifiers",
+    "recode_classes",
     "sparse_priors",
 ]
 
 METHODS = ("exact", "entropic", "pymc", "both")
+#: at most this many classes (the cell counts hold patterns x classes numbers)
+MAX_CLASSES = 1000
 #: cells with fewer items than this are "small": plug-in bounds are biased inward there
 SMALL_CELL, SMALL_SHARE = 10, 0.2
 ROW_SUM_TOL = 1e-6
@@ -130,23 +133,6 @@ def as_classes(x, name: str, *, ndim: int, minimum: int) -> np.ndarray:
     return arr.astype(np.int64)
 
 
-def check_below(arr: np.ndarray, name: str, n_classes: int) -> None:
-    r"""Raise a ValueError naming ``name`` if ``arr`` holds a class :math:`\ge K` (``n_classes``).
-
-    Examples
-    --------
-    >>> check_below(np.array([0, 2]), "y_pred", 2)  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    ValueError: y_pred has values [2] outside the 2 classes 0..1 ...
-    """
-    if arr.max() >= n_classes:
-        vals = np.unique(arr[arr >= n_classes])[:5].tolist()
-        raise ValueError(f"{name} has values {vals} outside the {n_classes} classes "
-                         f"0..{n_classes - 1} (and -1 = abstain for weak_labels); set n_classes "
-                         "or fix the labels.")
-
-
 def _as_label_model(label_model, n_items: int):
     """A label model name, or a validated (n_items, n_classes) array of distributions."""
     if isinstance(label_model, str):
@@ -179,19 +165,20 @@ def _label_model_by_cell(label_model, cell, patterns, counts, n_classes, warn) -
     return beta
 
 
-def _pullback(cells, label_model, wanted: bool = True):
-    """The derivative of a named label model's fit in the pattern counts, for
-    :func:`~bayeval.methods.bounds.fast.exact_bounds`; None for a given label model."""
+def _label_model_error(cells, label_model, wanted: bool = True) -> dict[str, Any]:
+    """A named label model's delta method (its derivative in the pattern counts and its sd)
+    as :func:`~bayeval.methods.bounds.fast.exact_bounds`' arguments; none for a given one."""
     if not wanted or not isinstance(label_model, str):
-        return None
-    return partial(label_model_pullback, label_model, cells.patterns, cells.counts, cells.beta)
+        return {}
+    delta = label_model_delta(label_model, cells.patterns, cells.counts, cells.beta)
+    return {"label_model_pullback": delta.pullback, "label_model_sd": delta.pooled_sd}
 
 
 class _Cells:
     """Weak-label patterns of the items and the label model per pattern (validated inputs)."""
 
     def __init__(self, weak_labels, label_model, n_classes, warn):
-        self.n_classes = n_classes
+        self.n_classes, self.label_model = n_classes, label_model
         self.cell, self.patterns, self.counts = weak_label_patterns(weak_labels, n_classes)
         self.beta = _label_model_by_cell(label_model, self.cell, self.patterns, self.counts,
                                          n_classes, warn)
@@ -203,22 +190,105 @@ class _Cells:
         return flat.reshape(-1, k)
 
 
-def _validate(y_pred, weak_labels, label_model, n_classes, metrics, warn):
-    """Validated (y_pred, cells, metrics) from the raw inputs of the public functions."""
+def class_codes(y_pred: np.ndarray, weak_labels: np.ndarray, n_classes: int | None = None,
+                width: int | None = None) -> np.ndarray:
+    """The class codes of the data, in the order of the classes 0, ..., K-1 the bounds use.
+
+    Classes are coded by non-negative integers (-1 is an abstaining vote): ``0, ..., K-1`` as
+    they are, or any other distinct codes (``{1, 2}``, ``{0, 10**9}``) in their sorted order,
+    so that class 1 of a binary problem, whose precision, recall and F1 are bounded, is the
+    larger code. Codes within {0, 1} are a binary problem.
+
+    Parameters
+    ----------
+    y_pred : int array (n_items,)
+    weak_labels : int array (n_items, n_lfs)
+    n_classes : int, optional
+        :math:`K`, when given by the user.
+    width : int, optional
+        The number of columns of a given label model (one per class, in the codes' order).
+
+    Returns
+    -------
+    int array (K,): the code of each class.
+
+    Raises
+    ------
+    ValueError
+        For more than ``MAX_CLASSES`` classes, a single code, or codes that do not fit the
+        given number of classes.
+
+    Examples
+    --------
+    >>> class_codes(np.array([1, 2, 2]), np.array([[1, -1], [2, 2], [2, 1]])).tolist()
+    [1, 2]
+    >>> class_codes(np.array([0, 1]), np.array([[1], [-1]]), n_classes=3).tolist()
+    [0, 1, 2]
+    """
+    seen = np.union1d(y_pred, weak_labels[weak_labels >= 0])
+    if n_classes is not None and (isinstance(n_classes, bool) or not isinstance(
+            n_classes, (int, np.integer)) or not 2 <= n_classes <= MAX_CLASSES):
+        raise ValueError(f"n_classes must be an integer from 2 to {MAX_CLASSES}; got "
+                         f"{n_classes!r}.")
+    if n_classes is not None and width is not None and width != n_classes:
+        raise ValueError(f"label_model has {width} columns but n_classes is {n_classes}.")
+    k = n_classes if n_classes is not None else width
+    if k is not None:
+        if seen.max() < k:
+            return np.arange(k)
+        if seen.size == k:
+            return seen
+        raise ValueError(f"y_pred and weak_labels hold {seen.size} class codes (e.g. "
+                         f"{seen[:5].tolist()}) for {k} classes: code the classes 0..{k - 1}, "
+                         f"or use {k} distinct codes.")
+    if seen.max() <= 1:
+        return np.arange(2)
+    if seen.size > MAX_CLASSES:
+        raise ValueError(f"y_pred and weak_labels hold {seen.size} distinct class codes; at most "
+                         f"{MAX_CLASSES} classes are supported (the bounds count items per "
+                         "pattern and class).")
+    if seen.size < 2:
+        raise ValueError(f"y_pred and weak_labels hold one class code, {int(seen[0])}: give "
+                         "n_classes, or code the classes 0..K-1.")
+    return seen
+
+
+def _class_note(codes: np.ndarray) -> str:
+    """How the class codes were read, when they are not 0..K-1."""
+    if np.array_equal(codes, np.arange(codes.size)):
+        return ""
+    note = f"; classes coded {codes.tolist()} (in that order)"
+    if codes.size == 2:
+        note += f", precision, recall and F1 of class {codes[1]}"
+    return note
+
+
+def recode_classes(values: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Class indices 0..K-1 of class codes (-1, an abstaining vote, is kept).
+
+    Examples
+    --------
+    >>> recode_classes(np.array([[2, -1], [1, 2]]), np.array([1, 2])).tolist()
+    [[1, -1], [0, 1]]
+    """
+    return np.where(values == -1, -1, np.searchsorted(codes, values))
+
+
+def _validate(y_pred, weak_labels, label_model, n_classes, metrics, warn, labels=None):
+    """Validated (y_pred, cells, metrics, labels) from the raw inputs of the public
+    functions: pandas inputs paired by index, classes recoded 0..K-1 (``cells.codes``)."""
+    y_pred, weak_labels, label_model, labels = aligned(
+        y_pred=y_pred, weak_labels=weak_labels, label_model=label_model, labels=labels)
     weak = as_classes(weak_labels, "weak_labels", ndim=2, minimum=-1)
     y_pred = as_classes(y_pred, "y_pred", ndim=1, minimum=0)
     check_same_length(y_pred=y_pred, weak_labels=weak)
     label_model = _as_label_model(label_model, len(weak))
-    if n_classes is None:
-        n_classes = (label_model.shape[1] if isinstance(label_model, np.ndarray) else
-                     max(2, int(weak.max()) + 1, int(y_pred.max()) + 1))
-    elif isinstance(label_model, np.ndarray) and label_model.shape[1] != n_classes:
-        raise ValueError(f"label_model has {label_model.shape[1]} columns but n_classes is "
-                         f"{n_classes}.")
-    check_below(weak, "weak_labels", n_classes)
-    check_below(y_pred, "y_pred", n_classes)
-    metrics = as_metrics(metrics, n_classes)
-    return y_pred, _Cells(weak, label_model, n_classes, warn), metrics
+    codes = class_codes(y_pred, weak, n_classes,
+                        label_model.shape[1] if isinstance(label_model, np.ndarray) else None)
+    metrics = as_metrics(metrics, len(codes))
+    cells = _Cells(recode_classes(weak, codes), label_model, len(codes), warn)
+    cells.codes = codes
+    return recode_classes(y_pred, codes), cells, metrics, labels
 
 
 def as_metrics(metrics, n_classes: int) -> tuple[str, ...]:
@@ -274,13 +344,14 @@ def no_vote_share(patterns: np.ndarray, counts: np.ndarray) -> float:
     return float(counts[silent].sum() / counts.sum())
 
 
-def _as_gold(labels, y_pred: np.ndarray) -> np.ndarray:
+def _as_gold(labels, y_pred: np.ndarray, codes: np.ndarray) -> np.ndarray:
     gold = as_array(labels, "labels", allow_nan=True)
     check_same_length(labels=gold, y_pred=y_pred)
     known = ~np.isnan(gold)
-    if not known.any() or ((gold[known] != 0) & (gold[known] != 1)).any():
-        raise ValueError("labels must be 0, 1 or NaN (no gold label), with at least one gold "
-                         "label.")
+    if not known.any() or not np.isin(gold[known], codes).all():
+        raise ValueError(f"labels must be class codes {codes.tolist()} or NaN (no gold label), "
+                         "with at least one gold label.")
+    gold[known] = np.searchsorted(codes, gold[known])
     return gold
 
 
@@ -291,7 +362,7 @@ def _gold_counts(gold: np.ndarray, cells: _Cells, y_pred: np.ndarray) -> np.ndar
 
 
 def _fast_path(method, cell_counts, beta, metrics, epsilon, n_classes, correction,
-               pullback=None):
+               label_model_error):
     if method == "entropic":
         eps = 0.01 / np.log(n_classes) if epsilon is None else float(epsilon)
         if not eps > 0:
@@ -300,7 +371,7 @@ def _fast_path(method, cell_counts, beta, metrics, epsilon, n_classes, correctio
     if epsilon is not None:
         raise ValueError("epsilon is the temperature of method='entropic'; leave it None.")
     return exact_bounds(cell_counts, beta, metrics, small_pattern_correction=correction,
-                        label_model_pullback=pullback)
+                        **label_model_error)
 
 
 def _diagnose(results, cells: _Cells, warn: list[str], method: str, correction: bool
@@ -490,39 +561,49 @@ def bounds(y_pred, weak_labels, *, label_model="dawid_skene", metrics=None,
     >>> y_pred = [1, 1, 0, 0, 0, 1] * 50
     >>> ev = bounds(y_pred, weak, label_model="majority_vote", metrics=["accuracy"])
     >>> ev.summary()[["lower_bound", "upper_bound"]].round(4).values.tolist()
-    [[0.6534, 1.0]]
+    [[0.6543, 1.0]]
     """
     method = as_choice(method, "method", METHODS)
     ci_prob = as_ci_prob(ci_prob)
     ci_kind = as_choice(ci_kind, "ci_kind", CI_KINDS)
     warn: list[str] = []
-    y_pred, cells, metrics = _validate(y_pred, weak_labels, label_model, n_classes, metrics,
-                                       warn)
+    y_pred, cells, metrics, labels = _validate(y_pred, weak_labels, label_model, n_classes,
+                                               metrics, warn, labels)
     model = _check_model_args(method, model, labels, cells.n_classes)
-    gold = None if labels is None else _as_gold(labels, y_pred)
+    gold = None if labels is None else _as_gold(labels, y_pred, cells.codes)
     correction = bool(small_pattern_correction)
     cell_counts = cells.cell_counts(y_pred)
     fast = method if method in ("exact", "entropic") else "exact"
-    pullback = _pullback(cells, label_model, bool(label_model_uncertainty))
+    error = _label_model_error(cells, label_model, bool(label_model_uncertainty))
     results = _fast_path(fast, cell_counts, cells.beta, metrics, epsilon, cells.n_classes,
-                         correction, pullback if fast == "exact" else None)
+                         correction, error)
     data = _diagnose(results, cells, warn, fast, correction)
-    if pullback is not None and fast == "exact":
+    if error and fast == "exact":
         for side in ("lower", "upper"):
             key = f"{side}_bound_sd_fixed_label_model"
             data[key] = ("metric", [results[m].get(key, np.nan) for m in metrics])
     lm_name = label_model if isinstance(label_model, str) else "given P(Y | Z)"
     data |= _label_model_check(cells, lm_name, cell_counts, metrics, results, ci_prob,
                                correction, warn)
-    data = xr.Dataset(data, coords={"metric": list(metrics),
-                                    "lf": np.arange(cells.patterns.shape[1])})
+    if lm_name == "dawid_skene" and fast == "exact":
+        misfit, why = misfit_check(cells.patterns, cell_counts, cells.beta, results,
+                                   ci_prob=ci_prob, small_pattern_correction=correction,
+                                   label_model_uncertainty=bool(label_model_uncertainty))
+        data |= misfit
+        warn.extend([why] if why else [])
+    n_lfs = cells.patterns.shape[1]
+    data["class_code"] = ("class", cells.codes)
+    data = xr.Dataset(data, coords={"metric": list(metrics), "lf": np.arange(n_lfs),
+                                    "lf_pair": np.arange(n_lfs),
+                                    "class": np.arange(cells.n_classes)})
     if fast == "exact" and not correction:
         warn.append("small_pattern_correction=False: the plug-in bounds; with many small "
                     "weak-label patterns they are biased inward and their intervals undercover.")
     common = dict(method="bounds", variant=method, ci_prob=ci_prob, ci_kind=ci_kind,
                   random_seed=random_seed, data=data, assumptions=ASSUMPTIONS, warnings=warn,
                   description=f"Fréchet bounds from {len(y_pred)} items in {len(cells.counts)} "
-                              f"weak-label patterns, label model: {lm_name}")
+                              f"weak-label patterns, label model: {lm_name}"
+                              + _class_note(cells.codes))
     closed = closed_form(results, ci_prob)
     if method in ("exact", "entropic"):
         return BoundsEvaluation.create(closed_form=closed, **common)
@@ -534,6 +615,11 @@ def bounds(y_pred, weak_labels, *, label_model="dawid_skene", metrics=None,
         shift = kink_corrections(counts, beta, metrics, posterior_prior=prior)
         if not correction:  # centred on the plug-in bounds: the posterior's Jensen gap only
             shift -= kink_corrections(counts, beta, metrics)
+        # M1's spread is that of the plug-in bounds on these cells (its shift is a constant)
+        plug = exact_bounds(counts, beta, metrics, small_pattern_correction=False)
+        for side in ("lower", "upper"):
+            data[f"{side}_bound_sd_plug_in"] = ("metric", [plug[m][f"{side}_bound_sd"]
+                                                           for m in metrics])
     pm_model = _pymc_model(model, counts, beta, cells, metrics, gold, y_pred, shift)
     draws = sample(pm_model, random_seed, sample_kwargs)
     if model == "m1":
@@ -585,15 +671,18 @@ def rank_classifiers(candidates: Mapping[str, Any], weak_labels, *,
         raise ValueError("candidates must be a non-empty mapping name -> y_pred.")
     names = list(candidates)
     warn: list[str] = []
-    first, cells, metrics = _validate(candidates[names[0]], weak_labels, label_model, n_classes,
-                                      [metric], warn)
+    weak_labels, label_model, *columns = aligned(
+        weak_labels=weak_labels, label_model=label_model,
+        **{f"candidates[{name!r}]": candidates[name] for name in names})
+    first, cells, metrics, _ = _validate(columns[0], weak_labels, label_model, n_classes,
+                                         [metric], warn)
     ci_prob = as_ci_prob(ci_prob)
     rows = {}
     for name in names:
-        y_pred = first if name == names[0] else _validated_candidate(candidates[name], first,
-                                                                      cells, name)
+        y_pred = first if name == names[0] else _validated_candidate(columns[names.index(name)],
+                                                                      first, cells, name)
         rows[name] = exact_bounds(cells.cell_counts(y_pred), cells.beta, metrics,
-                                  label_model_pullback=_pullback(cells, label_model))[metric]
+                                  **_label_model_error(cells, label_model))[metric]
     frame = closed_form(rows, ci_prob).to_dataframe().rename_axis("candidate")
     frame["midpoint"] = frame["mean"]
     frame["width"] = frame["upper_bound"] - frame["lower_bound"]
@@ -609,8 +698,11 @@ def rank_classifiers(candidates: Mapping[str, Any], weak_labels, *,
 def _validated_candidate(y_pred, first, cells: _Cells, name: str) -> np.ndarray:
     arr = as_classes(y_pred, f"candidates[{name!r}]", ndim=1, minimum=0)
     check_same_length(**{"candidates[first]": first, f"candidates[{name!r}]": arr})
-    check_below(arr, f"candidates[{name!r}]", cells.n_classes)
-    return arr
+    if not np.isin(arr, cells.codes).all():
+        vals = np.setdiff1d(arr, cells.codes)[:5].tolist()
+        raise ValueError(f"candidates[{name!r}] has values {vals} outside the class codes "
+                         f"{cells.codes.tolist()} of the first candidate and the weak labels.")
+    return recode_classes(arr, cells.codes)
 
 
 def compare_labelling_functions(y_pred, weak_labels, subsets: Mapping[str, Sequence[int]], *,
@@ -642,27 +734,27 @@ def compare_labelling_functions(y_pred, weak_labels, subsets: Mapping[str, Seque
     >>> out = compare_labelling_functions([1, 1, 0, 0, 0, 1] * 50, weak,
     ...                                   {"first": [0], "both": [0, 1]})
     >>> out[["n_cells", "width"]].round(3).values.tolist()
-    [[2.0, 0.332], [4.0, 0.075]]
+    [[2.0, 0.383], [4.0, 0.075]]
     """
     if not isinstance(subsets, Mapping) or not subsets:
         raise ValueError("subsets must be a non-empty mapping name -> column indices.")
-    weak = as_classes(weak_labels, "weak_labels", ndim=2, minimum=-1)
+    y_pred, cells, _, _ = _validate(y_pred, weak_labels, label_model, n_classes, [metric], [])
+    weak, label_model = cells.patterns[cells.cell], cells.label_model
+    n_classes = cells.n_classes
     ci_prob = as_ci_prob(ci_prob)
     columns = {name: _subset_columns(cols, name, weak.shape[1]) for name, cols in subsets.items()}
     covered = np.logical_and.reduce([(weak[:, c] != -1).any(axis=1) for c in columns.values()])
     if not covered.any():
         raise ValueError("subsets: no item has a vote in every subset; compare subsets that "
                          "overlap in coverage.")
-    y_pred = as_classes(y_pred, "y_pred", ndim=1, minimum=0)
-    check_same_length(y_pred=y_pred, weak_labels=weak)
     if not isinstance(label_model, str):
-        label_model = _as_label_model(label_model, len(weak))[covered]
+        label_model = label_model[covered]
     rows = {}
     for name, idx in columns.items():
-        y, cells, metrics = _validate(y_pred[covered], weak[covered][:, idx], label_model,
-                                      n_classes, [metric], [])
+        y, cells, metrics, _ = _validate(y_pred[covered], weak[covered][:, idx], label_model,
+                                         n_classes, [metric], [])
         rows[name] = {**exact_bounds(cells.cell_counts(y), cells.beta, metrics,
-                                     label_model_pullback=_pullback(cells, label_model))[metric],
+                                     **_label_model_error(cells, label_model))[metric],
                       "n_lfs": idx.size, "n_cells": len(cells.counts)}
     frame = pd.DataFrame(rows).T
     closed = closed_form(rows, ci_prob).to_dataframe()

@@ -47,14 +47,36 @@ estimator of a kinked functional is unbiased (Hirano & Porter, 2012), so two ste
    :math:`\beta_g = \sum_{z \in g} n_z\beta_z / n_g` (the conditional law of :math:`Y` given the
    coarser pattern). Coarser weak labels give valid, wider bounds (every coupling for the fine
    patterns is one for the coarse ones), so pooling can only move the bounds outward;
-2. a *kink correction with moment selection* (as in Andrews & Soares, 2010; Chernozhukov, Lee &
-   Rosen, 2013): where :math:`|\hat\alpha_{zk} - \kappa_{zk}| \le \sqrt{\kappa_{zk}
-   (1 - \kappa_{zk})/n_z}` (the kink :math:`\kappa = \beta` for the upper end,
-   :math:`1 - \beta` for the lower one) the end is moved outward by its exact bias at the kink,
-   :math:`m_{zk} = E\,|X/n_z - \kappa_{zk}| / 2` with :math:`X \sim \mathrm{Bin}(n_z,
-   \kappa_{zk})` (de Moivre's closed form). Its variance from the selection,
-   :math:`\sum_z p_z^2 \sum_k (w_k/D_k)^2 m_{zk}^2 q_{zk}(1 - q_{zk})` with :math:`q` the
-   selection probability at the estimate, is added to the squared standard error.
+2. a *bias correction at the kinks* (Efron's bootstrap bias correction, computed exactly for
+   the cell's binomial instead of by resampling): the upper end of term :math:`k` in pattern
+   :math:`z` is :math:`\min(\hat\alpha, \kappa) = \hat\alpha - (\hat\alpha - \kappa)^+` with
+   :math:`n_z\hat\alpha \sim \mathrm{Bin}(n_z, \alpha)` and the kink :math:`\kappa = \beta_{zk}`
+   (the lower end is :math:`(\hat\alpha - \kappa)^+` with :math:`\kappa = 1 - \beta_{zk}`), so
+   its bias is :math:`\mp b_{n_z}(\alpha, \kappa)`, with
+
+   .. math:: b_n(\alpha, \kappa) = E(X/n - \kappa)^+ - (\alpha - \kappa)^+,\quad
+             E(X/n - \kappa)^+ = \alpha\,P(\mathrm{Bin}(n-1, \alpha) \ge m - 1)
+             - \kappa\,P(\mathrm{Bin}(n, \alpha) \ge m),\quad m = \lfloor n\kappa\rfloor + 1,
+
+   and each end is moved outward by :math:`b_{n_z}(\hat\alpha_{zk}, \kappa_{zk})` (the bias
+   at the estimate: :math:`2T(\hat F) - E_{\hat F} T(F^*)`, Efron & Tibshirani, 1993, §10).
+   In the normal limit, :math:`t = (\alpha - \kappa)/\sigma`, the bias is
+   :math:`\sigma\psi(t)`, :math:`\psi(t) = \varphi(t) - |t|\,\Phi(-|t|)` (0.40σ at the kink,
+   0.08σ at :math:`t = 1`), and the correction's mean is
+   :math:`\sigma E\psi(\hat t) = \sigma\,[\sqrt2\,G(t/\sqrt2) - G(t)]` with
+   :math:`G(x) = x\Phi(x) + \varphi(x)`, :math:`\hat t \sim N(t, 1)`: 0.17σ at the kink (it
+   under-corrects there) and 0.12σ at :math:`t = 1` (over by 0.03σ). No correction can do
+   better at every :math:`t` (Hirano & Porter, 2012): a correction :math:`c(\hat t) \ge 0`
+   has mean :math:`\int c(s)\varphi(s - t)\,ds \le \varphi(0)\int c` at the kink, while
+   :math:`\psi(0) = \varphi(0)` and :math:`\int\psi = 1/2`; removing the whole bias at the
+   kink costs twice the bias summed over a spread of :math:`t`. This one integrates to
+   :math:`\int\psi = 1/2`, so it is unbiased on average over patterns whose :math:`t` are
+   spread over more than a standard error. (The earlier rule moved every end within one sd of
+   its kink by the whole bias at the kink, :math:`\sigma\varphi(0)\,[|\hat t| \le 1]`,
+   integral 0.80: it over-corrected by 60 % over such a spread.) The correction's sampling
+   variance, :math:`\sum_z p_z^2\sum_k (w_k/D_k)^2\,\dot b_{n_z}(\hat\alpha_{zk})^2\,
+   \hat\alpha_{zk}(1 - \hat\alpha_{zk})/n_z` (delta method, :math:`\dot b = \partial_\alpha
+   b`), is added to the squared standard error.
 
 With :math:`n_z \to \infty` the correction vanishes like :math:`n_z^{-1/2}` and no pattern is
 pooled: the estimate is the exact plug-in bound. ``small_pattern_correction=False`` gives the
@@ -78,7 +100,7 @@ with :math:`\partial\beta/\partial c` from the implicit function theorem at the 
 (:func:`~bayeval.methods.bounds.label_models.label_model_pullback`) and the second term the
 pooled pattern :math:`g \ni u`'s own weights; then
 :math:`\widehat{\mathrm{SE}}^2 = \sum_{u,h}\hat p_u\hat\alpha_{uh}\,(\mathrm{IF}(g(u), h) +
-\mathrm{IF}_\beta(u))^2/(n-1)` (plus the kink correction's selection variance), which keeps
+\mathrm{IF}_\beta(u))^2/(n-1)` (plus the kink correction's variance), which keeps
 the covariance of the two parts. :math:`\partial T/\partial\beta` takes the one-sided slope at
 a kink (:math:`[\alpha_{gk} \ge \beta_{gk}]` for the upper end,
 :math:`[\alpha_{gk} + \beta_{gk} > 1]` for the lower one, and the denominators' share). A label
@@ -107,6 +129,7 @@ import scipy
 import xarray as xr
 from threadpoolctl import threadpool_limits
 
+from bayeval.methods.bounds.kinks import kink_gaps
 from bayeval.metrics import REGISTRY
 
 __all__ = [
@@ -130,8 +153,6 @@ BINARY_ONLY = tuple(m for m in METRICS if not REGISTRY[m].multiclass)
 POOL_BELOW = 10
 #: width of the label-model bins that pool small patterns
 POOL_BIN = 0.1
-#: the kink correction applies where |alpha - kink| <= KINK_SELECT sampling sds of alpha
-KINK_SELECT = 1.0
 
 
 def metric_terms(metric: str, n_classes: int
@@ -320,44 +341,34 @@ def pool_small_cells(cell_counts, beta, *, min_items: int = POOL_BELOW,
     return pooled, pooled_beta, group
 
 
-def _kink_bias(totals, kink):
-    r""":math:`E(\kappa - X/n)^+ = E|X/n - \kappa|/2` for :math:`X \sim \mathrm{Bin}(n, \kappa)`.
+def _cell_ends(p, alpha, beta, totals, metric, correct, beta_sd=None):
+    r"""Each cell's (lower, upper) end of a metric's terms and their slopes in :math:`\alpha`
+    and :math:`\beta`: ``[(value, slope_alpha, slope_beta)] * 2``, arrays (cells, terms).
 
-    De Moivre: :math:`E|X - n\kappa| = 2(f+1)\binom{n}{f+1}\kappa^{f+1}(1-\kappa)^{n-f}`,
-    :math:`f = \lfloor n\kappa\rfloor`; 0 where :math:`\kappa \in \{0, 1\}`.
+    Plug-in: :math:`(\alpha + \beta - 1)^+` and :math:`\min(\alpha, \beta)` with their
+    one-sided slopes. With ``correct`` each is moved outward by its empirical-Bayes Jensen gap
+    :math:`\sigma c` (:func:`~bayeval.methods.bounds.kinks.kink_gaps`; module docstring), with
+    :math:`\sigma^2 = \kappa(1 - \kappa)/n_z + \sigma_\beta^2` (``beta_sd``: the fitted label
+    model's sd of each pooled :math:`\beta`, 0 for a given one), and the slopes include the
+    gap's.
     """
-    n = np.broadcast_to(totals.astype(float), kink.shape)
-    inside = (kink > 0) & (kink < 1) & (n > 0)
-    k = np.where(inside, kink, 0.5)
-    f = np.minimum(np.floor(n * k), n - 1)
-    log_mad = (np.log(f + 1) + scipy.special.gammaln(n + 1) - scipy.special.gammaln(f + 2)
-               - scipy.special.gammaln(n - f) + (f + 1) * np.log(k) + (n - f) * np.log1p(-k))
-    return np.where(inside, np.exp(log_mad) / np.maximum(n, 1), 0.0)
-
-
-def _kink_shift(a, kink, totals):
-    """The kink correction of each (cell, term) and the variance of its selection."""
-    sd = np.sqrt(kink * (1 - kink) / totals[:, None])
-    bias = _kink_bias(totals[:, None], kink)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.where(sd > 0, (a - kink) / sd, np.inf)
-    chosen = np.abs(t) <= KINK_SELECT
-    q = np.where(np.isfinite(t), scipy.stats.norm.cdf(KINK_SELECT - t)
-                 - scipy.stats.norm.cdf(-KINK_SELECT - t), 0.0)
-    return np.where(chosen, bias, 0.0), bias**2 * q * (1 - q)
-
-
-def _kink_terms(p, alpha, beta, totals, metric):
-    """(lower, upper) shifts of a metric's bounds by the kink correction, and their variances."""
     classes, weights, (s_h, s_y, s_1) = metric_terms(metric, alpha.shape[1])
     a, b = alpha[:, classes], beta[:, classes]
     scale = weights / (s_h * p @ a + s_y * p @ b + s_1)
-    shifts, variances = [], []
-    for sign, kink in ((-1.0, 1.0 - b), (1.0, b)):
-        shift, var = _kink_shift(a, kink, totals)
-        shifts.append(sign * float((p @ shift) @ scale))
-        variances.append(float((p**2) @ (var @ scale**2)))
-    return shifts, variances
+    lower = (a + b > 1).astype(float)
+    out = [[np.maximum(0.0, a + b - 1.0), lower, lower.copy()],
+           [np.minimum(a, b), (a < b).astype(float), (a >= b).astype(float)]]
+    if not correct:
+        return out
+    noise = 0.0 if beta_sd is None else beta_sd[:, classes] ** 2
+    for sign, kink, end in ((-1.0, 1.0 - b, out[0]), (1.0, b, out[1])):
+        sd = np.sqrt(kink * (1.0 - kink) / np.maximum(totals, 1)[:, None] + noise)
+        t_hat = np.divide(a - kink, sd, out=np.full(sd.shape, np.inf), where=sd > 0)
+        gap, slope = kink_gaps(t_hat, p[:, None] * sd * scale)
+        # lower: (t-hat^+ - c) sigma, t-hat = (alpha + beta - 1)/sigma; upper: alpha -
+        # (t-hat^+ - c) sigma, t-hat = (alpha - beta)/sigma
+        end[:] = [end[0] + sign * sd * gap, end[1] + sign * slope, end[2] - slope]
+    return out
 
 
 def _posterior_gaps(counts, kink_lower, kink_upper, prior):
@@ -410,10 +421,10 @@ def kink_corrections(cell_counts, beta, metrics: Sequence[str], *,
     Examples
     --------
     >>> kink_corrections(np.array([[5, 5]]), np.array([[0.5, 0.5]]), ["accuracy"]).round(4)
-    array([[-0.123,  0.123]])
+    array([[-0.1169,  0.1169]])
     >>> kink_corrections(np.array([[5, 5]]), np.array([[0.5, 0.5]]), ["accuracy"],
     ...                  posterior_prior=0.25).round(4)
-    array([[-0.2433,  0.2433]])
+    array([[-0.2371,  0.2371]])
     """
     counts = np.asarray(cell_counts)
     p, alpha, _ = _plug_in(counts)
@@ -424,10 +435,12 @@ def kink_corrections(cell_counts, beta, metrics: Sequence[str], *,
     for i, metric in enumerate(metrics):
         if _undefined(p, alpha, beta, metric):
             continue
-        out[i] = _kink_terms(p, alpha, beta, counts.sum(axis=1), metric)[0]
+        classes, weights, (s_h, s_y, s_1) = metric_terms(metric, alpha.shape[1])
+        scale = weights / (s_h * p @ alpha[:, classes] + s_y * p @ beta[:, classes] + s_1)
+        plug = _cell_ends(p, alpha, beta, counts.sum(axis=1), metric, False)
+        ours = _cell_ends(p, alpha, beta, counts.sum(axis=1), metric, True)
+        out[i] = [(p @ (ours[j][0] - plug[j][0])) @ scale for j in range(2)]
         if posterior_prior is not None:
-            classes, weights, (s_h, s_y, s_1) = metric_terms(metric, alpha.shape[1])
-            scale = weights / (s_h * p @ alpha[:, classes] + s_y * p @ beta[:, classes] + s_1)
             out[i] -= [(p @ gap_lower[:, classes]) @ scale, (p @ gap_upper[:, classes]) @ scale]
     return out
 
@@ -458,42 +471,40 @@ def _nan_result() -> dict[str, float]:
     return dict.fromkeys(keys, np.nan)
 
 
-def _label_model_gradients(p, alpha, beta, metric, fine_p, group):
-    r""":math:`\partial T/\partial\beta_{uk}` of a metric's (lower, upper) plug-in bound on the
-    fine patterns, and the coefficient of the pooled label model's direct dependence on the
-    counts (both ``(2, patterns, K)``)."""
+def _label_model_gradients(p, alpha, beta, metric, ends, fine_p, group):
+    r""":math:`\partial T/\partial\beta_{uk}` of a metric's (lower, upper) bound on the fine
+    patterns, and the coefficient of the pooled label model's direct dependence on the counts
+    (both ``(2, patterns, K)``), from the cells' ``ends`` (:func:`_cell_ends`)."""
     classes, weights, (s_h, s_y, s_1) = metric_terms(metric, alpha.shape[1])
-    a, b = alpha[:, classes], beta[:, classes]
-    den = s_h * p @ a + s_y * p @ b + s_1
-    ends = (np.maximum(0.0, a + b - 1.0), np.minimum(a, b))
-    slopes = ((a + b > 1).astype(float), (a >= b).astype(float))  # d end / d beta
+    den = s_h * p @ alpha[:, classes] + s_y * p @ beta[:, classes] + s_1
     pooled = np.zeros((2, len(p), alpha.shape[1]))
-    for i in range(2):
-        numerators = p @ ends[i]
-        pooled[i][:, classes] = (weights / den * slopes[i]
-                                 - s_y * weights * numerators / den**2)
+    for i, (value, _, slope_beta) in enumerate(ends):
+        pooled[i][:, classes] = (weights / den * slope_beta
+                                 - s_y * weights * (p @ value) / den**2)
     return fine_p[None, :, None] * pooled[:, group], pooled[:, group]
 
 
 def _label_model_influence(pullback, fine_counts, fine_beta, group, parts):
     r"""The influence :math:`\mathrm{IF}_\beta(u)` of an item of pattern :math:`u` on each bound
-    through the label model refitted on the counts (module docstring), shape (n, patterns)."""
-    grads = np.concatenate([g for g, _ in parts])
+    through the pooled label model (module docstring), shape (n, patterns): the pooled
+    pattern's own weights and, with ``pullback``, the label model refitted on the counts."""
     direct = np.concatenate([d for _, d in parts])
     totals = fine_counts.sum(axis=1)
     n, fine_p = totals.sum(), totals / totals.sum()
     pooled_beta = np.zeros((group.max() + 1, fine_beta.shape[1]))
     np.add.at(pooled_beta, group, totals[:, None] * fine_beta)
     pooled_beta /= np.maximum(np.bincount(group, totals), 1)[:, None]
-    slope = pullback(grads)  # dT/dc_u (n_functions, patterns)
-    centred = n * (slope - (slope @ fine_p)[:, None])
-    return centred + (direct * (fine_beta - pooled_beta[group])[None]).sum(axis=2)
+    out = (direct * (fine_beta - pooled_beta[group])[None]).sum(axis=2)
+    if pullback is not None:
+        slope = pullback(np.concatenate([g for g, _ in parts]))  # dT/dc_u (functions, patterns)
+        out += n * (slope - (slope @ fine_p)[:, None])
+    return out
 
 
 @_single_threaded_blas
 def exact_bounds(cell_counts, beta, metrics: Sequence[str], *,
                  small_pattern_correction: bool = True,
-                 label_model_pullback=None) -> dict[str, dict[str, float]]:
+                 label_model_pullback=None, label_model_sd=None) -> dict[str, dict[str, float]]:
     r"""Exact Fréchet bounds and their standard errors from cell counts.
 
     Parameters
@@ -511,9 +522,14 @@ def exact_bounds(cell_counts, beta, metrics: Sequence[str], *,
         For a label model fitted on the pattern counts :math:`c_u = n_u` of these cells: maps
         gradients :math:`\partial T_i/\partial\beta_u(k)`, an array (n, n_cells, n_classes), to
         :math:`dT_i/dc_u`, an array (n, n_cells)
-        (:func:`~bayeval.methods.bounds.label_models.label_model_pullback`). The standard
+        (:meth:`~bayeval.methods.bounds.label_models.LabelModelDelta.pullback`). The standard
         errors then include the label model's own sampling error (module docstring); None
         treats ``beta`` as known.
+    label_model_sd : callable, optional
+        For the same fitted label model: maps the pooled pattern of each cell (int array) to
+        the sd of the pooled :math:`\hat\beta_{gk}`
+        (:meth:`~bayeval.methods.bounds.label_models.LabelModelDelta.pooled_sd`), the label
+        model's noise at the kinks; None: no such noise.
 
     Returns
     -------
@@ -525,7 +541,8 @@ def exact_bounds(cell_counts, beta, metrics: Sequence[str], *,
 
     Examples
     --------
-    >>> out = exact_bounds(np.array([[30, 70]]), np.array([[0.6, 0.4]]), ["accuracy"])
+    >>> counts, beta = np.array([[30, 70]]), np.array([[0.6, 0.4]])
+    >>> out = exact_bounds(counts, beta, ["accuracy"], small_pattern_correction=False)
     >>> round(out["accuracy"]["lower_bound"], 6), round(out["accuracy"]["upper_bound"], 6)
     (0.1, 0.7)
     """
@@ -536,47 +553,38 @@ def exact_bounds(cell_counts, beta, metrics: Sequence[str], *,
         counts, beta, group = pool_small_cells(counts, beta)
     p, alpha, n = _plug_in(counts)
     totals = counts.sum(axis=1)
+    beta_sd = None
+    if small_pattern_correction and label_model_sd is not None:
+        beta_sd = label_model_sd(group)
     out, influences, parts = {}, {}, []
     for metric in metrics:
         if _undefined(p, alpha, beta, metric):
             out[metric] = _nan_result()
             continue
-        classes = metric_terms(metric, alpha.shape[1])[0]
-        a, b = alpha[:, classes], beta[:, classes]
-        lo, hi = np.maximum(0.0, a + b - 1.0), np.minimum(a, b)
-        if_lower = _influence(p, alpha, beta, metric, lo, (a + b > 1).astype(float), p @ lo,
-                              None)
-        if_upper = _influence(p, alpha, beta, metric, hi, (a < b).astype(float), p @ hi, None)
-        lower, upper = metric_bounds(p, alpha, beta, metric)
-        res = _result(lower, upper, if_lower, if_upper, p, alpha, beta, metric, n)
-        if label_model_pullback is not None:
-            influences[metric] = (if_lower, if_upper)
-            parts.append(_label_model_gradients(p, alpha, beta, metric, fine_p, group))
+        classes, weights, (s_h, s_y, s_1) = metric_terms(metric, alpha.shape[1])
+        scale = weights / (s_h * p @ alpha[:, classes] + s_y * p @ beta[:, classes] + s_1)
+        ends = _cell_ends(p, alpha, beta, totals, metric, small_pattern_correction, beta_sd)
+        bounds_, ifs = [], []
+        for value, slope_alpha, _ in ends:
+            bounds_.append(float(np.clip((p @ value) @ scale, 0.0, 1.0)))
+            ifs.append(_influence(p, alpha, beta, metric, value, slope_alpha, p @ value, None))
+        res = _result(*bounds_, *ifs, p, alpha, beta, metric, n)
+        influences[metric] = ifs
+        parts.append(_label_model_gradients(p, alpha, beta, metric, ends, fine_p, group))
         # the independence coupling is not a Fréchet end: no bias at kinks, no pooling
         res["label_model"] = _independence_value(fine_p, fine_alpha, fine_beta, metric)
         out[metric] = res
-    if parts:
-        lm = _label_model_influence(label_model_pullback, fine_counts, fine_beta, group, parts)
+    pullbacks = {"": label_model_pullback}
+    if label_model_pullback is not None:
+        pullbacks = {"_fixed_label_model": None, "": label_model_pullback}
+    for suffix, pullback in (pullbacks.items() if parts else ()):
+        lm = _label_model_influence(pullback, fine_counts, fine_beta, group, parts)
         for i, (metric, (if_lower, if_upper)) in enumerate(influences.items()):
             fine = [if_lower[group] + lm[2 * i][:, None], if_upper[group] + lm[2 * i + 1][:, None]]
             res = out[metric]
-            for side in ("lower", "upper"):
-                res[f"{side}_bound_sd_fixed_label_model"] = res[f"{side}_bound_sd"]
-            res["lower_bound_sd"] = _standard_error(fine_p, fine_alpha, fine[0], n)
-            res["upper_bound_sd"] = _standard_error(fine_p, fine_alpha, fine[1], n)
-            res["midpoint_sd"] = _standard_error(fine_p, fine_alpha, (fine[0] + fine[1]) / 2, n)
-    if small_pattern_correction:
-        for metric in metrics:
-            res = out[metric]
-            if np.isnan(res["lower_bound"]):
-                continue
-            shifts, variances = _kink_terms(p, alpha, beta, totals, metric)
-            for i, side in enumerate(("lower", "upper")):
-                value = res[f"{side}_bound"] + shifts[i]
-                res[f"{side}_bound"] = float(np.clip(value, 0.0, 1.0))
-                for key in (f"{side}_bound_sd", f"{side}_bound_sd_fixed_label_model"):
-                    if key in res:
-                        res[key] = float(np.hypot(res[key], np.sqrt(variances[i])))
+            for side, influence in zip(("lower", "upper"), fine, strict=True):
+                res[f"{side}_bound_sd{suffix}"] = _standard_error(fine_p, fine_alpha, influence, n)
+            res["midpoint_sd"] = _standard_error(fine_p, fine_alpha, sum(fine) / 2, n)
     return out
 
 
@@ -714,7 +722,7 @@ def closed_form(results: dict[str, dict[str, float]], ci_prob: float) -> xr.Data
     Examples
     --------
     >>> ds = closed_form(exact_bounds(np.array([[30, 70]]), np.array([[0.6, 0.4]]),
-    ...                               ["accuracy"]), 0.95)
+    ...                               ["accuracy"], small_pattern_correction=False), 0.95)
     >>> round(float(ds["mean"].item()), 6)
     0.4
     """

@@ -23,9 +23,11 @@ from __future__ import annotations
 import numpy as np
 import scipy
 
-__all__ = ["LABEL_MODELS", "dawid_skene", "dawid_skene_concerns", "fit_label_model",
-           "label_model_diagnostics", "label_model_pullback", "majority_vote",
-           "majority_vote_concerns", "weak_label_patterns"]
+__all__ = ["LABEL_MODELS", "LabelModelDelta", "dawid_skene", "dawid_skene_concerns",
+           "dawid_skene_fit",
+           "fit_label_model", "label_model_delta", "label_model_diagnostics",
+           "label_model_pullback", "majority_vote", "majority_vote_concerns",
+           "weak_label_patterns"]
 
 LABEL_MODELS = ("majority_vote", "dawid_skene")
 #: majority vote is flagged when a labelling function's accuracy under Dawid-Skene is below
@@ -34,6 +36,8 @@ LABEL_MODELS = ("majority_vote", "dawid_skene")
 LOW_ACCURACY, EXCESS_MAX = 0.7, 0.05
 #: Dawid-Skene's derivative solves its (parameters x parameters) system directly up to this size
 DENSE_SOLVE = 1500
+#: family-wise false-alarm level of the tests of a Dawid-Skene fit (:func:`dawid_skene_fit`)
+FIT_LEVEL = 0.01
 
 
 def weak_label_patterns(weak_labels: np.ndarray, n_classes: int
@@ -269,34 +273,144 @@ def _ds_adjoint(state, w: np.ndarray) -> np.ndarray:
     return np.concatenate([g_e.reshape(n, -1), g_m], axis=1)
 
 
-def _ds_pullback(patterns, counts, beta, grad, smoothing=1.0):
-    """dT/dc_u through the Dawid-Skene fit (see :func:`label_model_pullback`)."""
-    k = beta.shape[1]
-    state = _ds_state(patterns, counts, beta, k, smoothing)
-    one_hot, c, post = state[0], state[1], state[5]
-    n_e = one_hot.shape[1] * k
+class LabelModelDelta:
+    r"""The delta method for a label model fitted on the pattern counts :math:`c_u`.
 
-    def spread(v):  # A v_E + v_m for a batch of v (n, D), shape (n, patterns, K)
+    Built by :func:`label_model_delta`; :meth:`pullback` gives derivatives of functions of
+    :math:`\hat\beta` in the counts, :meth:`pooled_sd` the sampling sd of pooled
+    :math:`\hat\beta`. Dawid–Skene's fit is the EM fixed point :math:`x = \Phi(x, c)` in its
+    expected counts :math:`x = (E, m)` (:func:`label_model_pullback`); the majority vote moves
+    only the prior of the pattern without votes.
+
+    Examples
+    --------
+    >>> patterns = np.array([[0, 0, 0], [1, 1, 1], [0, 1, 1], [1, 0, -1], [0, 0, 1]])
+    >>> counts = np.array([40, 30, 10, 10, 10])
+    >>> delta = label_model_delta("dawid_skene", patterns, counts,
+    ...                           dawid_skene(patterns, counts, 2))
+    >>> delta.pooled_sd(np.array([0, 1, 2, 2, 2])).shape
+    (3, 2)
+    """
+
+    def __init__(self, name: str, patterns, counts, beta, smoothing: float = 1.0):
+        self.name, self.patterns = name, patterns
+        self.counts, self.beta = np.asarray(counts, dtype=float), np.asarray(beta, dtype=float)
+        self._lu = None
+        if name == "dawid_skene":
+            self.state = _ds_state(patterns, self.counts, self.beta, self.beta.shape[1],
+                                   smoothing)
+            self.n_e = self.state[0].shape[1] * self.beta.shape[1]
+            self.dim = self.n_e + self.beta.shape[1]
+
+    def _spread(self, v):
+        """A v_E + v_m for a batch v (n, D), shape (n, patterns, K)."""
+        one_hot, k = self.state[0], self.beta.shape[1]
         n = len(v)
-        v_e = v[:, :n_e].reshape(n, -1, k).transpose(1, 0, 2).reshape(-1, n * k)
-        return ((one_hot @ v_e).reshape(-1, n, k).transpose(1, 0, 2)
-                + v[:, None, n_e:])
+        v_e = v[:, :self.n_e].reshape(n, -1, k).transpose(1, 0, 2).reshape(-1, n * k)
+        return (one_hot @ v_e).reshape(-1, n, k).transpose(1, 0, 2) + v[:, None, self.n_e:]
 
-    def jac_t(v):  # J_x^T v for a batch of v (n, D): (dr/dx)^T (c (A v_E + v_m))
-        return _ds_adjoint(state, c[None, :, None] * spread(v))
+    def _jac_t(self, v):
+        r""":math:`J_x^\top v` for a batch of v (n, D): :math:`(\partial r/\partial x)^\top
+        (c\,(A v_E + v_m))`."""
+        return _ds_adjoint(self.state, self.state[1][None, :, None] * self._spread(v))
 
-    dim = n_e + k
-    g = _ds_adjoint(state, grad)  # (n, D)
-    if dim <= DENSE_SOLVE:  # row d of the stacked J_x^T e_d is row d of J_x
-        jac = np.concatenate([jac_t(block)
-                              for block in np.array_split(np.eye(dim), max(1, dim // 32))])
-        lam = np.linalg.solve((np.eye(dim) - jac).T, g.T).T
-    else:  # many parameters: GMRES on (I - J_x)^T lambda = g, one product per iteration
-        op = scipy.sparse.linalg.LinearOperator(
-            (dim, dim), matvec=lambda v: v - jac_t(v.reshape(1, -1))[0], dtype=float)
-        lam = np.stack([scipy.sparse.linalg.gmres(op, row, rtol=1e-12, atol=0.0,
-                                                  restart=200, maxiter=50)[0] for row in g])
-    return (post[None] * spread(lam)).sum(axis=2)
+    def _factor(self):
+        """LU factors of :math:`I - J_x`, built once (row d of the stacked
+        :math:`J_x^\top e_d` is row d of :math:`J_x`)."""
+        if self._lu is None:
+            jac = np.concatenate([self._jac_t(block) for block in
+                                  np.array_split(np.eye(self.dim), max(1, self.dim // 32))])
+            self._lu = scipy.linalg.lu_factor(np.eye(self.dim) - jac)
+        return self._lu
+
+    def pullback(self, grad) -> np.ndarray:
+        """:math:`dT_i/dc_u` for gradients ``grad`` (n, patterns, K), see
+        :func:`label_model_pullback`."""
+        grad = np.asarray(grad, dtype=float)
+        if self.name == "majority_vote":
+            return _mv_pullback(self.patterns, self.counts, self.beta, grad)
+        g = _ds_adjoint(self.state, grad)  # (n, D)
+        if self.dim <= DENSE_SOLVE:
+            lam = scipy.linalg.lu_solve(self._factor(), g.T, trans=1).T
+        else:  # many parameters: GMRES on (I - J_x)^T lambda = g, one product per iteration
+            op = scipy.sparse.linalg.LinearOperator(
+                (self.dim, self.dim), matvec=lambda v: v - self._jac_t(v.reshape(1, -1))[0],
+                dtype=float)
+            lam = np.stack([scipy.sparse.linalg.gmres(op, row, rtol=1e-12, atol=0.0,
+                                                      restart=200, maxiter=50)[0]
+                            for row in g])
+        return (self.state[5][None] * self._spread(lam)).sum(axis=2)
+
+    def _covariance(self) -> np.ndarray:
+        r""":math:`\mathrm{Cov}\,\hat x = (I - J_x)^{-1}\Phi_c\Sigma_c\Phi_c^\top(I - J_x)^{-\top}`,
+        :math:`\Sigma_c = \mathrm{diag}(c) - cc^\top/n` (multinomial counts)."""
+        one_hot, c, *_, post = self.state
+        k = post.shape[1]
+        n_out = one_hot.shape[1]
+        ee = np.zeros((n_out, k, n_out, k))
+        em = np.zeros((n_out, k, k))
+        for y in range(k):
+            for y2 in range(k):
+                w = c * post[:, y] * post[:, y2]
+                ee[:, y, :, y2] = (one_hot.T @ one_hot.multiply(w[:, None])).toarray()
+                em[:, y, y2] = one_hot.T @ w
+        mm = (c[:, None] * post).T @ post
+        q = np.block([[ee.reshape(self.n_e, self.n_e), em.reshape(self.n_e, k)],
+                      [em.reshape(self.n_e, k).T, mm]])
+        mean = np.concatenate([(one_hot.T @ (c[:, None] * post)).ravel(), c @ post])
+        q -= np.outer(mean, mean) / c.sum()
+        lu = self._factor()
+        half = scipy.linalg.lu_solve(lu, q)
+        return scipy.linalg.lu_solve(lu, half.T)
+
+    def pooled_sd(self, group, chunk: int = 2048) -> np.ndarray:
+        r"""Sampling sd of the pooled label model :math:`\hat\beta_{gk} = \sum_{u \in g}
+        w_u\hat\beta_{uk}`, :math:`w_u = c_u/c_g` held at the observed counts, shape
+        (groups, K).
+
+        Dawid–Skene: :math:`\mathrm{Var}\,\hat\beta_{gk} = a_{gk}^\top\,\mathrm{Cov}\,\hat x\,
+        a_{gk}` with :math:`a_{gk} = \sum_{u\in g} w_u\,\partial r_{uk}/\partial x`; through
+        the log-joint :math:`\ell_{uy} = \log(m_y/\sum m) + \sum_j \log(E_j[z_{uj}, y]
+        / S_j[y])`, :math:`\partial r_{uk}/\partial\ell_{uy} = r_{uk}([k = y] - r_{uy})`.
+        Majority vote: the prior of the pattern without votes,
+        :math:`\mathrm{Var}\,\hat\beta_k = \sum_{u\,\text{voting}} c_u (s_{uk} - \beta_k)^2
+        / (\sum_{u\,\text{voting}} c_u)^2`.
+        """
+        group = np.asarray(group)
+        n_groups, k = int(group.max()) + 1, self.beta.shape[1]
+        sizes = np.bincount(group, self.counts, minlength=n_groups)
+        weight = self.counts / np.maximum(sizes[group], 1e-300)
+        if self.name == "majority_vote":
+            out = np.zeros((n_groups, k))
+            silent = (self.patterns == -1).all(axis=1)
+            voting = self.counts * ~silent
+            if silent.any() and voting.sum() > 0:
+                share = majority_vote(self.patterns, k)
+                u = np.flatnonzero(silent)[0]
+                var = voting @ (share - self.beta[u]) ** 2 / voting.sum() ** 2
+                out[group[u]] = weight[u] * np.sqrt(var)
+            return out
+        one_hot, _, expected, sums, mass, post = self.state
+        n_lfs = sums.shape[0]
+        cov = self._covariance()
+        member = scipy.sparse.csr_matrix((weight, (group, np.arange(len(group)))),
+                                         shape=(n_groups, len(group)))
+        jr = post[:, :, None] * (np.eye(k)[None] - post[:, None, :])  # (P, k, y)
+        lf_of = np.repeat(np.arange(n_lfs), k + 1)
+        var = np.zeros((n_groups, k))
+        for cls in range(k):
+            a = np.zeros((n_groups, self.dim))
+            e_part = a[:, :self.n_e].reshape(n_groups, -1, k)  # a view: (groups, O, K)
+            for y in range(k):
+                mixed = member @ one_hot.multiply(jr[:, cls, y][:, None])  # (groups, O)
+                total = member @ jr[:, cls, y]
+                e_part[:, :, y] = (mixed.toarray() / expected[:, y]
+                                   - total[:, None] / sums[lf_of, y])
+                a[:, self.n_e + y] = total / mass[y]
+            for start in range(0, n_groups, chunk):
+                block = a[start:start + chunk]
+                var[start:start + chunk, cls] = ((block @ cov) * block).sum(axis=1)
+        return np.sqrt(np.maximum(var, 0.0))
 
 
 def _mv_pullback(patterns, counts, beta, grad):
@@ -310,6 +424,33 @@ def _mv_pullback(patterns, counts, beta, grad):
     share = majority_vote(patterns, beta.shape[1])
     slope = np.where(~silent[:, None], share - prior, 0.0) / voting.sum()  # d prior / d c_u
     return np.einsum("nk,uk->nu", grad[:, silent].sum(axis=1), slope)
+
+
+def label_model_delta(name: str, patterns: np.ndarray, counts: np.ndarray,
+                      beta: np.ndarray) -> LabelModelDelta:
+    """The delta method (:class:`LabelModelDelta`) for a label model fitted on ``counts``.
+
+    Parameters
+    ----------
+    name : {"dawid_skene", "majority_vote"}
+    patterns : int array (n_patterns, n_lfs)
+    counts : int array (n_patterns,)
+    beta : float array (n_patterns, n_classes)
+        The fit on ``counts`` (:func:`fit_label_model`).
+
+    Returns
+    -------
+    LabelModelDelta
+
+    Examples
+    --------
+    >>> patterns = np.array([[0, 0], [1, 1], [-1, -1]])
+    >>> delta = label_model_delta("majority_vote", patterns, np.array([30, 10, 10]),
+    ...                           majority_vote(patterns, 2, np.array([30, 10, 10])))
+    >>> delta.pooled_sd(np.array([0, 1, 2])).round(3).tolist()  # sqrt(.75 * .25 / 40)
+    [[0.0, 0.0], [0.0, 0.0], [0.068, 0.068]]
+    """
+    return LabelModelDelta(name, patterns, counts, beta)
 
 
 def label_model_pullback(name: str, patterns: np.ndarray, counts: np.ndarray,
@@ -362,10 +503,7 @@ def label_model_pullback(name: str, patterns: np.ndarray, counts: np.ndarray,
     ...      < 1e-4 * abs(fd))
     True
     """
-    grad = np.asarray(grad, dtype=float)
-    if name == "majority_vote":
-        return _mv_pullback(patterns, np.asarray(counts, float), beta, grad)
-    return _ds_pullback(patterns, counts, beta, grad)
+    return label_model_delta(name, patterns, counts, beta).pullback(grad)
 
 
 def label_model_diagnostics(patterns: np.ndarray, counts: np.ndarray, beta: np.ndarray
@@ -428,6 +566,96 @@ def label_model_diagnostics(patterns: np.ndarray, counts: np.ndarray, beta: np.n
             "agreement": float((n_votes * np.nan_to_num(agreement)).sum() / total) if total
             else np.nan,
             "excess_agreement": excess if np.isfinite(excess) else np.nan}
+
+
+def dawid_skene_fit(patterns: np.ndarray, counts: np.ndarray, beta: np.ndarray, *,
+                    smoothing: float = 1.0, level: float = FIT_LEVEL) -> dict:
+    r"""Does the Dawid–Skene fit ``beta`` agree with the weak labels it was fitted on?
+
+    Two tests of the fitted model's own predictions, at family-wise level ``level``:
+
+    * **pairs of labelling functions** (local dependence, as the bivariate residuals of
+      latent class analysis): among the :math:`N_{jl}` items on which functions :math:`j` and
+      :math:`l` both vote, the model predicts equal votes with probability
+      :math:`q_{jl} = \sum_y \pi_y\sum_{v \ge 0}\theta_j[y, v]\theta_l[y, v] / \sum_y
+      \pi_y(1 - \theta_j[y, -1])(1 - \theta_l[y, -1])`; with :math:`O_{jl}` equal votes,
+      :math:`z_{jl} = (O_{jl} - N_{jl}q_{jl}) / \sqrt{N_{jl}q_{jl}(1 - q_{jl})}` is flagged
+      above the one-sided Bonferroni quantile :math:`\Phi^{-1}(1 - \text{level}/\#\text{pairs})`.
+      Copies or functions that share their errors agree far more often than conditional
+      independence allows, and Dawid–Skene then counts their votes twice. The pair flagged
+      need not be the culprit: a fit that takes a copied pair's votes for the truth leaves
+      the other functions looking correlated (see the example).
+    * **the pattern frequencies** (global fit): Pearson's
+      :math:`X^2 = \sum_z (c_z - e_z)^2/e_z` over the patterns with
+      :math:`e_z = n P(z) \ge 5`, :math:`P(z) = \sum_y\pi_y\prod_j\theta_j[y, z_j]`, the rest
+      (and every pattern never seen) pooled into one cell, against :math:`\chi^2` with
+      (cells - 1 - parameters) degrees of freedom; flagged when :math:`p <` ``level``.
+
+    The parameters are those of the fit (its expected counts, smoothing included), so both
+    statistics are a little smaller than their reference laws when the model holds.
+
+    Parameters
+    ----------
+    patterns : int array (n_patterns, n_lfs)
+    counts : int array (n_patterns,)
+    beta : float array (n_patterns, n_classes)
+        :func:`dawid_skene` on these counts.
+    smoothing : float
+        The fit's pseudo-count.
+    level : float
+
+    Returns
+    -------
+    dict with ``pair_z`` (n_lfs, n_lfs; NaN where a pair never votes together),
+    ``flagged_pairs`` (list of (j, l)), ``pattern_chi2``, ``pattern_df`` and
+    ``pattern_p`` (NaN without degrees of freedom), ``misfit`` (bool).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 2, 3000)
+    >>> votes = np.where(rng.random((3000, 4)) < 0.8, y[:, None], 1 - y[:, None])
+    >>> votes[:, 3] = np.where(rng.random(3000) < 0.95, votes[:, 0], votes[:, 3])  # a copy
+    >>> _, patterns, counts = weak_label_patterns(votes, 2)
+    >>> fit = dawid_skene_fit(patterns, counts, dawid_skene(patterns, counts, 2))
+    >>> fit["misfit"], fit["flagged_pairs"]  # the fit takes the copied votes for the truth
+    (True, [(1, 2)])
+    """
+    k = beta.shape[1]
+    _, c, expected, sums, mass, _ = _ds_state(patterns, counts, beta, k, smoothing)
+    n_lfs = patterns.shape[1]
+    theta = (expected.reshape(n_lfs, k + 1, k) / sums[:, None, :]).transpose(0, 2, 1)
+    pi = mass / mass.sum()  # theta[j, y, v + 1] = P(lambda_j = v | Y = y)
+    votes = patterns != -1
+    pair_z = np.full((n_lfs, n_lfs), np.nan)
+    for j in range(n_lfs):
+        for m in range(j + 1, n_lfs):
+            both = c @ (votes[:, j] & votes[:, m])
+            if both == 0:
+                continue
+            equal = c @ (votes[:, j] & (patterns[:, j] == patterns[:, m]))
+            p_equal = pi @ (theta[j, :, 1:] * theta[m, :, 1:]).sum(axis=1)
+            p_both = pi @ ((1 - theta[j, :, 0]) * (1 - theta[m, :, 0]))
+            q = min(p_equal / p_both, 1.0)
+            pair_z[j, m] = pair_z[m, j] = ((equal - both * q)
+                                           / np.sqrt(max(both * q * (1 - q), 1e-12)))
+    n_pairs = n_lfs * (n_lfs - 1) // 2
+    cut = scipy.stats.norm.isf(level / max(n_pairs, 1))
+    flagged = [(j, m) for j in range(n_lfs) for m in range(j + 1, n_lfs) if pair_z[j, m] > cut]
+    log_theta = np.log(theta.transpose(0, 2, 1).reshape(-1, k))
+    log_p = scipy.special.logsumexp(np.log(pi) + _one_hot(patterns, k) @ log_theta, axis=1)
+    n = c.sum()
+    e = n * np.exp(log_p)
+    big = e >= 5
+    observed = np.append(c[big], c[~big].sum())
+    rest = n - e[big].sum()
+    chi2 = float(((c[big] - e[big]) ** 2 / e[big]).sum()
+                 + ((observed[-1] - rest) ** 2 / rest if rest > 0 else 0.0))
+    df = int(big.sum()) - (k - 1) - n_lfs * k * k
+    p_value = float(scipy.stats.chi2.sf(chi2, df)) if df > 0 else np.nan
+    return {"pair_z": pair_z, "flagged_pairs": flagged, "pattern_chi2": chi2,
+            "pattern_df": df, "pattern_p": p_value,
+            "misfit": bool(flagged) or (df > 0 and p_value < level)}
 
 
 def dawid_skene_concerns(patterns: np.ndarray) -> str:

@@ -11,19 +11,19 @@ does in memory: the results equal the in-memory ones to rounding (1e-12).
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any, NamedTuple
 
 import numpy as np
 import xarray as xr
 
-from bayeval.methods.bounds.api import as_classes, as_metrics, check_below
+from bayeval.methods.bounds.api import as_classes, as_metrics, class_codes, recode_classes
 from bayeval.methods.bounds.fast import exact_bounds
 from bayeval.methods.bounds.label_models import (
     LABEL_MODELS,
     fit_label_model,
-    label_model_pullback,
+    label_model_delta,
 )
+from bayeval.methods.bounds.misfit import misfit_check
 from bayeval.partitions import reduce_blocks
 from bayeval.validation import as_choice, check_same_length
 
@@ -85,7 +85,9 @@ def bounds_cells(y_pred: Any, weak_labels: Any, *, n_classes: int | None = None)
         Labelling-function votes, -1 = abstain (items without a vote form a pattern of their
         own).
     n_classes : int, optional
-        :math:`K`; by default the largest class seen plus one (at least 2).
+        :math:`K`; by default the classes seen, read as
+        :func:`~bayeval.methods.bounds.api.class_codes` reads them (the patterns and counts use
+        0..K-1 in the codes' order).
 
     Returns
     -------
@@ -110,11 +112,10 @@ def bounds_cells(y_pred: Any, weak_labels: Any, *, n_classes: int | None = None)
     """
     rows, counts = reduce_blocks(_bounds_block, _stack_distinct,
                                  {"y_pred": y_pred, "weak_labels": weak_labels}).compute()
-    k = n_classes or max(2, int(rows.max()) + 1)
-    check_below(rows[:, :-1], "weak_labels", k)
-    check_below(rows[:, -1], "y_pred", k)
+    codes = class_codes(rows[:, -1], rows[:, :-1], n_classes)
+    rows = recode_classes(rows, codes)
     patterns, cell = np.unique(rows[:, :-1], axis=0, return_inverse=True)
-    cell_counts = np.zeros((len(patterns), k), dtype=np.int64)
+    cell_counts = np.zeros((len(patterns), len(codes)), dtype=np.int64)
     np.add.at(cell_counts, (cell.ravel(), rows[:, -1]), counts)
     return BoundsCells(patterns, cell_counts)
 
@@ -157,7 +158,7 @@ def bounds_exact(y_pred: Any, weak_labels: Any, *, label_model: str = "dawid_ske
     ...     ours = bounds_exact(da.from_array(y_pred, chunks=1_000),
     ...                         da.from_array(weak, chunks=(1_000, 3)), metrics=["accuracy"])
     >>> [round(float(ours[b].item()), 4) for b in ("lower_bound", "upper_bound")]
-    [0.3092, 0.682]
+    [0.3064, 0.6822]
     >>> mem = bounds(y_pred, weak, metrics=["accuracy"]).closed_form
     >>> float(abs(ours["upper_bound"] - mem["upper_bound"]).max()) < 1e-12
     True
@@ -167,9 +168,14 @@ def bounds_exact(y_pred: Any, weak_labels: Any, *, label_model: str = "dawid_ske
     k = cells.cell_counts.shape[1]
     metrics = as_metrics(metrics, k)
     beta = fit_label_model(label_model, cells.patterns, cells.counts, k)
-    pullback = (partial(label_model_pullback, label_model, cells.patterns, cells.counts, beta)
-                if label_model_uncertainty else None)
-    out = exact_bounds(cells.cell_counts, beta, metrics, label_model_pullback=pullback)
+    error = {}
+    if label_model_uncertainty:
+        delta = label_model_delta(label_model, cells.patterns, cells.counts, beta)
+        error = {"label_model_pullback": delta.pullback, "label_model_sd": delta.pooled_sd}
+    out = exact_bounds(cells.cell_counts, beta, metrics, **error)
+    if label_model == "dawid_skene":
+        misfit_check(cells.patterns, cells.cell_counts, beta, out,
+                     label_model_uncertainty=label_model_uncertainty)
     keys = [key for key in out[metrics[0]] if not key.endswith("_fixed_label_model")]
     return xr.Dataset({key: ("metric", [out[m][key] for m in metrics]) for key in keys},
                       coords={"metric": list(metrics)})

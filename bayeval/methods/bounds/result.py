@@ -79,10 +79,10 @@ class BoundsEvaluation(Evaluation, method="bounds"):
     bounds (exact), closed form: 95% equal-tailed intervals (eti)
                lower_bound  upper_bound  lower  upper
     metric
-    accuracy         0.653          1.0  0.599    1.0
-    precision        0.653          1.0  0.577    1.0
-    recall           0.653          1.0  0.591    1.0
-    f1               0.653          1.0  0.587    1.0
+    accuracy         0.654          1.0  0.599    1.0
+    precision        0.654          1.0  0.577    1.0
+    recall           0.654          1.0  0.590    1.0
+    f1               0.654          1.0  0.587    1.0
     """
 
     def summary(self, source: str | None = None, ci_prob: float | None = None,
@@ -240,9 +240,10 @@ def _against_reported(draws: xr.DataArray, closed: xr.Dataset,
     ``reported_sd``: :math:`|\log(s / \mathrm{SE})| \le \log 1.5`. Both reports then give
     the same centre to within half a standard error and the same spread to within 50 %, so a
     reader would draw the same conclusion from either. A bound reported at 0 or 1 is clipped in
-    both, and only its centre is compared. M1 plugs the label model in: where the reported sds
-    include a fitted label model's own error, SE is the sd with the label model fixed
-    (``{lower,upper}_bound_sd_fixed_label_model`` in ``data``).
+    both, and only its centre is compared. M1 plugs the label model in and shifts each bound
+    by the kink correction, a constant: SE is the sd of the plug-in bounds on M1's cells
+    (``{lower,upper}_bound_sd_plug_in`` in ``data``), else the sd with the label model fixed
+    (``{lower,upper}_bound_sd_fixed_label_model``).
     """
     import arviz as az
 
@@ -251,9 +252,9 @@ def _against_reported(draws: xr.DataArray, closed: xr.Dataset,
         for metric in draws["metric"].values:
             x = draws.sel(bound=bound, metric=metric).transpose("chain", "draw").values
             fast = float(closed[f"{bound}_bound"].sel(metric=metric))
-            known = f"{bound}_bound_sd_fixed_label_model"
-            source = data if data is not None and known in data else closed
-            se = float(source[known if source is data else f"{bound}_bound_sd"]
+            keys = [f"{bound}_bound_sd_plug_in", f"{bound}_bound_sd_fixed_label_model"]
+            known = next((k for k in keys if data is not None and k in data), None)
+            se = float((closed[f"{bound}_bound_sd"] if known is None else data[known])
                        .sel(metric=metric))
             if not (np.isfinite(fast) and np.isfinite(x).all()):
                 continue

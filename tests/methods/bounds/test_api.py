@@ -13,7 +13,11 @@ from bayeval.datasets import weak_labels as simulate_weak_labels
 from bayeval.methods.bounds import api
 from bayeval.methods.bounds.api import bounds, compare_labelling_functions, rank_classifiers
 from bayeval.methods.bounds.fast import exact_bounds, metric_bounds
-from bayeval.methods.bounds.label_models import dawid_skene, weak_label_patterns
+from bayeval.methods.bounds.label_models import (
+    dawid_skene,
+    label_model_delta,
+    weak_label_patterns,
+)
 
 
 def true_metrics(y, h, n_classes):
@@ -113,15 +117,18 @@ Y_PRED = np.array([0, 1, 1, 0])
 
 @pytest.mark.parametrize(("kwargs", "match"), [
     ({"weak_labels": [[0, 2], [1, -1], [1, 1], [0, 0]], "label_model": np.full((4, 2), 0.5)},
-     "weak_labels has values"),
+     r"hold 3 class codes \(e.g. \[0, 1, 2\]\) for 2 classes"),
     ({"weak_labels": [[0, -2], [1, -1], [1, 1], [0, 0]]}, "weak_labels must hold integers"),
     ({"weak_labels": [[0, 0.5], [1, -1], [1, 1], [0, 0]]}, "weak_labels must hold integers"),
     ({"label_model": np.full((4, 2), 0.6)}, "label_model rows must be distributions"),
     ({"label_model": [[1.2, -0.2]] * 4}, "label_model must hold probabilities"),
-    ({"label_model": np.full((3, 2), 0.5)}, "length mismatch: label_model"),
+    ({"label_model": np.full((3, 2), 0.5)}, "length mismatch: y_pred has 4, label_model has 3"),
     ({"label_model": "snorkel"}, "label_model must be one of"),
     ({"y_pred": [0, 1, 1]}, "length mismatch: y_pred has 3"),
-    ({"y_pred": [0, 1, 2, 0], "n_classes": 2}, "y_pred has values"),
+    ({"y_pred": [0, 1, 2, 0], "n_classes": 2}, "hold 3 class codes"),
+    ({"n_classes": 10**9}, "n_classes must be an integer from 2 to 1000"),
+    ({"y_pred": [7, 7, 7, 7], "weak_labels": [[7], [-1], [7], [7]]}, "hold one class code, 7"),
+    ({"weak_labels": [[0, 0.7], [1, -1], [1, 1], [0, 0]]}, r"weak_labels must hold integers"),
     ({"y_pred": [0, 1, 2, 0], "metrics": ["f1"]}, "metrics .* are for two classes"),
     ({"metrics": ["auc"]}, "metrics must be one of"),
     ({"method": "pymc", "model": "m3"}, "labels"),
@@ -176,7 +183,9 @@ def test_items_without_votes_are_their_own_pattern():
     assert np.abs(beta[none][0] - [0.4, 0.6]).max() < 0.07
     table = np.zeros((len(counts), 2), dtype=int)
     np.add.at(table, (cell, y_pred), 1)
-    direct = exact_bounds(table, beta, ["accuracy"])["accuracy"]
+    delta = label_model_delta("dawid_skene", patterns, counts, beta)
+    direct = exact_bounds(table, beta, ["accuracy"], label_model_pullback=delta.pullback,
+                          label_model_sd=delta.pooled_sd)["accuracy"]
     assert abs(ev.summary().loc["accuracy", "upper_bound"] - direct["upper_bound"]) < 1e-12
     mv = bounds(y_pred, weak, label_model="majority_vote").tree["data"]
     assert float(mv["share_without_votes"]) == float(data["share_without_votes"])

@@ -20,6 +20,7 @@ from bayeval.methods.bounds.fast import exact_bounds, metric_bounds, pool_small_
 from bayeval.methods.bounds.label_models import (
     dawid_skene,
     dawid_skene_concerns,
+    label_model_delta,
     label_model_pullback,
     majority_vote,
 )
@@ -71,18 +72,17 @@ def _brute_force_sd(table, patterns, n_classes, metric, side, group, refit):
         return mass / np.bincount(group, c)[:, None]
 
     start = dawid_skene(patterns, table.sum(axis=1), n_classes, **TIGHT)
-    fixed = pooled_beta(table.sum(axis=1), start)
-
     refits = {}  # the label model depends on the pattern totals only: one refit per pattern
 
     def bound(t):
         c = t.sum(axis=1)
+        beta = pooled_beta(c, start)  # the pooled pattern's own weights move with the counts
         if refit:
             key = c.tobytes()
             if key not in refits:
                 refits[key] = pooled_beta(c, dawid_skene(patterns, c, n_classes, start=start,
                                                          **TIGHT))
-        beta = refits[key] if refit else fixed
+            beta = refits[key]
         pooled = np.zeros((n_groups, n_classes))
         np.add.at(pooled, group, t)
         sizes = pooled.sum(axis=1)
@@ -100,10 +100,14 @@ def _brute_force_sd(table, patterns, n_classes, metric, side, group, refit):
 
 
 @pytest.mark.parametrize(("n_classes", "metric"), [(2, "f1"), (3, "macro_f1")])
-def test_label_model_widens_the_standard_error_by_the_delta_method(n_classes, metric):
-    # The difference in variance, Var(fitted) - Var(known), must equal the brute force (the
-    # kink correction's selection variance is in both and cancels); 3 labelling functions and
-    # few items, so that small patterns are pooled.
+def test_standard_errors_are_the_delta_method(n_classes, metric, monkeypatch):
+    # Both standard errors of the pooled bounds, the label model refitted on the counts and
+    # fixed (its pooled weights still move with them), must equal the brute force; 3
+    # labelling functions and few items, so that small patterns are pooled. The kink
+    # correction is switched off: the brute force differentiates the plug-in ends.
+    from bayeval.methods.bounds import fast
+
+    monkeypatch.setattr(fast, "kink_gaps", lambda t, w: (np.zeros(t.shape), np.zeros(t.shape)))
     patterns, table = _table(n_classes, 3, 300 * n_classes, 11)
     beta = dawid_skene(patterns, table.sum(axis=1), n_classes, **TIGHT)
     pullback = partial(label_model_pullback, "dawid_skene", patterns, table.sum(axis=1), beta)
@@ -115,19 +119,20 @@ def test_label_model_widens_the_standard_error_by_the_delta_method(n_classes, me
     for i, side in enumerate(("lower", "upper")):
         fitted = _brute_force_sd(table, patterns, n_classes, metric, i, group, refit=True)
         known = _brute_force_sd(table, patterns, n_classes, metric, i, group, refit=False)
-        widening = fitted**2 - known**2
-        ours = out[f"{side}_bound_sd"] ** 2 - out[f"{side}_bound_sd_fixed_label_model"] ** 2
-        np.testing.assert_allclose(ours, widening, rtol=1e-4)
+        np.testing.assert_allclose(out[f"{side}_bound_sd"], fitted, rtol=1e-4)
+        np.testing.assert_allclose(out[f"{side}_bound_sd_fixed_label_model"], known, rtol=1e-4)
         assert fitted > 1.1 * known  # the label model's error is not negligible here
-        wrong = off[f"{side}_bound_sd"] ** 2 - off[f"{side}_bound_sd_fixed_label_model"] ** 2
-        assert abs(wrong / widening - 1) > 1e-2  # the check can fail
+        assert abs(off[f"{side}_bound_sd"] / fitted - 1) > 1e-3  # the check can fail
 
 
 def test_standard_error_matches_the_sd_over_repeated_samples():
     # 4 conditionally independent labelling functions (Dawid-Skene correctly specified and
-    # identified), binary, n = 5,000: over R = 200 samples the sd of each accuracy bound must
-    # be the mean reported SE within 4 sigma of a sample sd (4 / sqrt(2 (R - 1)) = 0.20 in
-    # ratio); the SE with the label model fixed is about half of it and must fail the same bar.
+    # identified), binary, n = 5,000: over R = 200 samples the sd of the accuracy's lower bound
+    # must be the mean reported SE within 4 sigma of a sample sd (4 / sqrt(2 (R - 1)) = 0.20 in
+    # ratio). The upper bound's cells sit near their kinks, where the one-sided slopes of the
+    # influence function overstate the spread (docs/bounds.md): its SE must not be below the
+    # sd (same tolerance) nor above 1.5 times it. The SEs with the label model fixed are about
+    # half of the sds and must fail the first bar.
     patterns_all, joint_zh, _ = population(2, 4)
     flat = joint_zh.ravel() / joint_zh.sum()
     rng = np.random.default_rng(20261124)
@@ -138,19 +143,20 @@ def test_standard_error_matches_the_sd_over_repeated_samples():
         seen = table.sum(axis=1) > 0
         counts, patterns = table[seen], patterns_all[seen]
         beta = dawid_skene(patterns, counts.sum(axis=1), 2)
-        pullback = partial(label_model_pullback, "dawid_skene", patterns, counts.sum(axis=1),
-                           beta)
-        out = exact_bounds(counts, beta, ["accuracy"], label_model_pullback=pullback)
+        delta = label_model_delta("dawid_skene", patterns, counts.sum(axis=1), beta)
+        out = exact_bounds(counts, beta, ["accuracy"], label_model_pullback=delta.pullback,
+                           label_model_sd=delta.pooled_sd)
         r = out["accuracy"]
         rows.append([r["lower_bound"], r["upper_bound"], r["lower_bound_sd"],
                      r["upper_bound_sd"], r["lower_bound_sd_fixed_label_model"],
                      r["upper_bound_sd_fixed_label_model"]])
     rows = np.array(rows)
     tolerance = 4 / np.sqrt(2 * (reps - 1))
-    for i in range(2):
-        sd = rows[:, i].std(ddof=1)
-        assert abs(sd / rows[:, 2 + i].mean() - 1) <= tolerance
-        assert abs(sd / rows[:, 4 + i].mean() - 1) > tolerance  # the label model as known
+    ratios = rows[:, :2].std(axis=0, ddof=1) / rows[:, 2:4].mean(axis=0)
+    fixed = rows[:, :2].std(axis=0, ddof=1) / rows[:, 4:].mean(axis=0)
+    assert abs(ratios[0] - 1) <= tolerance, ratios
+    assert 1 / 1.5 - tolerance <= ratios[1] <= 1 + tolerance, ratios
+    assert (np.abs(fixed - 1) > tolerance).all(), fixed
 
 
 def test_a_given_label_model_keeps_its_standard_errors(simulate):
@@ -162,17 +168,17 @@ def test_a_given_label_model_keeps_its_standard_errors(simulate):
 
 
 def test_fitted_label_model_reports_both_standard_errors(simulate):
+    # With the label model's error, the sds are larger than at the fixed label model (kept in
+    # the data), and its noise at the kinks moves both bounds outward.
     sim = simulate(3000, 4)
     ev = bounds(sim.h, sim.weak)
     known = bounds(sim.h, sim.weak, label_model_uncertainty=False)
-    data = ev.tree["data"]
+    data, ours, theirs = ev.tree["data"], ev.closed_form, known.closed_form
     for side in ("lower", "upper"):
-        np.testing.assert_allclose(data[f"{side}_bound_sd_fixed_label_model"].values,
-                                   known.closed_form[f"{side}_bound_sd"].values, rtol=1e-12)
-        assert (ev.closed_form[f"{side}_bound_sd"] > known.closed_form[f"{side}_bound_sd"]).all()
-    np.testing.assert_allclose(ev.closed_form["lower_bound"], known.closed_form["lower_bound"],
-                               rtol=1e-12)
-    assert f"{side}_bound_sd_fixed_label_model" not in known.tree["data"]
+        assert (ours[f"{side}_bound_sd"] > data[f"{side}_bound_sd_fixed_label_model"]).all()
+        assert f"{side}_bound_sd_fixed_label_model" not in known.tree["data"]
+    assert (ours["lower_bound"] < theirs["lower_bound"]).all()
+    assert (ours["upper_bound"] >= theirs["upper_bound"]).all()
 
 
 def test_dawid_skene_with_two_labelling_functions_is_flagged():
