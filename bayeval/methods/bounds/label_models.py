@@ -589,10 +589,12 @@ def dawid_skene_fit(patterns: np.ndarray, counts: np.ndarray, beta: np.ndarray, 
       :math:`X^2 = \sum_z (c_z - e_z)^2/e_z` over the patterns with
       :math:`e_z = n P(z) \ge 5`, :math:`P(z) = \sum_y\pi_y\prod_j\theta_j[y, z_j]`, the rest
       (and every pattern never seen) pooled into one cell, against :math:`\chi^2` with
-      (cells - 1 - parameters) degrees of freedom; flagged when :math:`p <` ``level``.
+      cells - 1 degrees of freedom (the upper of Chernoff & Lehmann's, 1954, two laws for
+      estimated parameters: the smoothed fit and the pooling make the statistic larger than
+      :math:`\chi^2` with the parameters subtracted); flagged when :math:`p <` ``level``,
+      tested where the cells outnumber the parameters.
 
-    The parameters are those of the fit (its expected counts, smoothing included), so both
-    statistics are a little smaller than their reference laws when the model holds.
+    The parameters are those of the fit (its expected counts, smoothing included).
 
     Parameters
     ----------
@@ -651,8 +653,8 @@ def dawid_skene_fit(patterns: np.ndarray, counts: np.ndarray, beta: np.ndarray, 
     rest = n - e[big].sum()
     chi2 = float(((c[big] - e[big]) ** 2 / e[big]).sum()
                  + ((observed[-1] - rest) ** 2 / rest if rest > 0 else 0.0))
-    df = int(big.sum()) - (k - 1) - n_lfs * k * k
-    p_value = float(scipy.stats.chi2.sf(chi2, df)) if df > 0 else np.nan
+    df = int(big.sum())  # (cells - 1): parameters not subtracted, the conservative law
+    p_value = float(scipy.stats.chi2.sf(chi2, df)) if df > n_lfs * k * k + k - 1 else np.nan
     return {"pair_z": pair_z, "flagged_pairs": flagged, "pattern_chi2": chi2,
             "pattern_df": df, "pattern_p": p_value,
             "misfit": bool(flagged) or (df > 0 and p_value < level)}
