@@ -586,13 +586,17 @@ def dawid_skene_fit(patterns: np.ndarray, counts: np.ndarray, beta: np.ndarray, 
       need not be the culprit: a fit that takes a copied pair's votes for the truth leaves
       the other functions looking correlated (see the example).
     * **the pattern frequencies** (global fit): Pearson's
-      :math:`X^2 = \sum_z (c_z - e_z)^2/e_z` over the patterns with
-      :math:`e_z = n P(z) \ge 5`, :math:`P(z) = \sum_y\pi_y\prod_j\theta_j[y, z_j]`, the rest
-      (and every pattern never seen) pooled into one cell, against :math:`\chi^2` with
-      cells - 1 degrees of freedom (the upper of Chernoff & Lehmann's, 1954, two laws for
-      estimated parameters: the smoothed fit and the pooling make the statistic larger than
-      :math:`\chi^2` with the parameters subtracted); flagged when :math:`p <` ``level``,
-      tested where the cells outnumber the parameters.
+      :math:`X^2 = \sum_z (c_z - e_z)^2/e_z` compares the pattern counts with
+      :math:`e_z = nP(z)`, :math:`P(z) = \sum_y\pi_y\prod_j\theta_j[y, z_j]`, over the
+      patterns with :math:`e_z \ge 5`, the rest (and every pattern never seen) pooled into
+      one cell. Where no item is without a vote (such items are often left out, which changes
+      who votes, not how the votes fall given who votes) the law is that given the functions
+      that vote, :math:`S(z)`: :math:`e_z = n_{S(z)}P(z)/P(S(z))`, the rest pooled within
+      each :math:`S`. The reference law is :math:`\chi^2` with cells - #S degrees of
+      freedom, the upper of Chernoff & Lehmann's (1954) two laws for estimated parameters
+      (the smoothed fit and the pooling make the statistic larger than :math:`\chi^2` with the
+      parameters subtracted); flagged when :math:`p <` ``level``, tested where the cells
+      outnumber the parameters.
 
     The parameters are those of the fit (its expected counts, smoothing included).
 
@@ -646,14 +650,23 @@ def dawid_skene_fit(patterns: np.ndarray, counts: np.ndarray, beta: np.ndarray, 
     flagged = [(j, m) for j in range(n_lfs) for m in range(j + 1, n_lfs) if pair_z[j, m] > cut]
     log_theta = np.log(theta.transpose(0, 2, 1).reshape(-1, k))
     log_p = scipy.special.logsumexp(np.log(pi) + _one_hot(patterns, k) @ log_theta, axis=1)
-    n = c.sum()
-    e = n * np.exp(log_p)
+    who = np.zeros(len(c), dtype=np.int64)  # one set: the whole pattern law
+    if not (c[~votes.any(axis=1)] > 0).any():  # no item without a vote: given who votes
+        who = np.unique(votes, axis=0, return_inverse=True)[1].ravel()
+        first = np.unique(who, return_index=True)[1]
+        log_voters = np.where(votes[first][:, :, None], np.log1p(-theta[:, :, 0])[None],
+                              np.log(theta[:, :, 0])[None]).sum(axis=1)  # (sets, K)
+        log_p -= scipy.special.logsumexp(np.log(pi) + log_voters, axis=1)[who]
+    first = np.unique(who, return_index=True)[1]
+    e = np.bincount(who, c)[who] * np.exp(log_p)
     big = e >= 5
-    observed = np.append(c[big], c[~big].sum())
-    rest = n - e[big].sum()
+    rest_e = np.bincount(who, c) - np.bincount(who, np.where(big, e, 0.0))
+    rest_c = np.bincount(who, np.where(big, 0.0, c))
+    pooled = rest_e > 1e-9
     chi2 = float(((c[big] - e[big]) ** 2 / e[big]).sum()
-                 + ((observed[-1] - rest) ** 2 / rest if rest > 0 else 0.0))
-    df = int(big.sum())  # (cells - 1): parameters not subtracted, the conservative law
+                 + ((rest_c[pooled] - rest_e[pooled]) ** 2 / rest_e[pooled]).sum())
+    # (cells - 1) per set: parameters not subtracted, the conservative law
+    df = int(big.sum() + pooled.sum() - len(first))
     p_value = float(scipy.stats.chi2.sf(chi2, df)) if df > n_lfs * k * k + k - 1 else np.nan
     return {"pair_z": pair_z, "flagged_pairs": flagged, "pattern_chi2": chi2,
             "pattern_df": df, "pattern_p": p_value,
