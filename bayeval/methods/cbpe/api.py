@@ -438,7 +438,7 @@ def reference_period(reference, threshold, calibration, class_conditional, rando
     ...                                         0, None, 100, (["accuracy"], 0.0, 1.0), notes,
     ...                                         None)
     >>> cal.name, list(data.data_vars), int(data["reference_chunks"]), notes
-    ('none', ['ace_raw', 'reference_chunks'], 4, [])
+    ('none', ['ace_raw', 'reference_chunks', 'reference_realized'], 4, [])
     >>> lower, upper = alert_bounds(reference.realized, ["accuracy"], {})
     >>> bool(lower[0] < reference.realized.mean() < upper[0])
     True
