@@ -12,8 +12,8 @@ fails when its p-value is below :math:`0.01/K` for :math:`K` scalars).
 
 The simulations of one model are the metrics (labelled), groups (judge) or instances (MVU Model
 B) of one model, whose parameters are a priori independent and whose likelihood factorises over
-them: one NUTS run samples all their posteriors at once (compiled once). The data sizes are small so that the
-posterior is far from degenerate:
+them: one NUTS run samples all their posteriors at once (compiled once). The data sizes are
+small so that the posterior is far from degenerate:
 
 * ``labelled_beta_binomial``: :math:`\theta \sim \mathrm{Beta}(1, 1)`, 20 trials per simulation.
 * ``judge_model_a``, ``judge_model_b``: default priors (Jeffreys' Dirichlet on the 2×2 table),
