@@ -633,18 +633,14 @@ def dawid_skene_fit(patterns: np.ndarray, counts: np.ndarray, beta: np.ndarray, 
     theta = (expected.reshape(n_lfs, k + 1, k) / sums[:, None, :]).transpose(0, 2, 1)
     pi = mass / mass.sum()  # theta[j, y, v + 1] = P(lambda_j = v | Y = y)
     votes = patterns != -1
-    pair_z = np.full((n_lfs, n_lfs), np.nan)
-    for j in range(n_lfs):
-        for m in range(j + 1, n_lfs):
-            both = c @ (votes[:, j] & votes[:, m])
-            if both == 0:
-                continue
-            equal = c @ (votes[:, j] & (patterns[:, j] == patterns[:, m]))
-            p_equal = pi @ (theta[j, :, 1:] * theta[m, :, 1:]).sum(axis=1)
-            p_both = pi @ ((1 - theta[j, :, 0]) * (1 - theta[m, :, 0]))
-            q = min(p_equal / p_both, 1.0)
-            pair_z[j, m] = pair_z[m, j] = ((equal - both * q)
-                                           / np.sqrt(max(both * q * (1 - q), 1e-12)))
+    both = (votes * c[:, None]).T @ votes  # (J, J) items on which j and l both vote
+    equal = sum(((patterns == v) * c[:, None]).T @ (patterns == v) for v in range(k))
+    p_both = np.einsum("y,jy,ly->jl", pi, 1 - theta[:, :, 0], 1 - theta[:, :, 0])
+    q = np.minimum(np.einsum("y,jyv,lyv->jl", pi, theta[:, :, 1:], theta[:, :, 1:]) / p_both,
+                   1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pair_z = (equal - both * q) / np.sqrt(np.maximum(both * q * (1 - q), 1e-12))
+    pair_z[(both == 0) | np.eye(n_lfs, dtype=bool)] = np.nan
     n_pairs = n_lfs * (n_lfs - 1) // 2
     cut = scipy.stats.norm.isf(level / max(n_pairs, 1))
     flagged = [(j, m) for j in range(n_lfs) for m in range(j + 1, n_lfs) if pair_z[j, m] > cut]
