@@ -88,6 +88,7 @@ def test_cli_bad_input_is_one_line_and_exit_2(frame, command, data):
             cell = data.draw(st.sampled_from(BAD_CELLS))
             assume(not (col == "label" and cell in ("", " ")))  # a missing label
             assume(not (col.startswith("lf") and cell in ("-1",)))  # an abstention
+            assume(not (col == "judge" and cell in ("-1", "2")))  # an ordinal judge
             frame = frame.astype(object)
             frame.loc[data.draw(st.integers(0, len(frame) - 1)), col] = cell
         elif how == "column":
