@@ -34,12 +34,12 @@ denominators' own sampling error since they come from the same items):
 where :math:`\nu_{zk}` is the cell's lower or upper end and :math:`N_k = \sum_z p_z \nu_{zk}`.
 
 **Small patterns** (``small_pattern_correction=True``, the default). The plug-in upper end
-:math:`\min(\hat\alpha_{zk}, \beta_{zk})` is concave in :math:`\hat\alpha_{zk}`, so by Jensen
-it is biased down, by up to :math:`E(\beta_{zk} - \hat\alpha_{zk})^+ \approx 0.4\,
-\sqrt{\beta_{zk}(1-\beta_{zk})/n_z}` in a pattern of :math:`n_z` items whose
-:math:`\alpha_{zk}` sits at the kink :math:`\beta_{zk}` (the lower end likewise, up, at
-:math:`1 - \beta_{zk}`); summed over many small patterns this exceeds the standard error. No
-estimator of a kinked functional is unbiased (Hirano & Porter, 2012), so two steps bound it:
+:math:`\min(\hat\alpha_{zk}, \beta_{zk}) = \hat\alpha_{zk} - \hat d^+` is concave in
+:math:`\hat d = \hat\alpha_{zk} - \kappa` (the kink :math:`\kappa = \beta_{zk}`; the lower end
+is :math:`\hat d^+` with :math:`\kappa = 1 - \beta_{zk}`), so by Jensen it is biased inward:
+with :math:`\hat d \approx N(d, \sigma^2)` by :math:`\sigma\psi(d/\sigma)`,
+:math:`\psi(t) = \varphi(t) - |t|\Phi(-|t|)` (:math:`0.40\sigma` at the kink); summed over many
+small patterns this exceeds the standard error. Two steps bound it:
 
 1. *pooling* (:func:`pool_small_cells`): patterns with fewer than ``POOL_BELOW`` items are merged
    with the other small patterns of the same label-model bin (most probable class and its
@@ -47,44 +47,25 @@ estimator of a kinked functional is unbiased (Hirano & Porter, 2012), so two ste
    :math:`\beta_g = \sum_{z \in g} n_z\beta_z / n_g` (the conditional law of :math:`Y` given the
    coarser pattern). Coarser weak labels give valid, wider bounds (every coupling for the fine
    patterns is one for the coarse ones), so pooling can only move the bounds outward;
-2. a *bias correction at the kinks* (Efron's bootstrap bias correction, computed exactly for
-   the cell's binomial instead of by resampling): the upper end of term :math:`k` in pattern
-   :math:`z` is :math:`\min(\hat\alpha, \kappa) = \hat\alpha - (\hat\alpha - \kappa)^+` with
-   :math:`n_z\hat\alpha \sim \mathrm{Bin}(n_z, \alpha)` and the kink :math:`\kappa = \beta_{zk}`
-   (the lower end is :math:`(\hat\alpha - \kappa)^+` with :math:`\kappa = 1 - \beta_{zk}`), so
-   its bias is :math:`\mp b_{n_z}(\alpha, \kappa)`, with
+2. a *correction at the kinks*: each end is moved outward by :math:`\sigma c`, with
+   :math:`\sigma^2 = \kappa(1 - \kappa)/n_g + \sigma_\beta^2` (the cell's binomial variance at
+   its kink, plus the variance of a label model fitted on the same items, below) and
+   :math:`c = E[\psi(t) \mid \hat t]` under the law of the distances :math:`t` of all the
+   bound's cells, estimated from their :math:`\hat t = \hat d/\sigma` (empirical Bayes,
+   :func:`~bayeval.methods.bounds.kinks.kink_gaps`): no correction of one cell is unbiased at
+   every :math:`t` (Hirano & Porter, 2012), but the sum over the cells is, up to the estimate
+   of that law, whether the cells sit at their kinks or far from them.
 
-   .. math:: b_n(\alpha, \kappa) = E(X/n - \kappa)^+ - (\alpha - \kappa)^+,\quad
-             E(X/n - \kappa)^+ = \alpha\,P(\mathrm{Bin}(n-1, \alpha) \ge m - 1)
-             - \kappa\,P(\mathrm{Bin}(n, \alpha) \ge m),\quad m = \lfloor n\kappa\rfloor + 1,
+The correction vanishes like :math:`n_g^{-1/2}` and no pattern is pooled when every pattern is
+large: the estimate is then the exact plug-in bound. ``small_pattern_correction=False`` gives
+the plug-in. The influence function of a corrected end takes the correction's slope,
+:math:`\partial(\sigma c)/\partial\hat\alpha = dC/d\hat t` with :math:`C` the bound's summed
+correction, the estimated law's dependence on :math:`\hat t` included; at a kink the one-sided
+slopes make the standard error larger than the estimate's sd.
 
-   and each end is moved outward by :math:`b_{n_z}(\hat\alpha_{zk}, \kappa_{zk})` (the bias
-   at the estimate: :math:`2T(\hat F) - E_{\hat F} T(F^*)`, Efron & Tibshirani, 1993, §10).
-   In the normal limit, :math:`t = (\alpha - \kappa)/\sigma`, the bias is
-   :math:`\sigma\psi(t)`, :math:`\psi(t) = \varphi(t) - |t|\,\Phi(-|t|)` (0.40σ at the kink,
-   0.08σ at :math:`t = 1`), and the correction's mean is
-   :math:`\sigma E\psi(\hat t) = \sigma\,[\sqrt2\,G(t/\sqrt2) - G(t)]` with
-   :math:`G(x) = x\Phi(x) + \varphi(x)`, :math:`\hat t \sim N(t, 1)`: 0.17σ at the kink (it
-   under-corrects there) and 0.12σ at :math:`t = 1` (over by 0.03σ). No correction can do
-   better at every :math:`t` (Hirano & Porter, 2012): a correction :math:`c(\hat t) \ge 0`
-   has mean :math:`\int c(s)\varphi(s - t)\,ds \le \varphi(0)\int c` at the kink, while
-   :math:`\psi(0) = \varphi(0)` and :math:`\int\psi = 1/2`; removing the whole bias at the
-   kink costs twice the bias summed over a spread of :math:`t`. This one integrates to
-   :math:`\int\psi = 1/2`, so it is unbiased on average over patterns whose :math:`t` are
-   spread over more than a standard error. (The earlier rule moved every end within one sd of
-   its kink by the whole bias at the kink, :math:`\sigma\varphi(0)\,[|\hat t| \le 1]`,
-   integral 0.80: it over-corrected by 60 % over such a spread.) The correction's sampling
-   variance, :math:`\sum_z p_z^2\sum_k (w_k/D_k)^2\,\dot b_{n_z}(\hat\alpha_{zk})^2\,
-   \hat\alpha_{zk}(1 - \hat\alpha_{zk})/n_z` (delta method, :math:`\dot b = \partial_\alpha
-   b`), is added to the squared standard error.
-
-With :math:`n_z \to \infty` the correction vanishes like :math:`n_z^{-1/2}` and no pattern is
-pooled: the estimate is the exact plug-in bound. ``small_pattern_correction=False`` gives the
-plug-in.
-
-**A label model fitted on the same items** (``label_model_pullback``). Dawid–Skene (or the
-majority vote's prior for the pattern without votes) is fitted on the pattern counts
-:math:`c_u = n\hat p_u` of the items whose bounds it then gives: the bound is
+**A label model fitted on the same items** (``label_model_pullback``, ``label_model_sd``).
+Dawid–Skene (or the majority vote's prior for the pattern without votes) is fitted on the
+pattern counts :math:`c_u = n\hat p_u` of the items whose bounds it then gives: the bound is
 :math:`T(\hat p, \hat\alpha, \beta(c))`, a two-step estimator, and its sampling error includes the
 label model's (the paper's Thm 2.5 assumes a label model fitted on many more items,
 :math:`n/m \to 0`; here :math:`m = n`). By the delta method for the whole pipeline (counts
@@ -97,14 +78,16 @@ label model's (the paper's Thm 2.5 assumes a label model fitted on many more ite
           \frac{\partial\beta_{u'k}}{\partial c_u},
 
 with :math:`\partial\beta/\partial c` from the implicit function theorem at the EM fixed point
-(:func:`~bayeval.methods.bounds.label_models.label_model_pullback`) and the second term the
-pooled pattern :math:`g \ni u`'s own weights; then
-:math:`\widehat{\mathrm{SE}}^2 = \sum_{u,h}\hat p_u\hat\alpha_{uh}\,(\mathrm{IF}(g(u), h) +
-\mathrm{IF}_\beta(u))^2/(n-1)` (plus the kink correction's variance), which keeps
-the covariance of the two parts. :math:`\partial T/\partial\beta` takes the one-sided slope at
-a kink (:math:`[\alpha_{gk} \ge \beta_{gk}]` for the upper end,
-:math:`[\alpha_{gk} + \beta_{gk} > 1]` for the lower one, and the denominators' share). A label
-model given as fixed probabilities has no fitting error and keeps the first standard error.
+(:meth:`~bayeval.methods.bounds.label_models.LabelModelDelta.pullback`) and the second term the
+pooled pattern :math:`g \ni u`'s own weights (also for a label model given as fixed
+probabilities); then :math:`\widehat{\mathrm{SE}}^2 = \sum_{u,h}\hat p_u\hat\alpha_{uh}\,
+(\mathrm{IF}(g(u), h) + \mathrm{IF}_\beta(u))^2/(n-1)`, which keeps the covariance of the two
+parts. The same fit's noise moves each kink: :math:`\sigma_\beta^2` is the variance of the
+pooled :math:`\hat\beta_{gk}`
+(:meth:`~bayeval.methods.bounds.label_models.LabelModelDelta.pooled_sd`). Given the pattern
+counts, :math:`\hat\alpha` is binomial around :math:`\alpha`
+and :math:`\hat\beta` fixed, so the two noises of :math:`\hat d` are uncorrelated and their
+variances add.
 
 **Entropic bounds** (:func:`entropic_bounds`, the estimator of Maia Polo et al., 2024, eq. 2.3):
 the dual of their Thm 2.1 with soft-max temperature :math:`\varepsilon`, solved by L-BFGS on the
@@ -341,7 +324,7 @@ def pool_small_cells(cell_counts, beta, *, min_items: int = POOL_BELOW,
     return pooled, pooled_beta, group
 
 
-def _cell_ends(p, alpha, beta, totals, metric, correct, beta_sd=None):
+def _cell_ends(p, alpha, beta, totals, metric, correct, beta_sd=None, gaps=None):
     r"""Each cell's (lower, upper) end of a metric's terms and their slopes in :math:`\alpha`
     and :math:`\beta`: ``[(value, slope_alpha, slope_beta)] * 2``, arrays (cells, terms).
 
@@ -350,7 +333,8 @@ def _cell_ends(p, alpha, beta, totals, metric, correct, beta_sd=None):
     :math:`\sigma c` (:func:`~bayeval.methods.bounds.kinks.kink_gaps`; module docstring), with
     :math:`\sigma^2 = \kappa(1 - \kappa)/n_z + \sigma_\beta^2` (``beta_sd``: the fitted label
     model's sd of each pooled :math:`\beta`, 0 for a given one), and the slopes include the
-    gap's.
+    gap's. ``gaps``, a dict, keeps the gaps of each set of terms for the metrics that share
+    them (precision, recall and F1 weigh the same cells alike).
     """
     classes, weights, (s_h, s_y, s_1) = metric_terms(metric, alpha.shape[1])
     a, b = alpha[:, classes], beta[:, classes]
@@ -364,7 +348,13 @@ def _cell_ends(p, alpha, beta, totals, metric, correct, beta_sd=None):
     for sign, kink, end in ((-1.0, 1.0 - b, out[0]), (1.0, b, out[1])):
         sd = np.sqrt(kink * (1.0 - kink) / np.maximum(totals, 1)[:, None] + noise)
         t_hat = np.divide(a - kink, sd, out=np.full(sd.shape, np.inf), where=sd > 0)
-        gap, slope = kink_gaps(t_hat, p[:, None] * sd * scale)
+        key = (end is out[0], classes.tobytes(), (scale / scale.sum()).round(12).tobytes())
+        found = None if gaps is None else gaps.get(key)
+        if found is None:
+            found = kink_gaps(t_hat, p[:, None] * sd * scale)
+            if gaps is not None:
+                gaps[key] = found
+        gap, slope = found
         # lower: (t-hat^+ - c) sigma, t-hat = (alpha + beta - 1)/sigma; upper: alpha -
         # (t-hat^+ - c) sigma, t-hat = (alpha - beta)/sigma
         end[:] = [end[0] + sign * sd * gap, end[1] + sign * slope, end[2] - slope]
@@ -556,14 +546,15 @@ def exact_bounds(cell_counts, beta, metrics: Sequence[str], *,
     beta_sd = None
     if small_pattern_correction and label_model_sd is not None:
         beta_sd = label_model_sd(group)
-    out, influences, parts = {}, {}, []
+    out, influences, parts, gaps = {}, {}, [], {}
     for metric in metrics:
         if _undefined(p, alpha, beta, metric):
             out[metric] = _nan_result()
             continue
         classes, weights, (s_h, s_y, s_1) = metric_terms(metric, alpha.shape[1])
         scale = weights / (s_h * p @ alpha[:, classes] + s_y * p @ beta[:, classes] + s_1)
-        ends = _cell_ends(p, alpha, beta, totals, metric, small_pattern_correction, beta_sd)
+        ends = _cell_ends(p, alpha, beta, totals, metric, small_pattern_correction, beta_sd,
+                          gaps)
         bounds_, ifs = [], []
         for value, slope_alpha, _ in ends:
             bounds_.append(float(np.clip((p @ value) @ scale, 0.0, 1.0)))
