@@ -66,7 +66,7 @@ fuzz: $(STAMP)
 	  out=$$(BAYEVAL_FUZZ=long $(PY) -m pytest -q -p no:cacheprovider tests/fuzz \
 	         --hypothesis-show-statistics 2>&1) || { echo "$$out"; exit 1; }; \
 	  rounds=$$((rounds + 1)); \
-	  n=$$(echo "$$out" | grep -o '[0-9]* passing examples' | awk '{s += $$1} END {print s + 0}'); \
+	  n=$$(echo "$$out" | grep -o '[0-9]* passing,' | awk '{s += $$1} END {print s + 0}'); \
 	  examples=$$((examples + n)); echo "fuzz round $$rounds: $$n examples passed"; \
 	done; \
 	echo "fuzz: $$examples examples in $$rounds rounds, no failure"
