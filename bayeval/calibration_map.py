@@ -350,7 +350,10 @@ def _jeffreys(features: np.ndarray, ys: np.ndarray, counts: np.ndarray, proposal
     scale = 1.5**2 * 0.5 * (np.cov(proposal.T).reshape(k, k)
                             + np.linalg.pinv(information(centre[None])[0]))
     scale += 1e-12 * np.trace(scale) * np.eye(k)
-    t = stats.multivariate_t(centre, scale, df=4)
+    try:
+        t = stats.multivariate_t(centre, scale, df=4)
+    except (np.linalg.LinAlgError, ValueError):  # singular, e.g. one distinct score
+        return proposal
     draws, logw = np.empty((0, k)), np.empty(0)
     while draws.shape[0] < 64 * m:
         new = t.rvs(PROPOSALS * m, random_state=rng).reshape(-1, k)

@@ -187,3 +187,12 @@ def test_lattice_kernel_keeps_the_mean():
     start, probs = lattice_kernel(shifts)
     support = start + np.arange(probs.size)
     assert abs(probs.sum() - 1) < 1e-12 and abs(probs @ support - shifts.mean()) < 1e-9
+
+
+def test_one_distinct_score_keeps_the_bootstrap_draws():
+    """Every labelled score equal: Platt's information is singular everywhere, no Jeffreys
+    posterior exists, and the weighted likelihood bootstrap's draws stand (no LinAlgError)."""
+    s, y = np.zeros(8), np.array([0, 0, 0, 1, 0, 1, 0, 0], dtype=float)
+    cal = calibration.make_calibrator("platt").fit(s, y)
+    draws = map_posterior(cal, s, y, random_seed=0).predict([0.0, 0.5])
+    assert np.isfinite(draws).all()
