@@ -170,8 +170,8 @@ def _label_model_error(cells, label_model, wanted: bool = True) -> dict[str, Any
     as :func:`~bayeval.methods.bounds.fast.exact_bounds`' arguments; none for a given one."""
     if not wanted or not isinstance(label_model, str):
         return {}
-    delta = label_model_delta(label_model, cells.patterns, cells.counts, cells.beta)
-    return {"label_model_pullback": delta.pullback, "label_model_sd": delta.pooled_sd}
+    return label_model_delta(label_model, cells.patterns, cells.counts,
+                             cells.beta).error_terms()
 
 
 class _Cells:

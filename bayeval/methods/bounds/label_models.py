@@ -302,6 +302,19 @@ class LabelModelDelta:
             self.n_e = self.state[0].shape[1] * self.beta.shape[1]
             self.dim = self.n_e + self.beta.shape[1]
 
+    def error_terms(self) -> dict:
+        """The fit's error as :func:`~bayeval.methods.bounds.fast.exact_bounds`' arguments
+        ``label_model_pullback`` and ``label_model_sd``.
+
+        Examples
+        --------
+        >>> delta = label_model_delta("majority_vote", np.array([[0, 0], [-1, -1]]),
+        ...                           np.array([30, 10]), np.array([[1.0, 0.0], [0.9, 0.1]]))
+        >>> sorted(delta.error_terms())
+        ['label_model_pullback', 'label_model_sd']
+        """
+        return {"label_model_pullback": self.pullback, "label_model_sd": self.pooled_sd}
+
     def _spread(self, v):
         """A v_E + v_m for a batch v (n, D), shape (n, patterns, K)."""
         one_hot, k = self.state[0], self.beta.shape[1]

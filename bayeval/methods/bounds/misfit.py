@@ -44,8 +44,7 @@ def _without_each_lf(patterns, cell_counts, metrics, correction, uncertainty):
             continue
         error = {}
         if uncertainty:
-            delta = label_model_delta("dawid_skene", sub, counts, beta)
-            error = {"label_model_pullback": delta.pullback, "label_model_sd": delta.pooled_sd}
+            error = label_model_delta("dawid_skene", sub, counts, beta).error_terms()
         out[m] = exact_bounds(table, beta, metrics, small_pattern_correction=correction, **error)
     return out
 

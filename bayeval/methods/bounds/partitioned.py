@@ -170,8 +170,8 @@ def bounds_exact(y_pred: Any, weak_labels: Any, *, label_model: str = "dawid_ske
     beta = fit_label_model(label_model, cells.patterns, cells.counts, k)
     error = {}
     if label_model_uncertainty:
-        delta = label_model_delta(label_model, cells.patterns, cells.counts, beta)
-        error = {"label_model_pullback": delta.pullback, "label_model_sd": delta.pooled_sd}
+        error = label_model_delta(label_model, cells.patterns, cells.counts,
+                                  beta).error_terms()
     out = exact_bounds(cells.cell_counts, beta, metrics, **error)
     if label_model == "dawid_skene":
         misfit_check(cells.patterns, cells.cell_counts, beta, out,
