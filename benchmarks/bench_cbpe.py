@@ -26,13 +26,13 @@ sides get the same setting. Run ``python -m benchmarks cbpe`` to print the rows.
 from __future__ import annotations
 
 import os
-import time
 import warnings
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
 from bayeval.methods.cbpe import cbpe
+from benchmarks.timing import best_time
 
 SEED = 20261122
 N_REF, N_ANALYSIS, N_CHUNKS = 100_000, 1_000_000, 10
@@ -52,16 +52,6 @@ def data(power: float = 1.0) -> dict:
     s_ref, s_an = rng.beta(2, 2, N_REF), rng.beta(2, 2, N_ANALYSIS)
     labels = (rng.random(N_REF) < s_ref).astype(np.int8)
     return {"ref_scores": s_ref**power, "ref_labels": labels, "scores": s_an**power}
-
-
-def timed(fn, repeats: int = 1):
-    """The last result of ``repeats`` calls and the best wall time, in seconds."""
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - start)
-    return out, min(times)
 
 
 def ours(d: dict, calibration: str, metrics=METRICS, **kwargs):
@@ -104,10 +94,10 @@ def vs_nannyml(calibrate: bool) -> dict:
     calibration = "isotonic" if calibrate else "none"
     if calibrate:  # the default call is timed; NannyML's pooled plug-in map gives its numbers
         case += " (bayeval's default: split map, its posterior)"
-        _, ours_s = timed(lambda: ours(d, calibration), REPEATS)
+        ours_s, _ = best_time(lambda: ours(d, calibration), REPEATS)
         ev = ours(d, calibration, class_conditional=False, calibration_uncertainty=False)
     else:
-        ev, ours_s = timed(lambda: ours(d, calibration), REPEATS)
+        ours_s, ev = best_time(lambda: ours(d, calibration), REPEATS)
     goal = 3 if calibrate else 5
     target = f">= {goal}x faster; point estimates agree to 1e-9"
     try:
@@ -115,7 +105,7 @@ def vs_nannyml(calibrate: bool) -> dict:
     except ImportError:
         return row(case, ours_s, "nannyml CBPE", float("nan"), target, None,
                    "skipped: nannyml is not installed (it needs Python < 3.13)")
-    result, peer_s = timed(fit_estimate, REPEATS)
+    peer_s, result = best_time(fit_estimate, REPEATS)
     theirs = values(result)
     plugin = ev.closed_form["plugin"].isel(chunk=slice(0, N_CHUNKS))
     diff = max(float(np.abs(plugin.sel(metric=m).values - theirs[m]).max()) for m in METRICS)
@@ -130,7 +120,7 @@ def v2b() -> dict:
     small = {k: v[: 20_000] for k, v in d.items()}
     kwargs = dict(metrics=METRICS[:4], noise="learned", method="pymc")  # no ROC-AUC with noise
     ours(small, "none", **kwargs)  # compiles the graphs (cached)
-    ev, ours_s = timed(lambda: ours(d, "none", **kwargs))
+    ours_s, ev = best_time(lambda: ours(d, "none", **kwargs), 1)
     ess = float(ev.diagnostics().loc[("ess_bulk", "log_kappa"), "value"])
     return row(f"V2b posterior + predictive, {N_ANALYSIS:,} rows, 4 metrics, after compilation",
                ours_s,

@@ -27,15 +27,16 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 import warnings
 
 import numpy as np
+from scipy.special import softmax
 from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bayeval.methods.cbpe import cbpe
+from benchmarks.timing import best_time
 
 SEED = 20261123
 N_REF, N_ANALYSIS, N_CHUNKS, K = 100_000, 1_000_000, 10, 5
@@ -52,33 +53,18 @@ def row(case: str, ours_s: float, peer: str, peer_s: float, target: str, ok: boo
             "peer_s": peer_s, "target": target, "ok": ok, "note": note}
 
 
-def softmax(z: np.ndarray) -> np.ndarray:
-    e = np.exp(z - z.max(axis=1, keepdims=True))
-    return e / e.sum(axis=1, keepdims=True)
-
-
 def data(n_ref: int = N_REF, n_analysis: int = N_ANALYSIS, seed: int = SEED) -> dict:
     """Reference and analysis scores (n, K), reference labels (class names)."""
     rng = np.random.default_rng(seed)
     out = {}
     for name, n in (("ref", n_ref), ("analysis", n_analysis)):
         z = rng.normal(0.0, 1.5, (n, K))
-        truth = softmax(z)
-        out[f"{name}_scores"] = softmax(0.6 * z)
+        truth = softmax(z, axis=1)
+        out[f"{name}_scores"] = softmax(0.6 * z, axis=1)
         u = rng.random(n)[:, None]
         out[f"{name}_labels"] = np.asarray(CLASSES)[(u > truth.cumsum(axis=1)).sum(axis=1)
                                                     .clip(max=K - 1)]
     return out
-
-
-def timed(fn, repeats: int = 1):
-    """The last result of ``repeats`` calls and the best wall time, in seconds."""
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - start)
-    return out, min(times)
 
 
 def frame(scores: np.ndarray):
@@ -151,13 +137,13 @@ def vs_nannyml() -> list[dict]:
     d = data()
     case = (f"{N_ANALYSIS:,} rows, K = {K}, {N_CHUNKS} chunks + {N_REF:,} reference, "
             f"{len(METRICS)} metrics, default calibration")
-    _, ours_s = timed(lambda: ours(d), REPEATS)
+    ours_s, _ = best_time(lambda: ours(d), REPEATS)
     try:
         fit_estimate, _, _ = nannyml_estimates(d, True)
     except ImportError:
         return [row(case, ours_s, "nannyml CBPE", float("nan"), "faster", None,
                     "skipped: nannyml is not installed (it needs Python < 3.13)")]
-    _, peer_s = timed(fit_estimate, REPEATS)
+    peer_s, _ = best_time(fit_estimate, REPEATS)
     speedup = peer_s / ours_s
     rows = [row(case, ours_s, "nannyml multiclass CBPE (fit + estimate, isotonic)", peer_s,
                 "faster", speedup > 1, f"{speedup:.2f}x faster (NannyML's time / bayeval's)")]
