@@ -143,9 +143,7 @@ def _validate(y, yhat, yhat_u, label, *, bayes: bool):
     yhat, yhat_u = as_array(yhat, f"yhat{tag}"), as_array(yhat_u, f"yhat_unlabeled{tag}")
     lo, hi = min(yhat.min(), yhat_u.min()), max(yhat.max(), yhat_u.max())
     if lo == hi:
-        raise ValueError(f"yhat{tag} and yhat_unlabeled{tag} hold a single value ({lo:g}) for "
-                         "every item: the judge carries no information; give a judge that "
-                         "varies.")
+        _refuse_constant(lo, None, 0, 0, tag)
     binary = bool(((yhat == 0) | (yhat == 1)).all() and ((yhat_u == 0) | (yhat_u == 1)).all())
     if bayes and not binary:
         both = np.concatenate([yhat, yhat_u])
@@ -153,18 +151,67 @@ def _validate(y, yhat, yhat_u, label, *, bayes: bool):
                          f"or yhat_unlabeled{tag} has values such as "
                          f"{both[(both != 0) & (both != 1)][:3].tolist()}. Use method='eif' "
                          "for scores.")
-    m1 = int(y.sum())
-    if not bayes and yhat.min() == yhat.max():
-        raise ValueError(f"yhat{tag} is {yhat[0]:g} on every labelled item, so the judge's "
-                         "errors cannot be estimated; label items the judge scores differently, "
-                         "or use method='pymc'.")
-    if not bayes and min(m1, y.size - m1) < 2:
-        raise ValueError(f"y{tag} has {m1} positive and {y.size - m1} negative label(s); the "
-                         "frequentist estimators need at least 2 of each class. Label more items, "
-                         "or use method='pymc', whose posterior is defined for any counts.")
+    if not bayes:
+        m1 = int(y.sum())
+        _refuse_constant(None, yhat[0] if yhat.min() == yhat.max() else None, m1, y.size - m1,
+                         tag)
     if binary:
         yhat, yhat_u = yhat.astype(np.int8), yhat_u.astype(np.int8)
     return y, yhat, yhat_u, binary
+
+
+def _refuse_constant(judge_value, labelled_value, m1: int, m0: int, tag: str = "") -> None:
+    """The checks of the data the estimators need, in :func:`judge` and on counts: a judge with
+    one value on every item (``judge_value``, else None), or on every labelled item
+    (``labelled_value``; the frequentist estimators), fewer than 2 labelled items of a class.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument and what the estimators need.
+
+    Examples
+    --------
+    >>> _refuse_constant(None, None, 1, 5)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    ValueError: y has 1 positive and 5 negative label(s); the frequentist estimators need at...
+    """
+    if judge_value is not None:
+        raise ValueError(f"yhat{tag} and yhat_unlabeled{tag} hold a single value "
+                         f"({judge_value:g}) for every item: the judge carries no information; "
+                         "give a judge that varies.")
+    if labelled_value is not None:
+        raise ValueError(f"yhat{tag} is {labelled_value:g} on every labelled item, so the "
+                         "judge's errors cannot be estimated; label items the judge scores "
+                         "differently, or use method='pymc'.")
+    if min(m1, m0) < 2:
+        raise ValueError(f"y{tag} has {m1} positive and {m0} negative label(s); the "
+                         "frequentist estimators need at least 2 of each class. Label more items, "
+                         "or use method='pymc', whose posterior is defined for any counts.")
+
+
+def refuse_counts(c: Counts) -> None:
+    """:func:`judge`'s checks of a binary judge's data, from its :class:`Counts`.
+
+    Raises
+    ------
+    ValueError
+        As :func:`judge`: a judge with one value on every item or on every labelled item, fewer
+        than 2 labelled items of a class.
+
+    Examples
+    --------
+    >>> refuse_counts(Counts(n11=0, n10=0, n01=0, n00=1, t1=0, t0=2))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    ValueError: yhat and yhat_unlabeled hold a single value (0) for every item: the judge...
+    """
+    c1, c0 = c.n11 + c.n01, c.n10 + c.n00
+    judged = [v for v, k in ((0, c0 + c.t0), (1, c1 + c.t1)) if k > 0]
+    labelled = [v for v, k in ((0, c0), (1, c1)) if k > 0]
+    _refuse_constant(judged[0] if len(judged) == 1 else None,
+                     labelled[0] if len(labelled) == 1 else None, c.n11 + c.n10, c.n01 + c.n00)
 
 
 # ============================================================================= fast paths
@@ -284,8 +331,9 @@ def _efficiency(eif: Estimate, m: int, n: int) -> dict[str, float]:
 
 
 def _estimate_notes(out: dict[str, Estimate]) -> list[str]:
-    notes = [f"{name} = {e.estimate:.4f} lies outside [0, 1]" for name, e in out.items()
-             if not 0.0 <= e.estimate <= 1.0]
+    notes = [f"{name} = {e.estimate:.4f} lies outside [0, 1]: reported as "
+             f"{min(max(e.estimate, 0.0), 1.0):g}, its interval clipped to [0, 1]"
+             for name, e in out.items() if not 0.0 <= e.estimate <= 1.0]
     notes += [f"{name} has a zero standard error (a degenerate cell): its interval is a point"
               for name, e in out.items() if e.se == 0]
     if "ppi" in out and "classical" in out and out["ppi"].se > out["classical"].se:
@@ -325,17 +373,34 @@ def estimates_dataset(per_group: list[dict[str, Estimate]], groups, z: float, ci
         ``mean`` (the estimate), ``sd`` (its standard error), ``lower``, ``upper``; NaN for a
         group where an estimator was left out (its warning says why).
 
+    Notes
+    -----
+    An estimate outside [0, 1] (PPI, PPI++ and Rogan–Gladen can leave it) is reported as the
+    nearest of 0 and 1 (its projection, never farther from the rate), and its interval,
+    computed from the raw estimate and its standard error, is clipped to [0, 1]: the set of
+    rates it covers is unchanged. Every interval contains its reported estimate (a logit
+    interval is computed at the estimate clamped to :math:`[10^{-6}, 1 - 10^{-6}]`, and is
+    extended to the estimate when that clamp moved it). Estimates inside [0, 1] keep their
+    interval as computed (ppi_py's Wald interval included).
+
     Examples
     --------
     >>> ds = estimates_dataset([{"eif": Estimate(0.2595, 0.0278)}], None, 1.96, "wald")
     >>> [round(float(ds[k].item()), 4) for k in ("lower", "upper")]
     [0.205, 0.314]
+    >>> ds = estimates_dataset([{"ppi": Estimate(1.25, 0.2165)}], None, 1.96, "wald")
+    >>> [round(float(ds[k].item()), 4) for k in ("mean", "lower", "upper")]
+    [1.0, 0.8257, 1.0]
     """
     names = [n for n in ESTIMATORS if any(n in e for e in per_group)]
     left_out = Estimate(np.nan, np.nan)
-    mean = np.array([[e.get(n, left_out).estimate for e in per_group] for n in names])
+    raw = np.array([[e.get(n, left_out).estimate for e in per_group] for n in names])
     sd = np.array([[e.get(n, left_out).se for e in per_group] for n in names])
-    lower, upper = interval(Estimate(mean, sd), z, ci_kind)
+    lower, upper = interval(Estimate(raw, sd), z, ci_kind)
+    mean = np.clip(raw, 0.0, 1.0)
+    outside = (raw < 0) | (raw > 1)
+    lower = np.minimum(np.where(outside, np.clip(lower, 0.0, 1.0), lower), mean)
+    upper = np.maximum(np.where(outside, np.clip(upper, 0.0, 1.0), upper), mean)
     dims = ("estimator", "group") if groups is not None else ("estimator",)
     pick = (lambda a: a) if groups is not None else (lambda a: a[:, 0])
     coords = {"estimator": names, **({"group": groups} if groups is not None else {})}

@@ -408,7 +408,8 @@ def ppi_pp(mo: Moments, lam) -> Estimate:
     >>> [round(float(v), 4) for v in ppi_pp(mo, 0.0)] == [round(float(v), 4) for v in classical(mo)]
     True
     """
-    resid_var = mo.y_var + lam**2 * mo.yhat_var - 2 * lam * mo.cov
+    # s^2(Y - lam Yhat) >= 0; the expansion can round below 0 (e.g. Y = Yhat)
+    resid_var = np.maximum(mo.y_var + lam**2 * mo.yhat_var - 2 * lam * mo.cov, 0.0)
     var = lam**2 * mo.yhat_u_var / mo.n + resid_var / mo.m
     return Estimate(mo.y_mean + lam * (mo.yhat_u_mean - mo.yhat_mean), np.sqrt(var))
 
@@ -499,7 +500,8 @@ def eif_linear(mo: Moments) -> Estimate:
     b = mo.cov / mo.yhat_var
     n_total = mo.m + mo.n
     shift = mo.n / n_total * (mo.yhat_u_mean - mo.yhat_mean)
-    var = b**2 * mo.pooled_yhat_var() / n_total + (mo.y_var - b * mo.cov) / mo.m
+    resid_var = np.maximum(mo.y_var - b * mo.cov, 0.0)  # s^2 - cov^2/s_hat^2 >= 0, rounded
+    var = b**2 * mo.pooled_yhat_var() / n_total + resid_var / mo.m
     return Estimate(mo.y_mean + b * shift, np.sqrt(var))
 
 

@@ -17,7 +17,7 @@ import numpy as np
 import xarray as xr
 
 from bayeval.deprecation import renamed_arguments
-from bayeval.methods.judge.api import CI_KINDS, estimates, estimates_dataset
+from bayeval.methods.judge.api import CI_KINDS, estimates, estimates_dataset, refuse_counts
 from bayeval.methods.judge.fast import ESTIMATORS, Counts, Moments, z_value
 from bayeval.partitions import add_tuples, dask_modules, reduce_blocks
 from bayeval.validation import as_binary, as_choice, as_ci_prob, check_same_length
@@ -98,6 +98,13 @@ def judge_estimates(counts: Counts, *, ci_prob: float = 0.95, ci_kind: str = "lo
         through the counts (:class:`~bayeval.methods.judge.fast.Moments` of a binary judge are
         functions of them).
 
+    Raises
+    ------
+    ValueError
+        Where :func:`~bayeval.methods.judge.api.judge` refuses the same items: a judge with one
+        value on every item or on every labelled item, fewer than 2 labelled items of a class
+        (:func:`~bayeval.methods.judge.api.refuse_counts`).
+
     Examples
     --------
     >>> est = judge_estimates(Counts(n11=80, n10=10, n01=20, n00=190, t1=1700, t0=3300))
@@ -105,6 +112,7 @@ def judge_estimates(counts: Counts, *, ci_prob: float = 0.95, ci_kind: str = "lo
     [0.34, 0.3, 0.3067, 0.3047]
     """
     ci_prob, ci_kind = as_ci_prob(ci_prob), as_choice(ci_kind, "ci_kind", CI_KINDS)
+    refuse_counts(counts)
     z = z_value(ci_prob)
     out, _ = estimates(Moments.from_counts(counts), counts, counts.cells(), ESTIMATORS, z)
     return estimates_dataset([out], None, z, ci_kind)

@@ -238,3 +238,56 @@ def test_old_argument_names_still_work_with_a_warning(sim):
     with pytest.raises(TypeError, match="both estimator= and its new name method="):
         judge(y, yhat, yhat_u, method="eif", estimator="eif")
 
+
+
+# ============================================================== estimates outside [0, 1]
+@pytest.mark.parametrize("ci_kind", ["logit", "wald"])
+def test_an_estimate_outside_0_1_is_projected_and_inside_its_interval(ci_kind):
+    """PPI of 1.25 (ppi_py's number, unclipped): reported as 1, its interval [raw +- z se]
+    clipped to [0, 1], and a note; an estimate inside [0, 1] keeps its interval."""
+    with pytest.warns(UserWarning, match=r"ppi = 1.2500 lies outside \[0, 1\]: reported as 1"):
+        ev = judge([0, 0, 1, 1], [0, 0, 0, 1], [1], method="ppi", ci_kind=ci_kind)
+    row = ev.summary().loc["ppi"]
+    raw = ppi_mean_pointestimate([0, 0, 1, 1], [0, 0, 0, 1], [1], lam=1)[0]
+    assert raw == pytest.approx(1.25, abs=1e-12) and row["mean"] == 1.0
+    assert row["lower"] <= row["mean"] <= row["upper"] <= 1.0
+    if ci_kind == "wald":  # the raw interval clipped: 1.25 - 1.96 se
+        lo, _ = ppi_mean_ci([0, 0, 1, 1], [0, 0, 0, 1], [1], alpha=0.05, lam=1)
+        assert row["lower"] == pytest.approx(lo[0], abs=1e-12)
+
+
+def test_every_reported_interval_contains_its_estimate():
+    """Small random data sets, every estimator and both kinds: lower <= mean <= upper in
+    [0, 1] (the logit interval's clamp at 1e-6 no longer leaves an estimate of 0 outside)."""
+    rng = np.random.default_rng(21)
+    seen_outside = 0
+    for _ in range(150):
+        m, n = int(rng.integers(4, 12)), int(rng.integers(1, 6))
+        y, yhat = rng.integers(0, 2, (2, m))
+        yhat_u = rng.integers(0, 2, n)
+        for kind in ("logit", "wald"):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                try:
+                    s = judge(y, yhat, yhat_u, method="all", ci_kind=kind).summary()
+                except ValueError:
+                    break
+            seen_outside += any("lies outside" in str(w.message) for w in caught)
+            assert not any(issubclass(w.category, RuntimeWarning) for w in caught)
+            assert (s["lower"] <= s["mean"]).all() and (s["mean"] <= s["upper"]).all(), s
+            assert s["mean"].between(0, 1).all(), s
+    assert seen_outside > 0  # the rule was exercised
+
+
+def test_ppi_with_the_judge_equal_to_y_and_one_unlabelled_item():
+    """s^2(Y - Yhat) is 0 but its expansion rounds to -5.6e-17: no NaN se, no RuntimeWarning."""
+    y = np.array([1, 1, 1, 1, 0, 1, 0, 0, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 0, 1])
+    mo = fast.Moments.from_counts(fast.Counts.from_labels(y, y, [0]))  # judge's binary path
+    assert mo.y_var + mo.yhat_var - 2 * mo.cov < 0  # the rounding this guards against
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        warnings.simplefilter("ignore", UserWarning)
+        s = judge(y, y, [0], method="all").summary()
+        line = fast.eif_linear(mo)
+    assert s.loc["ppi", "sd"] == 0.0 and np.isfinite(s.to_numpy()).all()
+    assert np.isfinite(line.se)

@@ -67,3 +67,19 @@ def test_wald_intervals_and_a_chance_judge_as_in_memory():
     assert scale.judge_counts is judge_counts and scale.judge_estimates is judge_estimates
     with pytest.raises(ValueError, match="ci_kind must be one of"):
         judge_estimates(chance, ci_kind="eti")
+
+
+@pytest.mark.parametrize(("y", "yhat", "yhat_u", "message"), [
+    ([0], [0], [0, 0], "single value"),
+    ([0, 0, 1, 1], [1, 1, 1, 1], [1, 0, 1], "every labelled item"),
+    ([0, 0, 0, 1], [0, 1, 0, 1], [0, 1], "1 positive and 3 negative"),
+])
+def test_counts_judge_refuses_are_refused_with_the_same_error(y, yhat, yhat_u, message):
+    """One class alone labelled divided 0 by 0 in Rogan–Gladen's rates; now judge's error."""
+    with pytest.raises(ValueError, match=message) as mem:
+        judge(y, yhat, yhat_u)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(ValueError, match=message) as part:
+            judge_estimates(Counts.from_labels(y, yhat, yhat_u))
+    assert str(part.value) == str(mem.value)
