@@ -43,11 +43,11 @@ from bayeval.methods.judge.fast import (
     Moments,
     by_name,
     eif_cells,
-    interval,
     mle_parameters,
     moments,
     ppi_pp,
     ppi_pp_lambda,
+    reported,
     youden,
     z_value,
 )
@@ -375,13 +375,9 @@ def estimates_dataset(per_group: list[dict[str, Estimate]], groups, z: float, ci
 
     Notes
     -----
-    An estimate outside [0, 1] (PPI, PPI++ and Rogan–Gladen can leave it) is reported as the
-    nearest of 0 and 1 (its projection, never farther from the rate), and its interval,
-    computed from the raw estimate and its standard error, is clipped to [0, 1]: the set of
-    rates it covers is unchanged. Every interval contains its reported estimate (a logit
-    interval is computed at the estimate clamped to :math:`[10^{-6}, 1 - 10^{-6}]`, and is
-    extended to the estimate when that clamp moved it). Estimates inside [0, 1] keep their
-    interval as computed (ppi_py's Wald interval included).
+    An estimate outside [0, 1] is reported as the nearest of 0 and 1, its interval clipped to
+    [0, 1], and every interval contains its estimate
+    (:func:`~bayeval.methods.judge.fast.reported`).
 
     Examples
     --------
@@ -396,11 +392,7 @@ def estimates_dataset(per_group: list[dict[str, Estimate]], groups, z: float, ci
     left_out = Estimate(np.nan, np.nan)
     raw = np.array([[e.get(n, left_out).estimate for e in per_group] for n in names])
     sd = np.array([[e.get(n, left_out).se for e in per_group] for n in names])
-    lower, upper = interval(Estimate(raw, sd), z, ci_kind)
-    mean = np.clip(raw, 0.0, 1.0)
-    outside = (raw < 0) | (raw > 1)
-    lower = np.minimum(np.where(outside, np.clip(lower, 0.0, 1.0), lower), mean)
-    upper = np.maximum(np.where(outside, np.clip(upper, 0.0, 1.0), upper), mean)
+    mean, lower, upper = reported(Estimate(raw, sd), z, ci_kind)
     dims = ("estimator", "group") if groups is not None else ("estimator",)
     pick = (lambda a: a) if groups is not None else (lambda a: a[:, 0])
     coords = {"estimator": names, **({"group": groups} if groups is not None else {})}

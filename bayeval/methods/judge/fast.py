@@ -53,6 +53,7 @@ __all__ = [
     "ppi",
     "ppi_pp",
     "ppi_pp_lambda",
+    "reported",
     "rogan_gladen",
     "youden",
     "z_value",
@@ -330,6 +331,49 @@ def interval(est: Estimate, z: float, kind: str = "logit") -> tuple[np.ndarray, 
     t = np.clip(theta, LOGIT_CLAMP, 1 - LOGIT_CLAMP)
     half = z * se / (t * (1 - t))
     return special.expit(special.logit(t) - half), special.expit(special.logit(t) + half)
+
+
+def reported(est: Estimate, z: float, kind: str = "logit", low: float = 0.0, high: float = 1.0
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""The reported estimate and interval of a quantity in ``[low, high]`` (a rate: [0, 1]).
+
+    The :func:`interval` of the estimate rescaled to [0, 1], mapped back. An estimate outside
+    the range (PPI, PPI++ and Rogan–Gladen can leave it) is reported as the nearest end (its
+    projection, never farther from the truth) and its interval, computed from the raw estimate,
+    is clipped to the range: the set of values it covers is unchanged. Every interval contains
+    its reported estimate (a logit interval is computed at the estimate clamped to
+    :math:`[10^{-6}, 1 - 10^{-6}]`, and extended to the estimate where that clamp moved it).
+    Estimates inside the range keep their interval as computed (ppi_py's Wald interval
+    included).
+
+    Parameters
+    ----------
+    est : Estimate
+    z : float
+        Normal quantile (:func:`z_value`).
+    kind : {"logit", "wald"}
+    low, high : float
+        The range of the quantity, ``low < high``.
+
+    Returns
+    -------
+    mean, lower, upper : numpy.ndarray
+
+    Examples
+    --------
+    >>> [round(float(v), 4) for v in reported(Estimate(1.25, 0.2165), 1.96, "wald")]
+    [1.0, 0.8257, 1.0]
+    >>> [round(float(v), 4) for v in reported(Estimate(0.75, 0.1), 1.96, "logit", 0.5, 1.0)]
+    [0.75, 0.5863, 0.9137]
+    """
+    scale = high - low
+    raw = (np.asarray(est.estimate, float) - low) / scale
+    lower, upper = interval(Estimate(raw, np.asarray(est.se, float) / scale), z, kind)
+    mean = np.clip(raw, 0.0, 1.0)
+    outside = (raw < 0) | (raw > 1)
+    lower = np.minimum(np.where(outside, np.clip(lower, 0.0, 1.0), lower), mean)
+    upper = np.maximum(np.where(outside, np.clip(upper, 0.0, 1.0), upper), mean)
+    return tuple(low + scale * v for v in (mean, lower, upper))
 
 
 # ------------------------------------------------------------------------ mean-type estimators
