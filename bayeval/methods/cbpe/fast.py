@@ -20,8 +20,9 @@ law, cut (like :mod:`bayeval.confusion`) to the counts of probability above
   grid, in :math:`O(w\log w)` for windows of width :math:`w`.
 
 Undefined values (a zero denominator) depend on :math:`S` only and follow ``zero_division``
-as in :class:`bayeval.confusion.MetricDistribution`. ROC-AUC has a normal law from the exact
-moments of its numerator and denominator (:mod:`bayeval.methods.cbpe.auc`). :func:`closed_form`
+as in :class:`bayeval.confusion.MetricDistribution`. ROC-AUC has an exact law in short windows
+and a normal law from the exact moments of its numerator and denominator in long ones
+(:mod:`bayeval.methods.cbpe.auc`). :func:`closed_form`
 tabulates the laws of every chunk and metric.
 """
 
@@ -58,7 +59,7 @@ MAP_GROUPS = 16
 """Components of a law mixed over the draws of a pooled (not split) calibration map."""
 
 PMF_CELLS = 2_000_000
-"""The exact PMFs are kept in the result (NaN for the other laws: ROC-AUC, large windows) when,
+"""The exact PMFs are kept in the result (NaN for the other laws: ROC-AUC's normal, lazy) when,
 padded to the widest, they have at most this many values in all."""
 
 KAPPA_PRIOR = (float(np.log(100.0)), 2.0)
@@ -759,7 +760,8 @@ def threshold_grid(thresholds: tuple[np.ndarray, np.ndarray],
     return lower, upper
 
 
-def closed_form(laws: list[CountLaw], auc: list[tuple[NormalLaw, float]] | None,
+def closed_form(laws: list[CountLaw],
+                auc: list[tuple[NormalLaw | MetricDistribution, float]] | None,
                 expected: list[tuple[float, float]], chunk_labels, metrics, ci_prob: float,
                 ci_kind: str, zero_division: float, beta: float,
                 thresholds: tuple[np.ndarray, np.ndarray]) -> xr.Dataset:
@@ -768,18 +770,17 @@ def closed_form(laws: list[CountLaw], auc: list[tuple[NormalLaw, float]] | None,
     For a metric :math:`g` and a window with count law ``laws[i]``: ``mean``, ``sd``, the
     ``ci_prob`` interval (``lower``, ``upper``) and its exact ``interval_mass``,
     ``p_undefined``, ``plugin`` (NannyML's :math:`g(\mathbb E\,TP,\mathbb E\,FN)`), ``exact``
-    (False for ROC-AUC's normal law), the alert thresholds, ``alert`` (the mean outside them),
-    ``p_alert`` (the law's mass outside them) and, when small (:data:`PMF_CELLS`), the exact
-    PMFs ``pmf_value`` and ``pmf_prob`` over ``support``.
+    (False for ROC-AUC's normal law in long windows), the alert thresholds, ``alert`` (the mean
+    outside them), ``p_alert`` (the law's mass outside them) and, when small
+    (:data:`PMF_CELLS`), the exact PMFs ``pmf_value`` and ``pmf_prob`` over ``support``.
 
     Parameters
     ----------
     laws : list of CountLaw
         One per chunk, then the whole period's.
-    auc : list of (NormalLaw, float), optional
+    auc : list of (NormalLaw or MetricDistribution, float), optional
         ROC-AUC's law and NannyML's estimate per window
-        (:func:`bayeval.methods.cbpe.auc.auc_law`), when ``metrics``
-        has ``roc_auc``.
+        (:func:`bayeval.methods.cbpe.auc.window_auc_law`), when ``metrics`` has ``roc_auc``.
     expected : list of (float, float)
         :math:`(\mathbb E\,TP, \mathbb E\,FN)` per window.
     chunk_labels : sequence of str
@@ -822,24 +823,25 @@ def closed_form(laws: list[CountLaw], auc: list[tuple[NormalLaw, float]] | None,
             law = count_law.law(metric, zero_division, beta)
             plugin = metric_value(metric, tp, count_law.n_pos - tp, fn, count_law.n_neg - fn,
                                   beta, zero_division)
-        lo, hi = (law.interval(ci_prob, ci_kind) if metric == "roc_auc" else
-                  law.interval_ends(ci_prob, ci_kind))
-        mass = law.mass(lo, hi) if metric != "roc_auc" else ci_prob
+        normal = isinstance(law, NormalLaw)
+        lo, hi = law.interval(ci_prob, ci_kind) if normal else law.interval_ends(ci_prob, ci_kind)
+        mass = ci_prob if normal else min(law.mass(lo, hi), 1.0)  # a sum that rounds above 1
         alert = (1.0 - law.mass(lower_thr[i, j], upper_thr[i, j])
                  if np.isfinite(lower_thr[i, j]) or np.isfinite(upper_thr[i, j]) else np.nan)
         return law, (law.mean, law.sd, lo, hi, mass, law.p_undefined, plugin, alert)
 
-    pmfs = {}
+    pmfs, exact = {}, np.ones((size, k), bool)
     for i, j in product(range(size), range(k)):
         law, values = cell(i, j)
         for name, value in zip(names, values, strict=True):
             out[name][i, j] = value
+        exact[i, j] = not isinstance(law, NormalLaw)
         if isinstance(law, MetricDistribution) and not law.lazy:
             pmfs[i, j] = law
     dims = ("chunk", "metric")
     ds = xr.Dataset({v: (dims, out[v]) for v in names[:-1]},
                     coords={"chunk": [*chunk_labels, WHOLE], "metric": list(metrics)})
-    ds["exact"] = (dims, np.tile([m != "roc_auc" for m in metrics], (size, 1)))
+    ds["exact"] = (dims, exact)
     ds["lower_threshold"], ds["upper_threshold"] = (dims, lower_thr), (dims, upper_thr)
     ds["alert"] = (dims, (out["mean"] < lower_thr) | (out["mean"] > upper_thr))
     ds["p_alert"] = (dims, out["p_alert"])

@@ -11,7 +11,9 @@ negative), the row counts, :math:`\sum p` over each side and the labelled rows' 
 counts. Since :math:`TP_c=\sum_b TP_{c,b}` with independent terms, its PMF is the convolution of
 the partitions' windows (:func:`bayeval.partitions.convolve_windows`); counts and sums add.
 ROC-AUC's exact moments need the rows in score order: they come from sums over score ranges
-(:class:`bayeval.partitions.RangeSums`), per chunk and for the whole period. The reference
+(:class:`bayeval.partitions.RangeSums`), per chunk and for the whole period; the summary of a
+chunk of at most :data:`~bayeval.methods.cbpe.auc.AUC_EXACT_ROWS` rows also holds its rows,
+whose ROC-AUC law is exact (:func:`bayeval.methods.cbpe.auc.window_auc_law`). The reference
 (calibrator, alert thresholds) is small and handled in memory.
 """
 
@@ -34,7 +36,7 @@ from bayeval.calibration_map import (
     support_counts,
 )
 from bayeval.chunks import WHOLE, contiguous
-from bayeval.confusion import TOL
+from bayeval.confusion import TOL, MetricDistribution
 from bayeval.evaluation import CI_KINDS, Evaluation
 from bayeval.methods.cbpe.api import (
     add_realized,
@@ -49,7 +51,15 @@ from bayeval.methods.cbpe.api import (
     reference_period,
     without_reference,
 )
-from bayeval.methods.cbpe.auc import auc_law, auc_map_shift, defined_probability
+from bayeval.methods.cbpe.auc import (
+    AUC_EXACT_ROWS,
+    auc_law,
+    auc_map_shift,
+    defined_probability,
+    exact_auc_law,
+    exact_auc_rows,
+    nannyml_auc,
+)
 from bayeval.methods.cbpe.fast import (
     CountLaw,
     NormalLaw,
@@ -99,6 +109,7 @@ class _ChunkCounts(NamedTuple):
     map_sums: MapSums | None  # what the calibration map's draws need (None: no posterior)
     draws: DrawPmfs | None  # the counts' PMFs given each draw (None: no posterior, or long)
     support: np.ndarray  # rows per support bin of bayeval.calibration_map
+    rows: tuple[np.ndarray, np.ndarray] | None = None  # (s, p) of a short chunk, for ROC-AUC
 
     def __add__(self, other: _ChunkCounts) -> _ChunkCounts:
         return _ChunkCounts(self.n_pos + other.n_pos, self.n_neg + other.n_neg,
@@ -111,7 +122,15 @@ class _ChunkCounts(NamedTuple):
                             None if self.draws is None or other.draws is None
                             or self.n_pos + self.n_neg + other.n_pos + other.n_neg
                             > EXACT_MAP_ROWS else self.draws + other.draws,
-                            self.support + other.support)
+                            self.support + other.support, _joined([self.rows, other.rows]))
+
+
+def _joined(rows: list[tuple[np.ndarray, np.ndarray] | None]) -> tuple[np.ndarray, ...] | None:
+    """The rows ``(s, p)`` of several windows together, while they are at most
+    :data:`~bayeval.methods.cbpe.auc.AUC_EXACT_ROWS` (None beyond, or if one is missing)."""
+    if any(r is None for r in rows) or sum(r[0].size for r in rows) > AUC_EXACT_ROWS:
+        return None
+    return tuple(np.concatenate(parts) for parts in zip(*rows, strict=True))
 
 
 def _confusion(positive: np.ndarray, y: np.ndarray | None) -> np.ndarray:
@@ -123,21 +142,21 @@ def _confusion(positive: np.ndarray, y: np.ndarray | None) -> np.ndarray:
 
 
 def _chunk_counts(s: np.ndarray, p: np.ndarray, positive: np.ndarray, y: np.ndarray | None,
-                  posterior: MapPosterior | None) -> _ChunkCounts:
+                  posterior: MapPosterior | None, auc: bool) -> _ChunkCounts:
     pos, neg = p[positive], p[~positive]
     return _ChunkCounts(pos.size, neg.size, float(pos.sum()), float(neg.sum()), pmf_window(pos),
                         pmf_window(neg), _confusion(positive, y),
                         None if posterior is None else posterior.sums(s, p, positive),
                         None if posterior is None or s.size > EXACT_MAP_ROWS
                         else draw_pmfs(posterior.predict(s), positive),
-                        support_counts(s))
+                        support_counts(s), (s, p) if auc and s.size <= AUC_EXACT_ROWS else None)
 
 
 def _block(scores: Any, keys: Any = None, labels: Any = None, *, threshold: float,
-           calibrator: Any, posterior: MapPosterior | None = None, offset: int | None = None,
-           starts: np.ndarray | None = None,
+           calibrator: Any, posterior: MapPosterior | None = None, auc: bool = False,
+           offset: int | None = None, starts: np.ndarray | None = None,
            names: tuple[str, ...] | None = None) -> dict[str, _ChunkCounts]:
-    """The summaries of one partition's chunks."""
+    """The summaries of one partition's chunks (with the rows of the short ones if ``auc``)."""
     if len(scores) == 0:  # an empty partition (e.g. filtered out)
         return {}
     s = as_scores(scores, "scores")
@@ -146,7 +165,7 @@ def _block(scores: Any, keys: Any = None, labels: Any = None, *, threshold: floa
     positive = s >= threshold
     chunking = block_chunking(s.size, keys, offset, starts, names)
     return {label: _chunk_counts(s[rows], p[rows], positive[rows],
-                                 None if y is None else y[rows], posterior)
+                                 None if y is None else y[rows], posterior, auc)
             for label, rows in zip(chunking.labels, chunking.rows(), strict=True)}
 
 
@@ -158,10 +177,19 @@ def _count_law(c: _ChunkCounts) -> CountLaw:
 
 
 def _auc_law(sums: RangeSums, zero_division: float, posterior: MapPosterior | None,
-             map_sums: MapSums | None) -> tuple[NormalLaw, float]:
-    r""":func:`~bayeval.methods.cbpe.auc.auc_law` from the sums of a chunk's rows:
+             map_sums: MapSums | None,
+             rows: tuple[np.ndarray, np.ndarray] | None) -> tuple[NormalLaw | MetricDistribution,
+                                                                  float]:
+    r"""ROC-AUC's law in a chunk, as :func:`~bayeval.methods.cbpe.auc.window_auc_law`: exact
+    from its ``rows`` (s, p) when they are given and short enough, else
+    :func:`~bayeval.methods.cbpe.auc.auc_law` from the sums of its rows, with
     :math:`P(\text{both classes})=1-\exp\sum\log q-\exp\sum\log p`."""
     moments = range_ratio_moments(sums, CBPE_TIE)
+    if rows is not None and rows[0].size <= exact_auc_rows(0 if posterior is None
+                                                           else posterior.draws):
+        order = np.argsort(rows[0], kind="stable")
+        return (exact_auc_law(rows[0][order], rows[1][order], zero_division, posterior),
+                nannyml_auc(moments, sums.p, sums.q, zero_division))
     shift = (None if posterior is None or moments.mean_den <= 0 else
              auc_map_shift(moments, map_sums, posterior))
     return auc_law(moments, sums.p, sums.q, defined_probability(sums.log0, sums.log1),
@@ -334,7 +362,7 @@ def cbpe(scores: Any, *, threshold: float = 0.5, reference: Any = None, labels: 
     cal_name = "none" if cal is None else cal.name
     cal = None if cal_name == "none" else cal  # the identity
     counts = [dask.delayed(_block)(**b, **w, threshold=threshold, calibrator=cal,
-                                   posterior=posterior)
+                                   posterior=posterior, auc=auc)
               for b, w in zip(plan.blocks, plan.where, strict=True)]
     todo = [tree_reduce(counts, functools.partial(merge_dicts, add=operator.add))]
     if auc:  # the labels travel with the rows only for the realized ROC-AUC
@@ -357,8 +385,10 @@ def cbpe(scores: Any, *, threshold: float = 0.5, reference: Any = None, labels: 
         map_sums.append(sum(map_sums[1:], map_sums[0]))
     expected = [(c.expected_tp, c.expected_fn) for c in summaries]
     expected.append(tuple(map(sum, zip(*expected, strict=True))))
-    auc_laws = ([_auc_law(ranges[0][k], zero_division, posterior, s)
-                 for k, s in zip(groups, map_sums, strict=True)] if auc else None)
+    short = [c.rows for c in summaries]
+    short.append(_joined(short))
+    auc_laws = ([_auc_law(ranges[0][k], zero_division, posterior, s, r)
+                 for k, s, r in zip(groups, map_sums, short, strict=True)] if auc else None)
     closed = estimates(laws, auc_laws, expected, chunk_labels, sizes, metrics, ci_prob, ci_kind,
                        zero_division, beta, thresholds)
     if labels is not None:
