@@ -1,4 +1,4 @@
-"""Splitting rows into chunks (monitoring windows): by key, by size or by count.
+"""Splitting rows into chunks (monitoring windows): by key, by time period, by size or by count.
 
 A :class:`Chunking` holds one integer code per row and the chunks' labels in order of first
 appearance. Labels are strings, so that any key (a date, a batch id, a number) and the
@@ -7,6 +7,7 @@ whole-period label :data:`WHOLE` live on one coordinate that netCDF can store.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -16,10 +17,14 @@ import pandas as pd
 
 from bayeval.validation import as_positive_int
 
-__all__ = ["WHOLE", "Chunking", "contiguous", "make_chunks"]
+__all__ = ["MAX_CHUNKS", "WHOLE", "Chunking", "contiguous", "make_chunks"]
 
 WHOLE = "all"
 """Label of the whole period (all rows), reported besides the chunks."""
+
+MAX_CHUNKS = 10_000
+"""More chunks than this are refused: one chunk per timestamp or row id is a mistake, not a
+monitoring window (a period per chunk is ``chunk_period``)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -113,7 +118,8 @@ def contiguous(n: int, *, chunk_size: Any = None,
     return starts, tuple(f"[{a}:{b}]" for a, b in zip(starts, ends, strict=True))
 
 
-def _from_keys(keys: Any, n: int) -> Chunking:
+def _keys(keys: Any, n: int) -> np.ndarray:
+    """One key per row, none missing."""
     if hasattr(keys, "to_numpy"):
         keys = keys.to_numpy()
     keys = np.asarray(keys)
@@ -125,8 +131,56 @@ def _from_keys(keys: Any, n: int) -> Chunking:
         raise ValueError(f"chunks has {int(missing.sum())} missing key(s) (NaN, None or NaT; "
                          f"first at row {int(np.flatnonzero(missing)[0])}); every row needs "
                          "a chunk key.")
-    codes, uniques = pd.factorize(keys, sort=False)
-    labels = tuple(str(k) for k in uniques)
+    return keys
+
+
+def _periods(keys: np.ndarray, period: Any) -> tuple[np.ndarray, list[str]]:
+    """The chunk of each timestamp: periods of ``period`` (a pandas period alias, optionally
+    with a multiple, e.g. ``"2W"``, counted from the earliest timestamp's period), in time
+    order, labelled by their first and last periods. Time-zone-aware timestamps are binned in
+    their local time."""
+    if keys.dtype.kind in "biufc":
+        raise ValueError(f"chunks must be timestamps (datetime64, or date strings) with "
+                         f"chunk_period; got {keys.dtype} keys.")
+    try:
+        times = pd.DatetimeIndex(pd.to_datetime(keys, format="mixed"))
+    except (ValueError, TypeError) as err:
+        raise ValueError(f"chunks must be timestamps (datetime64, or date strings) with "
+                         f"chunk_period; {err}") from None
+    if times.tz is not None:
+        times = times.tz_localize(None)
+    match = re.fullmatch(r"\s*(\d*)\s*([A-Za-z][\w-]*)\s*", str(period))
+    try:
+        step, alias = (int(match[1] or 1), match[2]) if match else (0, "")
+        if step < 1:
+            raise ValueError("a period of at least one unit is needed")
+        periods = times.to_period(alias)
+    except (ValueError, TypeError, AttributeError) as err:
+        raise ValueError(f"chunk_period must be a pandas period alias such as 'D', 'W', "
+                         f"'W-MON', 'M', 'Q', 'Y', 'h' or a multiple such as '2W'; got "
+                         f"{period!r} ({err}).") from None
+    origin = periods.asi8.min()
+    codes, bins = pd.factorize((periods.asi8 - origin) // step, sort=True)
+    first = pd.PeriodIndex.from_ordinals(origin + bins * step, freq=periods.freq)
+    if step == 1:
+        return codes, [str(p) for p in first]
+    last = pd.PeriodIndex.from_ordinals(origin + bins * step + step - 1, freq=periods.freq)
+    return codes, [f"{str(a).split('/')[0]}/{str(b).split('/')[-1]}"
+                   for a, b in zip(first, last, strict=True)]
+
+
+def _from_keys(keys: Any, n: int, period: Any = None) -> Chunking:
+    keys = _keys(keys, n)
+    if period is None:
+        codes, uniques = pd.factorize(keys, sort=False)
+        labels = tuple(str(k) for k in uniques)
+    else:
+        codes, labels = _periods(keys, period)
+        labels = tuple(labels)
+    if len(labels) > MAX_CHUNKS:
+        raise ValueError(f"chunks gives {len(labels):,} chunks, more than {MAX_CHUNKS:,}: a "
+                         "monitoring window needs rows; group timestamps by period with "
+                         "chunk_period (e.g. 'D', 'W', 'M'), or give chunk_size or n_chunks.")
     clash = [k for k in labels if k == WHOLE]
     if clash or len(set(labels)) < len(labels):
         raise ValueError(f"chunks keys must give distinct labels other than {WHOLE!r} (the "
@@ -135,8 +189,9 @@ def _from_keys(keys: Any, n: int) -> Chunking:
 
 
 def make_chunks(n: int, *, chunks: Any = None, chunk_size: Any = None,
-                n_chunks: Any = None) -> Chunking:
-    """Split ``n`` rows by keys, by size or into a number of chunks (at most one of them).
+                n_chunks: Any = None, chunk_period: Any = None) -> Chunking:
+    """Split ``n`` rows by keys, by time period, by size or into a number of chunks (at most
+    one of keys, size and count).
 
     Parameters
     ----------
@@ -144,12 +199,19 @@ def make_chunks(n: int, *, chunks: Any = None, chunk_size: Any = None,
         Number of rows.
     chunks : array-like, optional
         One key per row (dates, periods, batch ids...); a chunk per distinct key, in order of
-        first appearance; rows of a chunk need not be contiguous.
+        first appearance; rows of a chunk need not be contiguous. With ``chunk_period``, the
+        rows' timestamps.
     chunk_size : int, optional
         Contiguous chunks of this many rows; the last one keeps the remainder (NannyML's
         ``incomplete="keep"``).
     n_chunks : int, optional
         This many contiguous chunks of near-equal size (sizes differ by at most one row).
+    chunk_period : str, optional
+        A pandas period alias (``"D"``, ``"W"`` (weeks ending on Sunday), ``"W-MON"``, ``"M"``,
+        ``"Q"``, ``"Y"``, ``"h"``) with an optional multiple (``"2W"``, counted from the
+        earliest timestamp's period): the timestamps in ``chunks`` are grouped by period,
+        chunks in time order labelled by their period (``"2024-01-01/2024-01-07"`` for a
+        week, ``"2024-01"`` for a month). Periods without rows have no chunk.
 
     Returns
     -------
@@ -159,8 +221,9 @@ def make_chunks(n: int, *, chunks: Any = None, chunk_size: Any = None,
     Raises
     ------
     ValueError
-        If more than one of the three is given, keys are missing or do not match the rows, or
-        a size or count is not a positive integer at most ``n``.
+        If more than one of the three is given, keys are missing or do not match the rows,
+        a size or count is not a positive integer at most ``n``, ``chunk_period`` comes without
+        timestamps in ``chunks``, or the keys make more than :data:`MAX_CHUNKS` chunks.
 
     Examples
     --------
@@ -169,13 +232,23 @@ def make_chunks(n: int, *, chunks: Any = None, chunk_size: Any = None,
     >>> c = make_chunks(4, chunks=["b", "a", "b", "c"])
     >>> c.labels, c.codes
     (('b', 'a', 'c'), array([0, 1, 0, 2]))
+    >>> days = ["2024-01-09", "2024-01-01", "2024-01-03", "2024-01-15"]
+    >>> c = make_chunks(4, chunks=days, chunk_period="W")
+    >>> c.labels
+    ('2024-01-01/2024-01-07', '2024-01-08/2024-01-14', '2024-01-15/2024-01-21')
+    >>> c.codes
+    array([1, 0, 0, 2])
+    >>> make_chunks(4, chunks=days, chunk_period="2W").labels
+    ('2024-01-01/2024-01-14', '2024-01-15/2024-01-28')
     """
     given = [k for k, v in (("chunks", chunks), ("chunk_size", chunk_size),
                             ("n_chunks", n_chunks)) if v is not None]
     if len(given) > 1:
         raise ValueError(f"give at most one of chunks, chunk_size and n_chunks; got "
                          f"{' and '.join(given)}.")
+    if chunk_period is not None and chunks is None:
+        raise ValueError("chunk_period groups timestamps: give the rows' timestamps as chunks.")
     if chunks is not None:
-        return _from_keys(chunks, n)
+        return _from_keys(chunks, n, chunk_period)
     starts, labels = contiguous(n, chunk_size=chunk_size, n_chunks=n_chunks)
     return Chunking(labels, np.repeat(np.arange(starts.size), np.diff(np.r_[starts, n])))

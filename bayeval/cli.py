@@ -255,8 +255,12 @@ def _cbpe(args) -> be.Evaluation:
     if args.chunk_col:
         kwargs["chunks"] = column(data, args.chunk_col, "--chunk-col", args.data,
                                   numeric=False).to_numpy()
+    elif args.chunk_period:
+        raise InputError("--chunk-period groups the timestamps of --chunk-col; give "
+                         "--chunk-col")
     return be.cbpe(scores, threshold=args.threshold, chunk_size=args.chunk_size,
-                   n_chunks=args.n_chunks, noise=args.noise, kappa=args.kappa,
+                   n_chunks=args.n_chunks, chunk_period=args.chunk_period, noise=args.noise,
+                   kappa=args.kappa,
                    calibration_uncertainty=args.calibration_uncertainty,
                    method=args.method or "exact", **kwargs, **_common(args))
 
@@ -338,6 +342,9 @@ def _cbpe_dask(args) -> be.Evaluation:
     if args.noise != "none":
         raise InputError("--noise: with --scheduler only the calibrated model (none) is "
                          "partitioned; leave --scheduler out for the noise models")
+    if args.chunk_period:
+        raise InputError("--chunk-period: with --scheduler chunks are by --chunk-col key, "
+                         "--chunk-size or --n-chunks; leave --scheduler out for periods")
     data = _read_lazy(args.data)
     scores = column(data, args.score_col, "--score-col", args.data, numeric=False)
     chunks = (column(data, args.chunk_col, "--chunk-col", args.data, numeric=False)
@@ -466,6 +473,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--chunk-size", type=int, help="rows per chunk")
     p.add_argument("--n-chunks", type=int, help="number of chunks")
     p.add_argument("--chunk-col", help="column of chunk keys (dates, batches)")
+    p.add_argument("--chunk-period",
+                   help="chunks by time period of the --chunk-col timestamps: D, W, M, Q, h, "
+                        "any pandas period alias, with a multiple (2W)")
     p.add_argument("--threshold", type=float, default=0.5, help="decision threshold (0.5)")
     p.add_argument("--noise", choices=NOISES, default="none",
                    help="calibration noise: none, beta (with --kappa), learned (drift between "

@@ -89,3 +89,67 @@ def test_chunking_sizes_and_rows_by_hand():
 def test_bad_chunks(kwargs, message):
     with pytest.raises(ValueError, match=message):
         make_chunks(5, **kwargs)
+
+
+# ---------------------------------------------------------------------------------------------
+# chunks by time period
+
+
+def _stamps(n=400, seed=0, tz=None):
+    rng = np.random.default_rng(seed)
+    start = pd.Timestamp("2024-01-03 05:00", tz=tz)
+    return start + pd.to_timedelta(rng.uniform(0, 90, n), unit="D")  # unsorted, ~13 weeks
+
+
+@pytest.mark.parametrize("period", ["D", "W", "W-MON", "M", "Q", "h"])
+def test_chunk_period_groups_timestamps_as_pandas_periods_in_time_order(period):
+    stamps = _stamps()
+    c = make_chunks(stamps.size, chunks=stamps, chunk_period=period)
+    periods = pd.Series(stamps).dt.to_period(period)
+    expected = sorted(periods.unique())
+    assert c.labels == tuple(str(p) for p in expected)
+    by_period = {str(p): i for i, p in enumerate(expected)}
+    np.testing.assert_array_equal(c.codes, periods.map(lambda p: by_period[str(p)]))
+
+
+def test_a_multiple_of_a_period_counts_from_the_first_timestamps_period():
+    stamps = _stamps()
+    c = make_chunks(stamps.size, chunks=stamps, chunk_period="2W")
+    monday = (stamps.min() - pd.Timedelta(days=stamps.min().weekday())).normalize()
+    fortnight = ((stamps - monday) // pd.Timedelta(days=14)).to_numpy()
+    np.testing.assert_array_equal(c.codes, fortnight - fortnight.min())
+    first = monday + pd.Timedelta(days=14)
+    assert c.labels[1] == f"{first.date()}/{(first + pd.Timedelta(days=13)).date()}"
+
+
+def test_time_zone_aware_timestamps_are_binned_in_their_local_time():
+    stamps = pd.DatetimeIndex(["2024-01-08 00:30", "2024-01-07 23:30"]).tz_localize(
+        "Europe/Paris")  # Monday 00:30 in Paris is Sunday 23:30 UTC
+    c = make_chunks(2, chunks=stamps, chunk_period="W")
+    assert c.labels == ("2024-01-01/2024-01-07", "2024-01-08/2024-01-14")
+    assert c.codes.tolist() == [1, 0]
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"chunk_period": "W"}, "chunk_period groups timestamps: give the rows' timestamps"),
+    ({"chunks": [1, 2, 3], "chunk_period": "W"}, "chunks must be timestamps"),
+    ({"chunks": ["a", "b", "c"], "chunk_period": "W"}, "chunks must be timestamps"),
+    ({"chunks": ["2024-01-01"] * 3, "chunk_period": "ME"}, "chunk_period must be a pandas "
+                                                           "period alias"),
+    ({"chunks": ["2024-01-01"] * 3, "chunk_period": "0W"}, "at least one unit"),
+    ({"chunks": ["2024-01-01", None, "2024-01-02"], "chunk_period": "D"}, "1 missing key"),
+    ({"chunks": ["2024-01-01"] * 3, "chunk_period": "D", "chunk_size": 1}, "at most one of"),
+])
+def test_chunk_period_errors_name_the_argument(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        make_chunks(3, **kwargs)
+
+
+def test_more_chunks_than_the_limit_are_refused_with_the_count():
+    from bayeval.chunks import MAX_CHUNKS
+
+    n = MAX_CHUNKS + 1
+    with pytest.raises(ValueError, match=f"chunks gives {n:,} chunks, more than "
+                                         f"{MAX_CHUNKS:,}.*chunk_period"):
+        make_chunks(n, chunks=np.arange(n))
+    assert len(make_chunks(MAX_CHUNKS, chunks=np.arange(MAX_CHUNKS)).labels) == MAX_CHUNKS

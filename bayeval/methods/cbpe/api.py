@@ -420,12 +420,13 @@ class Reference:
 
 
 def reference_period(reference, threshold, calibration, class_conditional, random_seed,
-                     reference_chunks, size, metric_args,
-                     notes, alert_thresholds) -> tuple[Reference, Calibrator, xr.Dataset]:
+                     reference_chunks, size, metric_args, notes, alert_thresholds,
+                     chunk_period=None) -> tuple[Reference, Calibrator, xr.Dataset]:
     """Validate the reference, calibrate on it and compute its chunks' realized metrics.
 
     Returns the :class:`Reference`, the fitted calibrator and the calibration report (appending
-    to ``notes`` when the reference has too few chunks of ``size`` rows for thresholds).
+    to ``notes`` when the reference has too few chunks of ``size`` rows for thresholds). Given
+    ``reference_chunks``, they are the chunk keys (timestamps grouped by ``chunk_period``).
 
     Examples
     --------
@@ -453,9 +454,9 @@ def reference_period(reference, threshold, calibration, class_conditional, rando
                                   random_seed)
     # near-equal chunks of about ``size`` rows: no short tail chunk, whose realized metrics
     # (e.g. a precision of 0 or 1 over two rows) would widen the thresholds to nothing
-    chunking = make_chunks(scores.size, chunks=reference_chunks,
-                           n_chunks=None if reference_chunks is not None else
-                           max(1, round(scores.size / size)))
+    chunking = (make_chunks(scores.size, chunks=reference_chunks, chunk_period=chunk_period)
+                if reference_chunks is not None else
+                make_chunks(scores.size, n_chunks=max(1, round(scores.size / size))))
     realized_ref, _ = realized(labels.astype(float), y_pred, scores, chunking, *metric_args,
                                whole=False)
     data["reference_chunks"] = len(chunking.labels)
@@ -631,7 +632,7 @@ def evaluation(*, chunk_labels, sizes: np.ndarray, noise: str, calibration: str,
 
 
 def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=None,
-         chunks=None, chunk_size=None, n_chunks=None, reference_chunks=None,
+         chunks=None, chunk_size=None, n_chunks=None, chunk_period=None, reference_chunks=None,
          calibration="auto", class_conditional: bool = True,
          calibration_uncertainty: bool = True, noise: str = "none",
          kappa: float | None = None, kappa_prior=KAPPA_PRIOR, n_bins: int = 10, metrics=None,
@@ -665,15 +666,23 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
         ``alert_realized`` and ``n_labelled``); with ``method="pymc"`` they go with the data
         (``ev.tree["data"]``), beside the alert thresholds.
     chunks : array-like, optional
-        A chunk key per row (dates, periods, batch ids); chunks in order of first appearance.
+        A chunk key per row (dates, periods, batch ids); chunks in order of first appearance;
+        with ``chunk_period``, the rows' timestamps.
     chunk_size, n_chunks : int, optional
         Contiguous chunks of ``chunk_size`` rows, or ``n_chunks`` near-equal ones. At most one of
         ``chunks``, ``chunk_size``, ``n_chunks``; none gives a single chunk. The whole period
-        (chunk ``"all"``) is always estimated too.
+        (chunk ``"all"``) is always estimated too. More than
+        :data:`~bayeval.chunks.MAX_CHUNKS` chunks are refused.
+    chunk_period : str, optional
+        Chunks by time period: ``"D"``, ``"W"``, ``"M"``, ``"Q"``, ``"h"``, any pandas period
+        alias, with an optional multiple (``"2W"``); the timestamps in ``chunks`` (and in
+        ``reference_chunks``) are grouped by period, in time order
+        (:func:`bayeval.chunks.make_chunks`).
     reference_chunks : array-like, optional
-        Chunk keys of the reference rows; default: near-equal contiguous chunks of about the
-        analysis chunk size (``chunk_size``, or the median analysis chunk; no short tail chunk),
-        so that thresholds compare like with like.
+        Chunk keys of the reference rows (timestamps with ``chunk_period``); default:
+        near-equal contiguous chunks of about the analysis chunk size (``chunk_size``, or the
+        median analysis chunk; no short tail chunk), so that thresholds compare like with
+        like.
     calibration : {"auto", "none", "isotonic", "platt", "beta", "scaling_binning"} or Calibrator
         ``"auto"``: the calibrator among none, isotonic, Platt and beta calibration with the
         lowest calibration error on held-out reference folds (none unless another is strictly
@@ -754,7 +763,8 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
                              "classes use noise='none'.")
         return cbpe_classes(scores, y_pred=y_pred, reference=reference, labels=labels,
                             chunks=chunks, chunk_size=chunk_size, n_chunks=n_chunks,
-                            reference_chunks=reference_chunks, calibration=calibration,
+                            chunk_period=chunk_period, reference_chunks=reference_chunks,
+                            calibration=calibration,
                             calibration_uncertainty=calibration_uncertainty, metrics=metrics,
                             zero_division=zero_division, alert_thresholds=alert_thresholds,
                             method=method, ci_prob=ci_prob, ci_kind=ci_kind,
@@ -778,7 +788,7 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
     if labels is not None:
         labels = as_labels(labels, "labels", allow_missing=True)
     chunking = make_chunks(scores.size, chunks=chunks, chunk_size=chunk_size,
-                           n_chunks=n_chunks)
+                           n_chunks=n_chunks, chunk_period=chunk_period)
     learned = not (isinstance(calibration, Calibrator) and calibration.fitted)
     if reference is None:
         cal, notes = without_reference(calibration, noise)
@@ -788,7 +798,7 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
         ref, cal, data = reference_period(
             reference, threshold, calibration, class_conditional, random_seed,
             reference_chunks, chunk_size or int(np.median(chunking.sizes)),
-            (metrics, zero_division, beta), notes, alert_thresholds)
+            (metrics, zero_division, beta), notes, alert_thresholds, chunk_period)
     posterior = map_uncertainty(cal, ref, learned, bool(calibration_uncertainty), noise,
                                 random_seed, notes)
     calibrate, cal_name = (np.asarray, "none") if cal is None else (cal.predict, cal.name)

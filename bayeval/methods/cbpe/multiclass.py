@@ -473,7 +473,8 @@ def _reference(reference: Any, n_columns: int, named) -> tuple[np.ndarray, ...]:
 
 
 def cbpe_classes(scores, *, y_pred=None, reference=None, labels=None, chunks=None,
-                 chunk_size=None, n_chunks=None, reference_chunks=None, calibration="auto",
+                 chunk_size=None, n_chunks=None, chunk_period=None, reference_chunks=None,
+                 calibration="auto",
                  calibration_uncertainty: bool = True, metrics=None,
                  zero_division: float = 0.0, alert_thresholds=None, method: str = "exact",
                  ci_prob: float = 0.95, ci_kind: str = "eti",
@@ -493,7 +494,7 @@ def cbpe_classes(scores, *, y_pred=None, reference=None, labels=None, chunks=Non
     labels : array-like (n,), optional
         Analysis labels where known (None/NaN elsewhere): ``realized`` metrics beside the
         estimates, with ``alert_realized`` and ``n_labelled``.
-    chunks, chunk_size, n_chunks, reference_chunks
+    chunks, chunk_size, n_chunks, chunk_period, reference_chunks
         As in :func:`bayeval.cbpe`.
     calibration : {"auto", "none", "isotonic", "platt", "beta", "scaling_binning"}
         One map per class, renormalised (module docstring); ``"auto"`` picks each class's on
@@ -546,7 +547,8 @@ def cbpe_classes(scores, *, y_pred=None, reference=None, labels=None, chunks=Non
                                              chunks=chunks, keys=("chunks",))
     s, named = as_class_scores(scores, "scores")
     n, k = s.shape
-    chunking = make_chunks(n, chunks=chunks, chunk_size=chunk_size, n_chunks=n_chunks)
+    chunking = make_chunks(n, chunks=chunks, chunk_size=chunk_size, n_chunks=n_chunks,
+                           chunk_period=chunk_period)
     notes: list[str] = []
     data = xr.Dataset()
     if reference is None:
@@ -577,9 +579,10 @@ def cbpe_classes(scores, *, y_pred=None, reference=None, labels=None, chunks=Non
                          "calibration maps fitted on the reference; their error, shared by "
                          "every row, is not in them.")
         size = chunk_size or int(np.median(chunking.sizes))
-        ref_chunking = make_chunks(ref_y.size, chunks=reference_chunks,
-                                   n_chunks=None if reference_chunks is not None else
-                                   max(1, round(ref_y.size / size)))
+        ref_chunking = (make_chunks(ref_y.size, chunks=reference_chunks,
+                                    chunk_period=chunk_period)
+                        if reference_chunks is not None else
+                        make_chunks(ref_y.size, n_chunks=max(1, round(ref_y.size / size))))
         realized_ref, _ = realized_classes(ref_y, ref_yp, ref_chunking.codes,
                                            len(ref_chunking.labels), metrics, k, zd, whole=False)
         data["reference_chunks"] = len(ref_chunking.labels)
