@@ -35,6 +35,8 @@ import xarray as xr
 
 from bayeval.deprecation import renamed_arguments
 from bayeval.evaluation import SAMPLE_DIMS, Evaluation
+from bayeval.methods.judge.categories import CLASS_ESTIMATORS
+from bayeval.methods.judge.categories_api import categorical_input, judge_categories
 from bayeval.methods.judge.conjugate import conjugate_posterior
 from bayeval.methods.judge.fast import (
     ESTIMATORS,
@@ -412,13 +414,18 @@ def _warn(notes: list[str], stacklevel: int = 4) -> None:
 @renamed_arguments(estimator="method", ci="ci_kind")
 def judge(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: float = 0.95,
           ci_kind: str = "logit", prior=None, model: str = "a", mu_model: str | None = None,
-          random_seed: int | None = None, sample_kwargs: dict[str, Any] | None = None
-          ) -> Evaluation:
+          weights: Mapping | None = None, random_seed: int | None = None,
+          sample_kwargs: dict[str, Any] | None = None) -> Evaluation:
     r"""Rate of :math:`Y = 1` from a noisy judge on all items and human labels on a few.
+
+    With labels in K categories (strings such as ``"A"``, ``"B"``, ``"tie"``, a pandas
+    Categorical, integers other than 0 and 1) it estimates the class prevalences instead, and
+    with ``weights`` a weighted score such as a win rate counting a tie as half
+    (:func:`~bayeval.methods.judge.categories_api.judge_categories`).
 
     Parameters
     ----------
-    y : array-like of 0/1
+    y : array-like of 0/1, or of categories
         Human labels of the labelled items.
     yhat : array-like
         The judge on the same items: 0/1, or ordinal/continuous scores (``naive``,
@@ -453,6 +460,9 @@ def judge(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: float = 0.95
         Calibration curve :math:`E[Y \mid \hat Y]` of the EIF estimator for a non-binary judge:
         cell means per judge value, a least-squares line, or cell means over 10 quantile bins of
         the labelled scores. Default: cells up to 20 distinct values, else bins.
+    weights : mapping, optional
+        Categories only: a weight per category (e.g. ``{"A": 1, "tie": 0.5, "B": 0}``), adding
+        the estimand :math:`\sum_k w_k\pi_k`.
     random_seed : int, optional
         Seed of the sampler and of the draws of the finite-sample mean.
     sample_kwargs : dict, optional
@@ -504,6 +514,20 @@ def judge(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: float = 0.95
     >>> s["sd"].round(4).loc[["classical", "ppi", "eif"]].to_dict()  # the judge adds precision
     {'classical': 0.0319, 'ppi': 0.0261, 'eif': 0.0252}
     """
+    if categorical_input(y, yhat, yhat_unlabeled):
+        method = as_choice(method, "method", (*CLASS_ESTIMATORS, "all", *BAYES))
+        if mu_model is not None:
+            raise ValueError("mu_model applies to a judge's scores; with categories the EIF "
+                             "estimator uses the human shares per judge label: leave it None.")
+        y, yhat = aligned(y=y, yhat=yhat)
+        return judge_categories(
+            y, yhat, yhat_unlabeled, method=method, ci_prob=as_ci_prob(ci_prob),
+            ci_kind=as_choice(ci_kind, "ci_kind", CI_KINDS), prior=prior,
+            model=as_choice(model, "model", VARIANTS), weights=weights, random_seed=random_seed,
+            sample_kwargs=as_sample_kwargs(sample_kwargs) if method in BAYES else None)
+    if weights is not None:
+        raise ValueError("weights apply to labels in K categories (e.g. 'A', 'tie', 'B'); with "
+                         "0/1 labels the estimand is P(y = 1): leave weights None.")
     method = as_choice(method, "method", METHODS)
     ci_prob = as_ci_prob(ci_prob)
     ci_kind = as_choice(ci_kind, "ci_kind", CI_KINDS)

@@ -60,6 +60,7 @@ __all__ = [
     "mle_em",
     "naive",
     "posterior_draws",
+    "posterior_moments",
     "ppi_pp",
     "ppi_pp_lambda",
     "rogan_gladen",
@@ -484,6 +485,39 @@ def posterior_draws(c: ClassCounts, alpha, draws: int, rng: np.random.Generator)
     g = rng.gamma(alpha + table, size=(draws, *table.shape))  # columns: Dirichlet(alpha_.j + C_.j)
     mu = g / g.sum(axis=-2, keepdims=True)
     return np.einsum("dkj,dj->dk", mu, rho)
+
+
+def posterior_moments(c: ClassCounts, alpha) -> ClassEstimate:
+    r"""Exact posterior mean and covariance of :math:`\pi` under :func:`posterior_draws`' model.
+
+    With :math:`\rho \sim \mathrm{Dirichlet}(a)`, :math:`A = \sum_j a_j`, and independent
+    :math:`\mu_{\cdot j} \sim \mathrm{Dirichlet}(b_{\cdot j})`, :math:`B_j = \sum_k b_{kj}`:
+    :math:`E\,\rho_i\rho_j = (a_i\delta_{ij} + a_ia_j)/(A(A+1))`, :math:`E\,\mu_{ki}\mu_{li} =
+    (b_{ki}\delta_{kl} + b_{ki}b_{li})/(B_i(B_i+1))` and :math:`E\,\mu_{ki}\mu_{lj} =
+    E\mu_{ki}E\mu_{lj}` for :math:`i \ne j`, so :math:`E\,\pi_k\pi_l = \sum_{ij}
+    E[\rho_i\rho_j]E[\mu_{ki}\mu_{lj}]`.
+
+    Examples
+    --------
+    >>> c = ClassCounts(np.array([[40, 8, 2], [6, 20, 4], [2, 6, 12]]), np.array([450, 320, 230]))
+    >>> post = posterior_moments(c, np.full((3, 3), 0.5))
+    >>> post.estimate.round(4).tolist(), post.se().round(4).tolist()
+    ([0.476, 0.2974, 0.2266], [0.0386, 0.0404, 0.0353])
+    """
+    alpha = np.asarray(alpha, float)
+    table = np.asarray(c.table, float)
+    a = alpha.sum(axis=0) + table.sum(axis=0) + np.asarray(c.unlabelled, float)
+    b = alpha + table
+    big_a, big_b = a.sum(), b.sum(axis=0)
+    e_rho, e_mu = a / big_a, b / big_b
+    rho2 = (np.diag(a) + np.outer(a, a)) / (big_a * (big_a + 1))
+    mu2 = np.einsum("ki,lj->klij", e_mu, e_mu)  # E mu_ki mu_lj, i != j
+    same = (np.einsum("ki,kl->kli", b, np.eye(len(a))) + np.einsum("ki,li->kli", b, b)) / (
+        big_b * (big_b + 1))
+    idx = np.arange(len(a))
+    mu2[:, :, idx, idx] = same
+    mean = e_mu @ e_rho
+    return ClassEstimate(mean, np.einsum("ij,klij->kl", rho2, mu2) - np.outer(mean, mean))
 
 
 def by_name(c: ClassCounts) -> dict:

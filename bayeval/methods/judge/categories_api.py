@@ -1,0 +1,382 @@
+r"""The judge with K categories: class prevalences and a weighted score (a win rate with ties).
+
+:func:`judge_categories` is what :func:`bayeval.judge` runs when the human labels are not 0/1
+(strings such as "A", "B", "tie", a pandas Categorical, integers beyond 0 and 1) or the judge's
+labels are not numbers. The categories are the union of the human and judge labels
+(:func:`bayeval.classes.encode`), kept as the ``class`` coordinate. The estimands are the
+prevalences :math:`\pi_k = P(Y = k)` (metric ``prevalence``) and, with ``weights``, the score
+:math:`\theta_w = \sum_kw_k\pi_k` (metric ``weighted``: a win rate counting a tie as half with
+``weights={"A": 1, "tie": 0.5, "B": 0}``). The estimators are those of
+:mod:`bayeval.methods.judge.categories`; the weighted score of each is :math:`w^\top\hat\pi` with
+the variance :math:`w^\top\hat\Sigma w` from the covariance across classes.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from bayeval.classes import binary_input, class_coordinate, encode
+from bayeval.evaluation import SAMPLE_DIMS, Evaluation
+from bayeval.methods.judge.categories import (
+    CLASS_ESTIMATORS,
+    MAX_CONDITION,
+    ClassCounts,
+    by_name,
+    condition_number,
+    misclassification,
+    posterior_draws,
+    posterior_moments,
+    ppi_pp_lambda,
+)
+from bayeval.methods.judge.categories_models import class_model
+from bayeval.methods.judge.fast import Estimate, reported, z_value
+from bayeval.sampling import draws_intervals, sample
+from bayeval.table import Table, table
+from bayeval.validation import as_seed, describe
+
+__all__ = ["JudgeClasses", "categorical_input", "judge_categories"]
+
+#: exact posterior draws of the ``bayes`` estimator and of ``method="both"``'s closed form
+POSTERIOR_DRAWS = 20_000
+ASSUMPTIONS = (
+    "The human-labelled items are a random subset of all items (missing completely at random), "
+    "the human labels are the truth, the judge is run the same way on every item, and items are "
+    "independent. The estimators other than naive then estimate the population's class "
+    "prevalences; the generative models also assume the judge's misclassification matrix is the "
+    "same for labelled and unlabelled items.")
+
+
+class JudgeClasses(Evaluation, method="judge_categories"):
+    """The result of :func:`bayeval.judge` with K categories: dims (``estimator``,) ``metric``,
+    ``class``; the ``weighted`` score is stored at the first class.
+
+    Examples
+    --------
+    >>> import bayeval as be
+    >>> y = ["A", "B", "tie", "A", "B", "A"] * 5
+    >>> ev = be.judge(y, y[::-1], ["A", "B", "tie"] * 20, method="classical",
+    ...               weights={"A": 1, "tie": 0.5, "B": 0})
+    >>> type(ev).__name__, ev.summary().index.tolist()
+    ... # doctest: +NORMALIZE_WHITESPACE
+    ('JudgeClasses', [('classical', 'prevalence', 'A'), ('classical', 'prevalence', 'B'),
+     ('classical', 'prevalence', 'tie'), ('classical', 'weighted', '')])
+    """
+
+    def summary(self, source: str | None = None, ci_prob: float | None = None,
+                ci_kind: str | None = None) -> Table:
+        """:meth:`Evaluation.summary` with the weighted score once (class ``""``).
+
+        Parameters
+        ----------
+        source, ci_prob, ci_kind
+            As in :meth:`Evaluation.summary`.
+
+        Returns
+        -------
+        Table
+            Indexed by (``estimator``,) ``metric``, ``class``.
+
+        Examples
+        --------
+        >>> import bayeval as be
+        >>> ev = be.judge(["a", "b", "c", "a"] * 5, ["a", "b", "b", "a"] * 5, ["a", "c"] * 9,
+        ...               method="naive")
+        >>> ev.summary()["mean"].round(3).tolist()
+        [0.5, 0.0, 0.5]
+        """
+        frame = super().summary(source, ci_prob, ci_kind)
+        first = frame.index.get_level_values("class")[0]
+        per_class = frame.index.get_level_values("metric") == "prevalence"
+        keep = per_class | (frame.index.get_level_values("class") == first)
+        out = frame[keep]
+        out.index = pd.MultiIndex.from_tuples(
+            [(*i[:-1], i[-1] if p else "") for i, p in zip(out.index, per_class[keep],
+                                                           strict=True)],
+            names=frame.index.names)
+        attrs = dict(frame.attrs)
+        return table(out, attrs.pop("caption"), **attrs)
+
+
+# ============================================================================ input handling
+def categorical_input(y, yhat, yhat_unlabeled) -> bool:
+    """Whether the labels are K categories: human labels other than 0/1 (strings, a pandas
+    Categorical, other numbers) or judge labels that are not numbers. Per-group inputs (a dict,
+    DataFrame or 2-D array) are the binary judge's.
+
+    Examples
+    --------
+    >>> categorical_input(["A", "B"], ["A", "A"], ["B"]), categorical_input([0, 1], [0, 2], [1])
+    (True, False)
+    """
+    args = (y, yhat, yhat_unlabeled)
+    if any(isinstance(a, (Mapping, pd.DataFrame)) or np.ndim(a) == 2 for a in args):
+        return False
+
+    def text(x) -> bool:
+        if isinstance(getattr(x, "dtype", None), pd.CategoricalDtype):
+            return True
+        try:
+            arr = np.asarray(x)
+        except (TypeError, ValueError):
+            return False
+        return arr.dtype.kind in "USO" and any(
+            isinstance(v, (str, bytes)) for v in pd.unique(arr.ravel()))
+
+    return not binary_input(None, y) or text(yhat) or text(yhat_unlabeled)
+
+
+def _codes(y, yhat, yhat_unlabeled):
+    """Codes of the three label vectors on the union of their categories, and the classes."""
+    _, _, base = encode(y, yhat, names=("y", "yhat"))
+    _, _, extra = encode(yhat_unlabeled, names=("yhat_unlabeled", ""))
+    known = set(base.tolist())
+    classes = list(base) + [c for c in extra if c not in known]
+    yy, yh, _ = encode(y, yhat, classes=classes, names=("y", "yhat"))
+    yu, _, _ = encode(yhat_unlabeled, classes=classes, names=("yhat_unlabeled", ""))
+    return yy, yh, yu, np.asarray(classes, dtype=object)
+
+
+def _weights(weights, classes) -> np.ndarray | None:
+    """The weight of every class, checked: a mapping naming each class once, finite numbers,
+    not all equal."""
+    if weights is None:
+        return None
+    if not isinstance(weights, Mapping):
+        raise TypeError(f"weights must be a mapping from category to weight, e.g. {{'A': 1, "
+                        f"'tie': 0.5, 'B': 0}}; got {type(weights).__name__} "
+                        f"{describe(weights)}.")
+    names = classes.tolist()
+    unknown = [k for k in weights if k not in names]
+    missing = [k for k in names if k not in weights]
+    if unknown or missing:
+        raise ValueError(f"weights must give one weight to each category {describe(names)}; "
+                         + (f"unknown: {describe(unknown)}" if unknown else "")
+                         + ("; " if unknown and missing else "")
+                         + (f"missing: {describe(missing)}" if missing else "") + ".")
+    try:
+        w = np.array([float(weights[k]) for k in names])
+    except (TypeError, ValueError):
+        raise ValueError(f"weights must be numbers, got {describe(dict(weights))}.") from None
+    if not np.isfinite(w).all() or w.min() == w.max():
+        raise ValueError(f"weights must be finite and not all equal (the score would be a "
+                         f"constant), got {describe(dict(weights))}.")
+    return w
+
+
+def _alpha(prior, k: int) -> np.ndarray:
+    """Dirichlet concentrations on the K×K table: None (Jeffreys' 1/2), a number or an array."""
+    if prior is None:
+        return np.full((k, k), 0.5)
+    alpha = np.asarray(prior, dtype=float) if not isinstance(prior, Mapping) else np.array(np.nan)
+    alpha = np.broadcast_to(alpha, (k, k)) if alpha.ndim == 0 else alpha
+    if alpha.shape != (k, k) or not (np.isfinite(alpha).all() and (alpha > 0).all()):
+        raise ValueError(f"prior must be a positive number or a {k} x {k} array of positive "
+                         "Dirichlet concentrations on the table P(y = k, judge = j) (rows the "
+                         f"human label); got {describe(prior)}.")
+    return np.array(alpha)
+
+
+def _refuse(c: ClassCounts, classes) -> None:
+    """The frequentist estimators need 2 human labels of each category and a judge that is not
+    constant on the labelled items."""
+    rows, cols = c.table.sum(axis=1), c.table.sum(axis=0)
+    if (cols > 0).sum() < 2:
+        raise ValueError(f"yhat is {classes[int(np.argmax(cols))]!r} on every labelled item, so "
+                         "the judge's errors cannot be estimated; label items the judge labels "
+                         "differently, or use method='bayes'.")
+    if rows.min() < 2:
+        few = {classes[k]: int(rows[k]) for k in np.flatnonzero(rows < 2)}
+        raise ValueError(f"y has fewer than 2 labelled items of the categories {few}; the "
+                         "frequentist estimators need at least 2 of each. Label more items, or "
+                         "use method='bayes' (the exact posterior), defined for any counts.")
+
+
+# ============================================================================= estimates
+def _estimates(c: ClassCounts, names, classes, rng, alpha) -> tuple[dict, list[str]]:
+    """{name: ClassEstimate} of the estimators asked for, and the notes of those left out."""
+    notes: list[str] = []
+    cond = float(condition_number(c))
+    if "rogan_gladen" in names and not cond <= MAX_CONDITION:
+        reason = (f"the judge's misclassification matrix P(judge | y) estimated on the labelled "
+                  f"items is ill-conditioned (2-norm condition number {cond:.4g} > "
+                  f"{MAX_CONDITION:g}): inverting it would amplify the judge's label shares' "
+                  "noise by as much")
+        if len(names) == 1:
+            raise ValueError(f"method='rogan_gladen' refused: {reason}. Use method='eif'.")
+        notes.append(f"rogan_gladen left out: {reason}.")
+        names = [n for n in names if n != "rogan_gladen"]
+    fns = by_name(c)
+    out = {n: fns[n]() for n in names if n != "bayes"}
+    if "bayes" in names:
+        draws = posterior_draws(c, alpha, POSTERIOR_DRAWS, rng)
+        out["bayes"] = (posterior_moments(c, alpha), draws)
+    return out, notes
+
+
+def _closed_form(out: dict, w, classes, z: float, ci_kind: str, ci_prob: float) -> xr.Dataset:
+    """Over (estimator, metric, class): the reported estimates and intervals."""
+    metrics = ["prevalence"] + (["weighted"] if w is not None else [])
+    shape = (len(out), len(metrics), len(classes))
+    arrays = {k: np.full(shape, np.nan) for k in ("mean", "sd", "lower", "upper")}
+    tail = (1 - ci_prob) / 2
+    for i, (name, est) in enumerate(out.items()):
+        if name == "bayes":  # posterior mean and sd, equal-tailed interval of the exact draws
+            moments, draws = est
+            values = [(moments.estimate, moments.se(), draws)]
+            if w is not None:
+                values.append((*moments.weighted(w), draws @ w))
+            for j, (mean, sd, x) in enumerate(values):
+                lo, hi = np.quantile(x, [tail, 1 - tail], axis=0)
+                for key, v in zip(arrays, (mean, sd, lo, hi), strict=True):
+                    arrays[key][i, j, :np.size(v)] = v
+            continue
+        values = [(Estimate(est.estimate, est.se()), 0.0, 1.0)]
+        if w is not None:
+            values.append((Estimate(*est.weighted(w)), w.min(), w.max()))
+        for j, (e, low, high) in enumerate(values):
+            mean, lo, hi = reported(e, z, ci_kind, low, high)
+            for key, v in zip(arrays, (mean, e.se, lo, hi), strict=True):
+                arrays[key][i, j, :np.size(v)] = v
+    dims = ("estimator", "metric", "class")
+    return xr.Dataset({k: (dims, v) for k, v in arrays.items()},
+                      coords={"estimator": list(out), "metric": metrics,
+                              "class": class_coordinate(classes)})
+
+
+def _outside_notes(out: dict, classes) -> list[str]:
+    notes = []
+    for name, est in out.items():
+        if name == "bayes":
+            continue
+        bad = [(classes[k], float(v)) for k, v in enumerate(est.estimate) if not 0 <= v <= 1]
+        if bad:
+            notes.append(f"{name}: prevalence(s) outside [0, 1] ("
+                         + ", ".join(f"{k!r} {v:.4f}" for k, v in bad)
+                         + "): reported at the nearest of 0 and 1, the intervals clipped to "
+                           "[0, 1]")
+    return notes
+
+
+def _data(c: ClassCounts, classes, w) -> xr.Dataset:
+    coord = class_coordinate(classes)
+    ds = xr.Dataset(
+        {"table": (("true", "judge"), c.table), "unlabelled": ("judge", c.unlabelled),
+         "misclassification": (("true", "judge"), misclassification(c)),
+         "condition_number": float(condition_number(c)), "m": int(c.m), "n": int(c.n),
+         "lam": float(ppi_pp_lambda(c)), "lam_unclipped": float(ppi_pp_lambda(c, clip=False))},
+        coords={"true": coord, "judge": coord})
+    if w is not None:
+        ds["weights"] = xr.DataArray(w, dims="class", coords={"class": coord})
+    return ds
+
+
+def _theta(pi: xr.DataArray, w, coord) -> xr.DataArray:
+    """Draws of (metric, class) from draws of ``pi`` (dims chain, draw, class)."""
+    values = pi.transpose(*SAMPLE_DIMS, "class").values
+    rows = [values]
+    if w is not None:
+        score = np.full_like(values, np.nan)
+        score[..., 0] = values @ w
+        rows.append(score)
+    return xr.DataArray(np.stack(rows, axis=2), dims=(*SAMPLE_DIMS, "metric", "class"),
+                        coords={"metric": ["prevalence"] + (["weighted"] if w is not None else []),
+                                "class": coord})
+
+
+# ============================================================================ entry point
+def judge_categories(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: float = 0.95,
+                     ci_kind: str = "logit", prior=None, model: str = "a", weights=None,
+                     random_seed=None, sample_kwargs: dict[str, Any] | None = None
+                     ) -> JudgeClasses:
+    r"""Class prevalences (and a weighted score) from a judge of K categories and a few humans.
+
+    Called by :func:`bayeval.judge` (which checks ``method``, ``ci_prob``, ``ci_kind``,
+    ``model`` and ``sample_kwargs``) when the labels are categories; see the module docstring.
+
+    Parameters
+    ----------
+    y, yhat, yhat_unlabeled : array-like of category labels
+        Human and judge labels of the labelled items (paired by pandas index where they have
+        one), the judge's labels of the others.
+    method : str
+        An estimator of :data:`~bayeval.methods.judge.categories.CLASS_ESTIMATORS`, ``"all"``,
+        ``"pymc"`` or ``"both"``.
+    ci_prob, ci_kind
+        Interval level and the fast paths' kind (``"logit"``, ``"wald"``).
+    prior : float or array (K, K), optional
+        Dirichlet concentrations on the table P(y = k, judge = j); default Jeffreys' 1/2.
+    model : {"a", "b"}
+        :func:`~bayeval.methods.judge.categories_models.class_model`'s variant.
+    weights : mapping, optional
+        A weight per category: adds the metric ``weighted``, :math:`\sum_kw_k\pi_k`.
+    random_seed, sample_kwargs
+        Seed of the exact draws and of the sampler; ``pm.sample``'s settings.
+
+    Returns
+    -------
+    JudgeClasses
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(3)
+    >>> truth = rng.choice(["A", "tie", "B"], size=3000, p=[0.45, 0.2, 0.35])
+    >>> said = np.where(rng.random(3000) < 0.8, truth, rng.choice(["A", "tie", "B"], 3000))
+    >>> ev = judge_categories(truth[:200], said[:200], said[200:],
+    ...                       weights={"A": 1, "tie": 0.5, "B": 0})
+    >>> ev.summary()["mean"].round(3).tolist()  # A, B, tie, and the win rate of A
+    [0.453, 0.346, 0.201, 0.554]
+    """
+    y, yhat, yhat_u, classes = _codes(y, yhat, yhat_unlabeled)
+    if len(classes) < 2:
+        raise ValueError(f"y, yhat and yhat_unlabeled hold one category ({classes[0]!r}); a "
+                         "judge of categories needs at least 2.")
+    w = _weights(weights, classes)
+    alpha = _alpha(prior, len(classes))
+    c = ClassCounts.from_codes(y, yhat, yhat_u, len(classes))
+    bayes = method in ("pymc", "both")
+    names = list(CLASS_ESTIMATORS) if method == "all" else [method]
+    if not bayes and names != ["bayes"]:
+        _refuse(c, classes)
+    rng = as_seed(random_seed)
+    named = None if w is None else dict(zip(classes.tolist(), w.tolist(), strict=True))
+    ci_note = "; " if w is None else f"; weights {named}; "
+    common = dict(method="judge_categories", variant=method, ci_prob=ci_prob, ci_kind="eti",
+                  random_seed=random_seed, assumptions=ASSUMPTIONS, data=_data(c, classes, w))
+    what = (f"prevalences of {len(classes)} categories from {int(c.m)} human labels and "
+            f"{int(c.n)} judge-only items{ci_note}")
+    if not bayes:
+        out, notes = _estimates(c, names, classes, rng, alpha)
+        notes += _outside_notes(out, classes)
+        for note in notes:
+            warnings.warn(note, UserWarning, stacklevel=4)
+        return JudgeClasses.create(
+            closed_form=_closed_form(out, w, classes, z_value(ci_prob), ci_kind, ci_prob),
+            warnings=notes, description=what + f"{ci_kind} intervals", **common)
+    pm_model = class_model(c.table, c.unlabelled, class_coordinate(classes), alpha=alpha,
+                           variant=model)
+    tree = sample(pm_model, random_seed, {"target_accept": 0.95, **(sample_kwargs or {})})
+    post = tree["posterior"].to_dataset()
+    coord = class_coordinate(classes)
+    post["theta"] = _theta(post["pi"], w, coord)
+    tree["posterior"] = xr.DataTree(post)
+    closed = None
+    if method == "both":
+        exact = posterior_draws(c, alpha, POSTERIOR_DRAWS, rng)[None]
+        closed = draws_intervals(_theta(xr.DataArray(exact, dims=(*SAMPLE_DIMS, "class")), w,
+                                        coord), ci_prob, "eti")
+        moments = posterior_moments(c, alpha)
+        closed["mean"][0] = moments.estimate
+        closed["sd"][0] = moments.se()
+        if w is not None:
+            mean, sd = moments.weighted(w)
+            closed["mean"][1, 0], closed["sd"][1, 0] = mean, sd
+    return JudgeClasses.create(
+        closed_form=closed, draws=tree, estimand="posterior/theta", model=pm_model,
+        description=f"model {model.upper()} posterior of the " + what + "Dirichlet prior on the "
+                    "table", **common)
