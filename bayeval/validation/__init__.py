@@ -5,7 +5,8 @@ wrong, what was received and what is accepted: one function, and one message, pe
 argument. The entry functions call them once; the core's internal calls go to the trusting
 twins of its checking functions (e.g. :func:`bayeval.metrics.metric_value` for
 :func:`bayeval.metrics.from_counts`). :mod:`~bayeval.validation.arrays` checks the per-row
-arguments and pairs their rows, :mod:`~bayeval.validation.options` everything else.
+arguments and pairs their rows, :mod:`~bayeval.validation.options` everything else, and
+:mod:`~bayeval.validation.memory` refuses work that would need more memory than its limit.
 """
 
 from bayeval.validation.arrays import (
@@ -20,6 +21,12 @@ from bayeval.validation.arrays import (
     as_scores,
     check_same_length,
     describe,
+)
+from bayeval.validation.memory import (
+    check_classes,
+    check_draw_pmfs,
+    check_label_draws,
+    check_memory,
 )
 from bayeval.validation.options import (
     as_alert_thresholds,
@@ -40,5 +47,6 @@ __all__ = [
     "aligned", "as_alert_thresholds", "as_array", "as_beta", "as_binary", "as_calibration",
     "as_choice", "as_ci_prob", "as_counts", "as_labels", "as_metrics", "as_positive_int",
     "as_predictions", "as_prior", "as_probabilities", "as_reference", "as_sample_kwargs",
-    "as_scores", "as_seed", "as_threshold", "as_zero_division", "check_same_length", "describe",
+    "as_scores", "as_seed", "as_threshold", "as_zero_division", "check_classes",
+    "check_draw_pmfs", "check_label_draws", "check_memory", "check_same_length", "describe",
 ]

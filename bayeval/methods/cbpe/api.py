@@ -120,6 +120,7 @@ from bayeval.validation import (
     as_scores,
     as_threshold,
     as_zero_division,
+    check_label_draws,
 )
 
 __all__ = ["ALERT_SD", "ASSUMPTIONS", "METRICS", "NOISES", "SHIFT_WARN", "Reference",
@@ -784,6 +785,9 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
     scores, y_pred, labels, chunks = aligned(scores=scores, y_pred=y_pred, labels=labels,
                                              chunks=chunks, keys=("chunks",))
     scores = as_scores(scores, "scores")
+    if method != "exact" and noise == "none" and "roc_auc" in metrics:  # V0 draws every label
+        check_label_draws(draws, scores.size, "draws",
+                          "use fewer draws, leave roc_auc out of metrics, or method='exact'")
     y_pred = as_predictions(y_pred, scores, threshold, thresholded=True)
     if labels is not None:
         labels = as_labels(labels, "labels", allow_missing=True)

@@ -31,6 +31,7 @@ from bayeval.validation import (
     as_prior,
     as_sample_kwargs,
     as_seed,
+    check_classes,
     describe,
 )
 
@@ -137,6 +138,8 @@ def labelled_classes(scores=None, labels=None, *, y_pred=None, metrics=None, pri
         yp = s.argmax(axis=1)
     else:
         y, yp, classes = encode(labels, y_pred)
+    check_classes(len(classes), 2 * draws, "labels",  # the draws of the cells and metrics
+                  "use fewer draws, or merge classes")
     prior = _cell_prior(prior, len(classes))
     matrix = matrix_of(y, yp, len(classes))
     coord = class_coordinate(classes)

@@ -1,0 +1,50 @@
+"""Memory bounds: work that would need more than the limit is refused before it starts, with
+the amount needed and the argument named; work within it runs."""
+
+import time
+
+import numpy as np
+import pytest
+
+import bayeval as be
+from bayeval.validation import check_classes, check_draw_pmfs, check_label_draws, memory
+
+
+def test_the_message_names_the_argument_the_need_and_the_limit():
+    with pytest.raises(ValueError, match=r"^draws: 4,000 draws of the labels of 300,000 rows "
+                       r"would need 58\.1 GiB of memory, more than the limit of 4\.0 GiB"):
+        check_label_draws(4000, 300_000)
+    with pytest.raises(ValueError, match=r"^labels: 1,000 x 1,000 arrays .* 7\.5 GiB"):
+        check_classes(1000, 1000, "labels", "use fewer classes")
+    with pytest.raises(ValueError, match=r"^chunks: exact laws of 2,001 values .* 6\.0 GiB"):
+        check_draw_pmfs(2001, 1000, 400, "chunks", "use fewer chunks")
+
+
+def test_the_limit_is_the_boundary(monkeypatch):
+    monkeypatch.setattr(memory, "MEMORY_LIMIT", 52 * 1000)
+    check_label_draws(10, 100)  # exactly the limit: accepted
+    with pytest.raises(ValueError, match="draws"):
+        check_label_draws(10, 101)
+
+
+def test_cbpe_pymc_refuses_label_draws_beyond_the_limit_at_once():
+    """V0's forward draws of every label for ROC-AUC: 4,000 draws x 300,000 rows would need
+    58 GiB (measured 52 bytes a cell); refused before the model is built."""
+    scores = np.random.default_rng(0).random(300_000)
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=r"^draws: .* 58\.1 GiB .* leave roc_auc out"):
+        be.cbpe(scores, method="both")
+    assert time.perf_counter() - start < 5
+
+
+def test_cbpe_exact_draws_no_label(monkeypatch):
+    monkeypatch.setattr(memory, "MEMORY_LIMIT", 1)  # nothing is checked on this path
+    be.cbpe(np.random.default_rng(0).random(50))
+
+
+def test_labelled_classes_refused_beyond_the_limit():
+    """K classes: K x K cells per draw of the exact posterior, twice (cells and metrics); 200
+    classes and 20,000 draws need 11.9 GiB."""
+    labels = np.arange(200)
+    with pytest.raises(ValueError, match=r"^labels: 200 x 200 arrays .* 11\.9 GiB .* fewer draws"):
+        be.labelled(labels=labels, y_pred=labels)
