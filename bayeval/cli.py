@@ -28,8 +28,8 @@ import bayeval as be
 from bayeval import sampling
 from bayeval.methods.cbpe import NOISES
 
-__all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_USAGE", "InputError", "check_output", "column", "main",
-           "read_table"]
+__all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_USAGE", "InputError", "check_output", "class_scores",
+           "column", "main", "read_table"]
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 
@@ -232,24 +232,75 @@ def _frame(args) -> pd.DataFrame:
 
 
 # ----------------------------------------------------------------------------------- commands
-def _reference(args) -> tuple[pd.Series, pd.Series] | None:
-    """The labelled reference of cbpe (--reference, with --score-col and --ref-label-col)."""
+def class_scores(frame: pd.DataFrame, spec: str, path: str) -> pd.DataFrame:
+    """The scores of K classes named by ``--score-cols``: a comma-separated list of columns
+    (named by the classes), or a prefix ending in ``*`` (``p_*``: the classes are what follows
+    the prefix).
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"p_A": [0.7, 0.1], "p_B": [0.2, 0.3], "p_tie": [0.1, 0.6]})
+    >>> class_scores(frame, "p_*", "data.csv").columns.tolist()
+    ['A', 'B', 'tie']
+    >>> class_scores(frame, "p_A,p_tie", "data.csv").columns.tolist()
+    ['p_A', 'p_tie']
+    """
+    if spec.endswith("*"):
+        names = [c for c in map(str, frame.columns) if c.startswith(spec[:-1])]
+        if len(names) < 2:
+            raise InputError(f"--score-cols: {spec!r} matches {len(names)} column(s) of {path}; "
+                             "K classes need at least 2")
+        classes = [c[len(spec) - 1:] for c in names]
+    else:
+        names = classes = [c.strip() for c in spec.split(",")]
+        if len(names) < 2 or len(set(names)) < len(names):
+            raise InputError("--score-cols: give at least 2 distinct columns, comma-separated, "
+                             f"or a prefix such as 'p_*'; got {spec!r}")
+    columns = {cls: column(frame, name, "--score-cols", path)
+               for cls, name in zip(classes, names, strict=True)}
+    return pd.DataFrame(columns, index=frame.index)
+
+
+def _classes(frame: pd.DataFrame, name: str, option: str, path: str) -> pd.Series:
+    """A column of class labels as text (the classes are the names of the score columns);
+    blank cells stay missing."""
+    values = column(frame, name, option, path, numeric=False)
+    return values.where(values.isna(), values.astype(str))
+
+
+def _reference(args) -> tuple[Any, pd.Series] | None:
+    """The labelled reference of cbpe (--reference, with the score columns and
+    --ref-label-col)."""
     if not args.reference:
         return None
     ref = read_table(args.reference, "--reference")
+    label = args.ref_label_col or args.label_col
+    if args.score_cols:
+        return (class_scores(ref, args.score_cols, args.reference),
+                _classes(ref, label, "--ref-label-col", args.reference))
     return (column(ref, args.score_col, "--score-col", args.reference),
-            column(ref, args.ref_label_col or args.label_col, "--ref-label-col", args.reference))
+            column(ref, label, "--ref-label-col", args.reference))
 
 
 def _cbpe(args) -> be.Evaluation:
     data = _frame(args)
-    scores = column(data, args.score_col, "--score-col", args.data)
     kwargs: dict[str, Any] = {}
-    if args.pred_col:
-        kwargs["y_pred"] = column(data, args.pred_col, "--pred-col", args.data)
-    if args.label_col:
-        kwargs["labels"] = column(data, args.label_col, "--label-col", args.data,
-                                  missing_ok=True)
+    if args.score_cols:
+        if args.score_col:
+            raise InputError("--score-cols: give --score-col (two classes) or --score-cols "
+                             "(K classes), not both")
+        scores = class_scores(data, args.score_cols, args.data)
+        if args.pred_col:
+            kwargs["y_pred"] = _classes(data, args.pred_col, "--pred-col", args.data)
+        if args.label_col:
+            kwargs["labels"] = _classes(data, args.label_col, "--label-col", args.data)
+    else:
+        scores = column(data, args.score_col, "--score-col", args.data)
+        if args.pred_col:
+            kwargs["y_pred"] = column(data, args.pred_col, "--pred-col", args.data)
+        if args.label_col:
+            kwargs["labels"] = column(data, args.label_col, "--label-col", args.data,
+                                      missing_ok=True)
     if args.reference:
         kwargs["reference"] = _reference(args)
     if args.chunk_col:
@@ -342,6 +393,9 @@ def _cbpe_dask(args) -> be.Evaluation:
     if args.noise != "none":
         raise InputError("--noise: with --scheduler only the calibrated model (none) is "
                          "partitioned; leave --scheduler out for the noise models")
+    if args.score_cols:
+        raise InputError("--score-cols: with --scheduler only two classes are partitioned; "
+                         "leave --scheduler out for K classes")
     if args.chunk_period:
         raise InputError("--chunk-period: with --scheduler chunks are by --chunk-col key, "
                          "--chunk-size or --n-chunks; leave --scheduler out for periods")
@@ -468,7 +522,11 @@ def _parser() -> argparse.ArgumentParser:
         return p
 
     p = add("cbpe", _cbpe, "performance without labels (CBPE)", ("score", "pred", "label"))
-    p.add_argument("--reference", help="labelled reference file (same --score-col)")
+    p.add_argument("--score-cols",
+                   help="K classes: one score column per class, comma-separated (the column "
+                        "names are the classes) or a prefix such as 'p_*' (the classes follow "
+                        "it); labels and predictions name the classes")
+    p.add_argument("--reference", help="labelled reference file (same score columns)")
     p.add_argument("--ref-label-col", help="label column of the reference (--label-col)")
     p.add_argument("--chunk-size", type=int, help="rows per chunk")
     p.add_argument("--n-chunks", type=int, help="number of chunks")
