@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import bayeval as be
-from bayeval.validation import check_classes, check_draw_pmfs, check_label_draws, memory
+from bayeval.validation import check_classes, check_label_draws, memory
 
 
 def test_the_message_names_the_argument_the_need_and_the_limit():
@@ -16,8 +16,6 @@ def test_the_message_names_the_argument_the_need_and_the_limit():
         check_label_draws(4000, 300_000)
     with pytest.raises(ValueError, match=r"^labels: 1,000 x 1,000 arrays .* 7\.5 GiB"):
         check_classes(1000, 1000, "labels", "use fewer classes")
-    with pytest.raises(ValueError, match=r"^chunks: exact laws of 2,001 values .* 6\.0 GiB"):
-        check_draw_pmfs(2001, 1000, 400, "chunks", "use fewer chunks")
 
 
 def test_the_limit_is_the_boundary(monkeypatch):

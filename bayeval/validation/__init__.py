@@ -24,7 +24,6 @@ from bayeval.validation.arrays import (
 )
 from bayeval.validation.memory import (
     check_classes,
-    check_draw_pmfs,
     check_label_draws,
     check_memory,
 )
@@ -48,5 +47,5 @@ __all__ = [
     "as_choice", "as_ci_prob", "as_counts", "as_labels", "as_metrics", "as_positive_int",
     "as_predictions", "as_prior", "as_probabilities", "as_reference", "as_sample_kwargs",
     "as_scores", "as_seed", "as_threshold", "as_zero_division", "check_classes",
-    "check_draw_pmfs", "check_label_draws", "check_memory", "check_same_length", "describe",
+    "check_label_draws", "check_memory", "check_same_length", "describe",
 ]

@@ -6,9 +6,7 @@ input (measured with :mod:`tracemalloc`; the constants below are bytes per cell)
 
 * :func:`check_label_draws`: draws of every row's label (a sampled model that keeps them, e.g.
   CBPE's forward draws for ROC-AUC): ``draws`` x rows cells of :data:`LABEL_DRAW_BYTES`;
-* :func:`check_classes`: K x K arrays per draw and window (confusion matrices of K classes);
-* :func:`check_draw_pmfs`: exact laws held per draw of a calibration map and per window
-  (Poisson-binomial support x windows x draws).
+* :func:`check_classes`: K x K arrays per draw and window (confusion matrices of K classes).
 
 The limit is 4 GiB; a user who has more memory may raise it (``bayeval.validation.memory.
 MEMORY_LIMIT = 16 * 2**30``).
@@ -16,7 +14,7 @@ MEMORY_LIMIT = 16 * 2**30``).
 
 from __future__ import annotations
 
-__all__ = ["FLOAT_BYTES", "LABEL_DRAW_BYTES", "MEMORY_LIMIT", "check_classes", "check_draw_pmfs",
+__all__ = ["FLOAT_BYTES", "LABEL_DRAW_BYTES", "MEMORY_LIMIT", "check_classes",
            "check_label_draws", "check_memory"]
 
 MEMORY_LIMIT = 4 * 2**30
@@ -103,19 +101,3 @@ would need 74.5 GiB of memory, ...
                  f"{n_classes:,} x {n_classes:,} arrays ({n_classes:,} classes) over {cells:,} "
                  "draws and windows", advice)
 
-
-def check_draw_pmfs(support: int, windows: int, draws: int, argument: str, advice: str) -> None:
-    """Refuse exact PMFs of ``support`` values held for ``windows`` windows under ``draws``
-    draws (of a calibration map) beyond the limit.
-
-    Examples
-    --------
-    >>> check_draw_pmfs(2001, 1000, 400, "chunks", "use fewer chunks")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    ValueError: chunks: exact laws of 2,001 values for 1,000 windows x 400 draws would need \
-6.0 GiB of memory, ...
-    """
-    check_memory(float(support) * windows * draws * FLOAT_BYTES, argument,
-                 f"exact laws of {support:,} values for {windows:,} windows x {draws:,} draws",
-                 advice)

@@ -28,7 +28,7 @@ tabulates the laws of every chunk and metric.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import product
 from typing import NamedTuple
@@ -546,11 +546,12 @@ def count_laws(windows: list[Window], noise: str, cells: dict[str, np.ndarray] |
 
 
 def map_laws(laws: list[CountLaw], sums: list[MapSums], posterior: MapPosterior,
-             split: bool, draws: list[DrawPmfs | None] | None = None) -> list[CountLaw]:
+             split: bool, draws: Iterable[DrawPmfs | None] | None = None) -> list[CountLaw]:
     """Every window's law mixed over the calibration map's draws: exactly where ``draws`` has
     the window's :class:`~bayeval.calibration_map.DrawPmfs` (:meth:`CountLaw.from_draws`, the
     windows of at most :data:`~bayeval.calibration_map.EXACT_MAP_ROWS` rows), else by the
-    shifts (:meth:`CountLaw.with_map`).
+    shifts (:meth:`CountLaw.with_map`). ``draws`` may be an iterator, so that each window's
+    draws are made when its law is (and not held for all windows at once).
 
     ``sums`` are the chunks' (:meth:`~bayeval.calibration_map.MapPosterior.sums`); the draws
     are shared by all windows, so the whole period's sums are the total of its chunks'.
