@@ -161,8 +161,9 @@ def test_reduced_coverage_of_the_benchmark():
 
 
 # =============================================================================== be.judge
-def test_judge_with_categories_weights_and_a_categorical():
-    """Strings, a pandas Categorical with a category only the judge uses, and the win rate."""
+def test_judge_with_categories_weights_and_a_categorical(tmp_path):
+    """Strings, a pandas Categorical with a category only the judge uses, the win rate, and a
+    lossless round trip through netCDF."""
     y = pd.Categorical(["A", "B", "tie", "A", "B", "A", "B", "tie"] * 4,
                        categories=["A", "tie", "B"])
     yhat = np.array(["A", "B", "A", "A", "B", "A", "tie", "tie"] * 4)
@@ -173,6 +174,8 @@ def test_judge_with_categories_weights_and_a_categorical():
     mean = s["mean"].to_numpy()
     assert mean[3] == pytest.approx(mean[0] + 0.5 * mean[1], abs=1e-12)
     assert (s["lower"] <= s["mean"]).all() and (s["mean"] <= s["upper"]).all()
+    back = be.load(ev.to_netcdf(tmp_path / "judge.nc"))
+    assert type(back).__name__ == "JudgeClasses" and back.equals(ev)
 
 
 @pytest.mark.parametrize(("kwargs", "error", "message"), [
