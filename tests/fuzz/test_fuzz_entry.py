@@ -6,6 +6,7 @@ Failing examples that hypothesis shrank are kept as regression tests in the test
 module (e.g. ``tests/methods/cbpe/test_api.py``'s extreme scores).
 """
 
+import itertools
 import warnings
 
 import numpy as np
@@ -70,6 +71,26 @@ def test_cbpe_valid(data, zero_division, metrics):
     if s.size <= 12:  # the partitioned path gives the same numbers
         other = scale.cbpe(s, chunk_size=size, metrics=metrics, zero_division=zero_division)
         np.testing.assert_allclose(other.summary()["mean"], ev.summary()["mean"], atol=1e-9)
+
+
+@budget(10)
+@given(s=scores(1, 7), zero_division=st.sampled_from([0.0, 1.0]))
+def test_cbpe_roc_auc_of_a_short_window_is_its_law_over_every_labelling(s, zero_division):
+    """Windows of a few rows (ties, scores at and near 0 and 1): ROC-AUC's mean and sd are those
+    of the 2^n labellings."""
+    ev = be.cbpe(s, metrics=["roc_auc"], zero_division=zero_division)
+    row = ev.closed_form.sel(chunk="all", metric="roc_auc")
+    values, weights = [], []
+    for y in itertools.product((False, True), repeat=s.size):
+        y = np.array(y)
+        weights.append(np.prod(np.where(y, s, 1.0 - s)))
+        pos, neg = s[y], s[~y]
+        values.append(((pos[:, None] > neg).sum() + 0.5 * (pos[:, None] == neg).sum())
+                      / (pos.size * neg.size) if pos.size and neg.size else zero_division)
+    values, weights = np.array(values), np.array(weights)
+    mean = weights @ values
+    assert bool(row["exact"]) and abs(float(row["mean"]) - mean) < 1e-12
+    assert abs(float(row["sd"]) - np.sqrt(max(weights @ (values - mean) ** 2, 0.0))) < 1e-7
 
 
 @budget(6, long=100)
