@@ -42,7 +42,8 @@ gives the plug-in answer, conditional on the fitted map.
 Workflow (NannyML's): a labelled **reference** period calibrates the scores (held-out folds
 decide whether and how), and its realized metrics per chunk give alert thresholds
 (mean :math:`\pm3` sd); the **analysis** period is estimated per chunk and as a whole; where its
-labels arrive, the realized metrics are reported beside the estimates.
+labels arrive, the realized metrics are reported beside the estimates, and with
+``late_labels="estimate"`` they enter them (:mod:`bayeval.methods.cbpe.late_labels`).
 """
 
 from __future__ import annotations
@@ -91,6 +92,15 @@ from bayeval.methods.cbpe.fast import (
     threshold_grid,
     windows,
 )
+from bayeval.methods.cbpe.late_labels import (
+    add_realized,
+    as_late_labels,
+    fold_labels,
+    folded_laws,
+    late_label_notes,
+    realized,
+    realized_metrics,
+)
 from bayeval.methods.cbpe.models import (
     auc_of_draws,
     bin_cells,
@@ -101,7 +111,7 @@ from bayeval.methods.cbpe.models import (
     posterior_predictive,
     predictive_v2b,
 )
-from bayeval.metrics import BINARY_METRICS, REGISTRY, auc_value, metric_value
+from bayeval.metrics import BINARY_METRICS, REGISTRY
 from bayeval.metrics import METRICS as CONFUSION_METRICS
 from bayeval.sampling import sample
 from bayeval.validation import (
@@ -276,92 +286,7 @@ def without_reference(calibration: Any, noise: str) -> tuple[Calibrator | None, 
 
 
 # ---------------------------------------------------------------------------------------------
-# realized metrics and thresholds
-
-
-def realized_metrics(confusion: np.ndarray, auc: list[float] | None, metrics,
-                     zero_division: float, beta: float) -> tuple[np.ndarray, np.ndarray]:
-    """Realized metrics (group x metric) from the labelled rows' confusion counts.
-
-    Parameters
-    ----------
-    confusion : ndarray, shape (G, 4)
-        TP, FP, FN, TN of the labelled rows of each group (chunks, then the whole period).
-    auc : list of float, optional
-        The realized ROC-AUC of each group, when ``metrics`` has ``roc_auc``.
-    metrics : sequence of str
-    zero_division, beta : float
-
-    Returns
-    -------
-    realized : ndarray, shape (G, len(metrics))
-        :func:`bayeval.metrics.from_counts` of the counts; NaN for a group without a labelled
-        row.
-    n_labelled : ndarray, shape (G,)
-
-    Examples
-    --------
-    >>> out, n = realized_metrics(np.array([[3, 1, 1, 5], [0, 0, 0, 0]]), None,
-    ...                           ["accuracy", "recall"], 0.0, 1.0)
-    >>> out.tolist(), n.tolist()
-    ([[0.8, 0.75], [nan, nan]], [10.0, 0.0])
-    """
-    tp, fp, fn, tn = np.asarray(confusion, float).T
-    n = tp + fp + fn + tn
-    out = np.full((n.size, len(metrics)), np.nan)
-    for j, metric in enumerate(metrics):
-        out[:, j] = (auc if metric == "roc_auc" else
-                     metric_value(metric, tp, fp, fn, tn, beta, zero_division))
-    out[n == 0] = np.nan
-    return out, n
-
-
-def realized(labels, y_pred, scores, chunking: Chunking, metrics, zero_division, beta,
-             whole: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    """Realized metrics (chunk[, whole] x metric) on the labelled rows (:func:`realized_metrics`)
-    and the labelled rows per chunk; NaN with no label.
-
-    Examples
-    --------
-    Two chunks of three rows, one label missing; every labelled positive outranks every
-    labelled negative (ROC-AUC 1), and one positive of the second chunk is predicted 0:
-
-    >>> from bayeval.chunks import make_chunks
-    >>> labels = np.array([1, 0, np.nan, 1, 1, 0])
-    >>> scores = np.array([0.9, 0.2, 0.6, 0.7, 0.4, 0.3])
-    >>> out, n = realized(labels, (scores >= 0.5).astype(int), scores,
-    ...                   make_chunks(6, n_chunks=2), ["accuracy", "roc_auc"], 0.0, 1.0)
-    >>> out.round(4).tolist(), n.tolist()
-    ([[1.0, 1.0], [0.6667, 1.0], [0.8, 1.0]], [2.0, 3.0, 5.0])
-    """
-    known = ~np.isnan(labels)
-    codes = chunking.codes
-    size = len(chunking.labels)
-    y = np.where(known, labels, 0.0)
-
-    def per_chunk(w):
-        sums = np.bincount(codes, weights=w, minlength=size)
-        return np.r_[sums, sums.sum()] if whole else sums
-
-    tp, pos = per_chunk(y * y_pred), per_chunk(y)
-    pred, n = per_chunk(known * y_pred), per_chunk(known.astype(float))
-    fp, fn = pred - tp, pos - tp
-    tn = n - tp - fp - fn
-    auc = None
-    if "roc_auc" in metrics:
-        groups = [*chunking.rows(), np.arange(codes.size)] if whole else chunking.rows()
-        auc = [_realized_auc(labels[r][known[r]], scores[r][known[r]], zero_division)
-               for r in groups]
-    return realized_metrics(np.column_stack([tp, fp, fn, tn]), auc, metrics, zero_division,
-                            beta)
-
-
-def _realized_auc(labels, scores, zero_division) -> float:
-    if labels.size == 0:
-        return np.nan
-    if np.unique(labels).size < 2:
-        return zero_division
-    return float(auc_value(labels.astype(np.int8), scores))
+# alert thresholds
 
 
 def _limits(metric: str) -> tuple[float, float]:
@@ -575,26 +500,6 @@ def estimates(laws: list[CountLaw], auc: list[tuple[NormalLaw, float]] | None,
     return closed
 
 
-def add_realized(closed: xr.Dataset, realized_values: np.ndarray,
-                 n_labelled: np.ndarray) -> None:
-    """Realized metrics (:func:`realized_metrics`), their alerts against the thresholds of
-    ``closed`` and the labelled rows per chunk, into ``closed``.
-
-    Examples
-    --------
-    >>> closed = xr.Dataset({"lower_threshold": (("chunk", "metric"), [[0.7], [np.nan]]),
-    ...                      "upper_threshold": (("chunk", "metric"), [[1.0], [np.nan]])})
-    >>> add_realized(closed, np.array([[0.6], [0.8]]), np.array([5, 9]))
-    >>> closed["alert_realized"].values.ravel().tolist(), closed["n_labelled"].values.tolist()
-    ([True, False], [5, 9])
-    """
-    dims = ("chunk", "metric")
-    closed["realized"] = (dims, realized_values)
-    closed["alert_realized"] = (dims, (realized_values < closed["lower_threshold"].values)
-                                | (realized_values > closed["upper_threshold"].values))
-    closed["n_labelled"] = ("chunk", n_labelled.astype(np.int64))
-
-
 def evaluation(*, chunk_labels, sizes: np.ndarray, noise: str, calibration: str, split: bool,
                variant: str, ci_prob: float, ci_kind: str, random_seed, data: xr.Dataset,
                notes: list[str], partitioned: bool = False, map_draws: int = 0,
@@ -634,7 +539,8 @@ def evaluation(*, chunk_labels, sizes: np.ndarray, noise: str, calibration: str,
 
 
 def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=None,
-         chunks=None, chunk_size=None, n_chunks=None, chunk_period=None, reference_chunks=None,
+         late_labels: str = "report", mnar=None, chunks=None, chunk_size=None, n_chunks=None,
+         chunk_period=None, reference_chunks=None,
          calibration="auto", class_conditional: bool = True,
          calibration_uncertainty: bool = True, noise: str = "none",
          kappa: float | None = None, kappa_prior=KAPPA_PRIOR, n_bins: int = 10, metrics=None,
@@ -667,6 +573,18 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
         estimates of the fast path (``realized``, over the labelled rows of each chunk, with
         ``alert_realized`` and ``n_labelled``); with ``method="pymc"`` they go with the data
         (``ev.tree["data"]``), beside the alert thresholds.
+    late_labels : {"report", "estimate"}
+        ``"report"``: the labels are reported beside the estimates. ``"estimate"``: they enter
+        them (noise ``"none"``, ``method="exact"``): a chunk with labels gets the law of its
+        realized metric over all its rows given them, its unlabelled rows' labels drawn from a
+        Platt map learned on its labels (with its posterior; the reference's map when it has
+        fewer than :data:`~bayeval.methods.cbpe.late_labels.MIN_CLASS_LABELS` of a class); the
+        whole period mixes over joint draws of every map; the variable ``late_labels`` says
+        what each chunk got (:mod:`bayeval.methods.cbpe.late_labels`).
+    mnar : float or (mean, sd), optional
+        With ``late_labels="estimate"``: the shift :math:`\delta` of the log-odds of the
+        unlabelled rows of chunks that learn a map (labels missing not at random given the
+        score; a number fixes it, ``(mean, sd)`` is a normal prior), as in :func:`bayeval.pemi`.
     chunks : array-like, optional
         A chunk key per row (dates, periods, batch ids); chunks in order of first appearance;
         with ``chunk_period``, the rows' timestamps.
@@ -757,7 +675,9 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
     ...      < 1e-12)
     True
     """
-    if not binary_input(scores, None):  # scores of K columns: K classes
+    binary = binary_input(scores, None)
+    late_labels, *delta = as_late_labels(late_labels, mnar, labels, noise, method, binary)
+    if not binary:  # scores of K columns: K classes
         from bayeval.methods.cbpe.multiclass import cbpe_classes  # it builds on this module
 
         if noise != "none":
@@ -846,12 +766,22 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
         auc = ([window_auc_law(w, zero_division, posterior, s) for w, s in
                 zip(rows, sums, strict=True)]
                if "roc_auc" in metrics else None)
+        if late_labels == "estimate" and labels is not None:
+            drawn, used = fold_labels(scores, y_pred == 1, labels, chunking, calibrate(scores),
+                                      posterior, isinstance(cal, SplitAtThreshold), delta,
+                                      bool(calibration_uncertainty), random_seed)
+            laws, expected, auc = folded_laws(drawn, used, chunking, y_pred == 1,
+                                              isinstance(cal, SplitAtThreshold), laws, expected,
+                                              auc, zero_division)
+            notes += late_label_notes(used, chunking.labels, delta)
         closed = estimates(laws, auc, expected, chunking.labels,
                            chunking.sizes, metrics, ci_prob, ci_kind, zero_division, beta,
                            thresholds)
         if labels is not None:
             add_realized(closed, *realized(labels, y_pred, scores, chunking, metrics,
                                            zero_division, beta))
+            if late_labels == "estimate":
+                closed["late_labels"] = ("chunk", used)
         if ref is not None:
             add_support(closed, [support_counts(w.s) for w in rows[:-1]], ref.scores, notes)
     elif labels is not None:  # no fast path: the realized metrics and thresholds go with the data
