@@ -59,7 +59,15 @@ from bayeval.methods.bounds.misfit import misfit_check
 from bayeval.methods.bounds.result import BoundsEvaluation, check_reference
 from bayeval.sampling import sample
 from bayeval.table import Table, table
-from bayeval.validation import aligned, as_array, as_choice, as_ci_prob, check_same_length
+from bayeval.validation import (
+    aligned,
+    as_array,
+    as_choice,
+    as_ci_prob,
+    as_sample_kwargs,
+    as_seed,
+    check_same_length,
+)
 
 __all__ = [
     "as_classes",
@@ -364,10 +372,11 @@ def _gold_counts(gold: np.ndarray, cells: _Cells, y_pred: np.ndarray) -> np.ndar
 def _fast_path(method, cell_counts, beta, metrics, epsilon, n_classes, correction,
                label_model_error):
     if method == "entropic":
-        eps = 0.01 / np.log(n_classes) if epsilon is None else float(epsilon)
-        if not eps > 0:
-            raise ValueError(f"epsilon must be a positive temperature, got {epsilon!r}.")
-        return entropic_bounds(cell_counts, beta, metrics, epsilon=eps)
+        eps = 0.01 / np.log(n_classes) if epsilon is None else epsilon
+        if isinstance(eps, bool) or not isinstance(eps, (int, float, np.integer, np.floating)
+                                                   ) or not 0 < eps < np.inf:
+            raise ValueError(f"epsilon must be a positive finite temperature, got {epsilon!r}.")
+        return entropic_bounds(cell_counts, beta, metrics, epsilon=float(eps))
     if epsilon is not None:
         raise ValueError("epsilon is the temperature of method='entropic'; leave it None.")
     return exact_bounds(cell_counts, beta, metrics, small_pattern_correction=correction,
@@ -472,15 +481,22 @@ def sparse_priors(cell_counts) -> dict[str, float]:
     return {"prior_cells": 1.0 / n_cells, "prior_predictions": 1.0 / (n_cells * n_classes)}
 
 
-def _pymc_model(variant, cell_counts, beta, cells, metrics, gold, y_pred, shift):
+def _pymc_model(variant, cell_counts, beta, cells, metrics, gold, y_pred, shift, spread):
     if variant == "m1":
         return models.model(cell_counts, beta, metrics=metrics, bound_shift=shift,
-                            **sparse_priors(cell_counts))
+                            bound_sd=spread, **sparse_priors(cell_counts))
     if variant == "m2":
         return models.model(cell_counts, cells.patterns, variant="m2", metrics=metrics,
                             **sparse_priors(cell_counts))
     return models.model(cell_counts, cells.beta, _gold_counts(gold, cells, y_pred),
                         variant="m3", metrics=metrics, **sparse_priors(cell_counts))
+
+
+def _as_flag(value, name: str) -> bool:
+    """A bool (Python's or numpy's), else a TypeError naming the argument."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r}.")
+    return bool(value)
 
 
 def _check_model_args(method, model, labels, n_classes):
@@ -545,8 +561,11 @@ def bounds(y_pred, weak_labels, *, label_model="dawid_skene", metrics=None,
     ci_prob, ci_kind
         Interval level; kind (``"eti"``/``"hdi"``) for posterior draws.
     random_seed : int, optional
+        A non-negative seed of the PyMC models' draws.
     sample_kwargs : dict, optional
-        Passed to ``pm.sample``.
+        Passed to ``pm.sample`` (``draws`` >= 2, ``tune`` >= 0, ``chains`` and ``cores`` >= 1).
+        M2 is sampled by NUTS on its label model and exact draws of the rest
+        (:func:`~bayeval.methods.bounds.models.m2_posterior`).
 
     Returns
     -------
@@ -566,15 +585,20 @@ def bounds(y_pred, weak_labels, *, label_model="dawid_skene", metrics=None,
     method = as_choice(method, "method", METHODS)
     ci_prob = as_ci_prob(ci_prob)
     ci_kind = as_choice(ci_kind, "ci_kind", CI_KINDS)
+    as_seed(random_seed)
+    if method in ("pymc", "both"):
+        sample_kwargs = as_sample_kwargs(sample_kwargs)
+    small_pattern_correction = _as_flag(small_pattern_correction, "small_pattern_correction")
+    label_model_uncertainty = _as_flag(label_model_uncertainty, "label_model_uncertainty")
     warn: list[str] = []
     y_pred, cells, metrics, labels = _validate(y_pred, weak_labels, label_model, n_classes,
                                                metrics, warn, labels)
     model = _check_model_args(method, model, labels, cells.n_classes)
     gold = None if labels is None else _as_gold(labels, y_pred, cells.codes)
-    correction = bool(small_pattern_correction)
+    correction = small_pattern_correction
     cell_counts = cells.cell_counts(y_pred)
     fast = method if method in ("exact", "entropic") else "exact"
-    error = _label_model_error(cells, label_model, bool(label_model_uncertainty))
+    error = _label_model_error(cells, label_model, label_model_uncertainty)
     results = _fast_path(fast, cell_counts, cells.beta, metrics, epsilon, cells.n_classes,
                          correction, error)
     data = _diagnose(results, cells, warn, fast, correction)
@@ -588,7 +612,7 @@ def bounds(y_pred, weak_labels, *, label_model="dawid_skene", metrics=None,
     if lm_name == "dawid_skene" and fast == "exact":
         misfit, why = misfit_check(cells.patterns, cell_counts, cells.beta, results,
                                    ci_prob=ci_prob, small_pattern_correction=correction,
-                                   label_model_uncertainty=bool(label_model_uncertainty))
+                                   label_model_uncertainty=label_model_uncertainty)
         data |= misfit
         warn.extend([why] if why else [])
     n_lfs = cells.patterns.shape[1]
@@ -607,7 +631,7 @@ def bounds(y_pred, weak_labels, *, label_model="dawid_skene", metrics=None,
     closed = closed_form(results, ci_prob)
     if method in ("exact", "entropic"):
         return BoundsEvaluation.create(closed_form=closed, **common)
-    counts, beta, shift = cell_counts, cells.beta, None
+    counts, beta, shift, spread = cell_counts, cells.beta, None, None
     if model == "m1":  # the cells and the quantity the fast path reports
         if correction:
             counts, beta, _ = pool_small_cells(cell_counts, cells.beta)
@@ -615,16 +639,23 @@ def bounds(y_pred, weak_labels, *, label_model="dawid_skene", metrics=None,
         shift = kink_corrections(counts, beta, metrics, posterior_prior=prior)
         if not correction:  # centred on the plug-in bounds: the posterior's Jensen gap only
             shift -= kink_corrections(counts, beta, metrics)
-        # M1's spread is that of the plug-in bounds on these cells (its shift is a constant)
+        # M1 alone spreads each bound as the plug-in bounds on these cells at the fixed label
+        # model; a normal error adds the rest of the reported variance (a fitted label model's
+        # sampling error, the kink correction's noise)
         plug = exact_bounds(counts, beta, metrics, small_pattern_correction=False)
-        for side in ("lower", "upper"):
-            data[f"{side}_bound_sd_plug_in"] = ("metric", [plug[m][f"{side}_bound_sd"]
-                                                           for m in metrics])
-    pm_model = _pymc_model(model, counts, beta, cells, metrics, gold, y_pred, shift)
-    draws = sample(pm_model, random_seed, sample_kwargs)
+        extra = [[results[m][f"{side}_bound_sd"] ** 2 - plug[m][f"{side}_bound_sd"] ** 2
+                  for side in ("lower", "upper")] for m in metrics]
+        spread = np.sqrt(np.clip(np.nan_to_num(extra), 0.0, None))
+    pm_model = _pymc_model(model, counts, beta, cells, metrics, gold, y_pred, shift, spread)
+    if model == "m2":  # NUTS on the label model, exact draws of the rest: M2's posterior
+        draws = models.m2_posterior(counts, cells.patterns, metrics, random_seed=random_seed,
+                                    sample_kwargs=sample_kwargs, **sparse_priors(counts))
+    else:
+        draws = sample(pm_model, random_seed, sample_kwargs)
     if model == "m1":
         reference = models.m1_posterior_bounds(counts, beta, metrics, random_seed=random_seed,
-                                               bound_shift=shift, **sparse_priors(counts))
+                                               bound_shift=shift, bound_sd=spread,
+                                               **sparse_priors(counts))
         draws["check_reference"] = xr.DataTree(check_reference(reference, metrics, ci_prob))
     return BoundsEvaluation.create(closed_form=closed if method == "both" else None,
                                    draws=draws, estimand="posterior/value", model=pm_model,

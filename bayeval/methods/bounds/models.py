@@ -26,7 +26,12 @@ concentrate it artificially. Only gold labels (M3) inform :math:`u`.
   mean of :math:`\min(\alpha, \beta)` still lies below :math:`\min(\hat\alpha, \beta)`
   (Jensen), so ``bounds()`` also passes ``bound_shift``, the fast path's kink correction plus
   that posterior gap (:func:`~bayeval.methods.bounds.fast.kink_corrections`), on the fast path's
-  pooled patterns: the posterior of each bound is then centred on the reported one.
+  pooled patterns: the posterior of each bound is then centred on the reported one. Its spread
+  would be that of the plug-in bounds at the fixed label model, less than the reported bound's
+  (whose variance adds a fitted label model's sampling error and the correction's noise: at
+  300 items with Dawid–Skene, 0.43-0.47 of the bounds' sd across data sets), so ``bounds()``
+  also passes ``bound_sd``, :math:`s^2 = \mathrm{SE}^2 - \mathrm{SE}^2_{\text{plug-in}}`,
+  a normal error of each bound that gives the posterior the reported standard error.
 * **M2** (``variant="m2"``): M1 with a Bayesian Dawid–Skene label model, one accuracy per
   labelling function,
 
@@ -38,7 +43,9 @@ concentrate it artificially. Only gold labels (M3) inform :math:`u`.
 
   The votes enter through :math:`\sum_z n_z \log\sum_y \pi_y\prod_j P(\lambda_j = z_j\mid y)`
   (latent :math:`Y` summed out, one term per pattern) and ``beta`` :math:`=P(Y\mid z)` is a
-  deterministic. The constraint :math:`\mathrm{acc}_j > 1/K` removes label switching.
+  deterministic. The constraint :math:`\mathrm{acc}_j > 1/K` removes label switching. The
+  votes inform only the label model, so :func:`m2_posterior` samples it by NUTS and draws
+  :math:`w`, :math:`\alpha`, :math:`u` exactly.
 * **M3** (``variant="m3"``, two classes): a few gold labels update the label model and the
   coupling. M1 with a random label model centred on the given one,
   :math:`b_z = \beta_z(1) \sim \mathrm{Beta}(1 + \kappa\hat b_z, 1 + \kappa(1 - \hat b_z))`,
@@ -67,7 +74,8 @@ from bayeval.deprecation import renamed_arguments
 from bayeval.methods.bounds.fast import default_metrics, metric_bounds
 from bayeval.validation import as_choice
 
-__all__ = ["VARIANTS", "m1_posterior_bounds", "model"]
+__all__ = ["VARIANTS", "dawid_skene_model", "m1_posterior_bounds", "m2_posterior",
+           "model"]
 
 VARIANTS = ("m1", "m2", "m3")
 
@@ -101,6 +109,11 @@ def model(*args: Any, variant: str = "m1", **kwargs: Any):
         * ``bound_shift``, float array-like (n_metrics, 2), M1: constants added to the lower and
           upper bound of every draw (the kink correction of
           :func:`~bayeval.methods.bounds.fast.kink_corrections`; default none).
+        * ``bound_sd``, float array-like (n_metrics, 2), M1: sds :math:`s_L, s_U` of a normal
+          error added to the lower and upper bound of every draw, :math:`s_L\epsilon` and
+          :math:`s_U\epsilon` with one free ``bound_noise`` :math:`\epsilon \sim N(0, 1)` per
+          metric (the variance of the reported bound that the plug-in posterior lacks; default
+          none).
     variant : {"m1", "m2", "m3"}
         The model.
 
@@ -154,16 +167,24 @@ def _identified_margins(cell_counts: np.ndarray, prior_cells: float, prior_predi
     return w, alpha
 
 
-def _bounds_and_value(w, alpha, beta, u, metrics, n_classes: int, bound_shift=None) -> None:
-    """Deterministics ``lower_bound``, ``upper_bound`` and ``value = L + u (U - L)`` (metric)."""
+def _bounds_and_value(w, alpha, beta, u, metrics, n_classes: int, bound_shift=None,
+                      bound_sd=None) -> None:
+    """Deterministics ``lower_bound``, ``upper_bound`` and ``value = L + u (U - L)`` (metric);
+    with ``bound_sd`` the free ``bound_noise`` (metric) of M1."""
     import pymc as pm
     import pytensor.tensor as pt
 
     lowers, uppers = zip(*(metric_bounds(w, alpha, beta, m, n_classes) for m in metrics),
                              strict=True)
     lower, upper = pt.stack(lowers), pt.stack(uppers)
-    if bound_shift is not None:
-        shift = np.asarray(bound_shift, dtype=float).reshape(len(metrics), 2)
+    if bound_sd is not None:
+        sd = np.asarray(bound_sd, dtype=float).reshape(len(metrics), 2)
+        noise = pm.Normal("bound_noise", 0.0, 1.0, dims="metric")
+        lower, upper = lower + sd[:, 0] * noise, upper + sd[:, 1] * noise
+        lower, upper = pt.minimum(lower, upper), pt.maximum(lower, upper)
+    if bound_shift is not None or bound_sd is not None:
+        shift = np.zeros((len(metrics), 2)) if bound_shift is None else np.asarray(
+            bound_shift, dtype=float).reshape(len(metrics), 2)
         lower = pt.clip(lower + shift[:, 0], 0.0, 1.0)
         upper = pt.clip(upper + shift[:, 1], 0.0, 1.0)
     lower = pm.Deterministic("lower_bound", lower, dims="metric")
@@ -172,7 +193,8 @@ def _bounds_and_value(w, alpha, beta, u, metrics, n_classes: int, bound_shift=No
 
 
 def _model_m1(cell_counts, beta, *, metrics=None, prior_cells: float = 1.0,
-              prior_predictions: float = 1.0, prior_coupling: float = 1.0, bound_shift=None):
+              prior_predictions: float = 1.0, prior_coupling: float = 1.0, bound_shift=None,
+              bound_sd=None):
     """M1: the identified margins with the label model plugged in (module docstring)."""
     import pymc as pm
     import pytensor.tensor as pt
@@ -182,7 +204,8 @@ def _model_m1(cell_counts, beta, *, metrics=None, prior_cells: float = 1.0,
     with pm.Model(coords=_coords(*cell_counts.shape, metrics)) as m:
         w, alpha = _identified_margins(cell_counts, prior_cells, prior_predictions)
         u = pm.Beta("u", prior_coupling, prior_coupling)
-        _bounds_and_value(w, alpha, pt.as_tensor(beta), u, metrics, beta.shape[1], bound_shift)
+        _bounds_and_value(w, alpha, pt.as_tensor(beta), u, metrics, beta.shape[1], bound_shift,
+                          bound_sd)
     return m
 
 
@@ -190,35 +213,151 @@ def _model_m2(cell_counts, patterns, *, metrics=None, prior_cells: float = 1.0,
               prior_predictions: float = 1.0, prior_coupling: float = 1.0):
     """M2: M1 with a Bayesian Dawid–Skene label model (module docstring)."""
     import pymc as pm
-    import pytensor.tensor as pt
 
     cell_counts, patterns = np.asarray(cell_counts, dtype=np.int64), np.asarray(patterns)
-    n_cells, n_classes = cell_counts.shape
-    n_lfs = patterns.shape[1]
-    metrics = list(metrics or default_metrics(n_classes))
-    outcome = np.eye(n_classes + 1)[patterns + 1].reshape(n_cells, n_lfs * (n_classes + 1))
-    coords = {**_coords(n_cells, n_classes, metrics), "lf": np.arange(n_lfs)}
-    with pm.Model(coords=coords) as m:
-        pi = pm.Dirichlet("pi", a=np.ones(n_classes), dims="class")
-        rho = pm.Beta("propensity", 1.0, 1.0, dims="lf")
-        raw = pm.Beta("accuracy_raw", 2.0, 2.0, dims="lf")
-        acc = pm.Deterministic("lf_accuracy", 1 / n_classes + (1 - 1 / n_classes) * raw,
-                               dims="lf")
-        same = np.eye(n_classes)[None]
-        log_vote = pt.log(rho)[:, None, None] + pt.log(
-            same * acc[:, None, None] + (1 - same) * ((1 - acc) / (n_classes - 1))[:, None, None])
-        log_abstain = pt.log1p(-rho)[:, None, None] * pt.ones((n_lfs, 1, n_classes))
-        table_ = pt.concatenate([log_abstain, log_vote], axis=1)  # (lf, vote, y)
-        log_joint = pt.log(pi)[None, :] + pt.dot(outcome, table_.reshape(
-            (n_lfs * (n_classes + 1), n_classes)))
-        log_marginal = pt.logsumexp(log_joint, axis=1)
-        pm.Potential("weak_labels", (cell_counts.sum(axis=1) * log_marginal).sum())
-        beta = pm.Deterministic("beta", pt.exp(log_joint - log_marginal[:, None]),
-                                dims=("cell", "class"))
+    metrics = list(metrics or default_metrics(cell_counts.shape[1]))
+    with pm.Model(coords=_m2_coords(cell_counts, patterns, metrics)) as m:
+        beta = _dawid_skene(cell_counts, patterns)
         w, alpha = _identified_margins(cell_counts, prior_cells, prior_predictions)
         u = pm.Beta("u", prior_coupling, prior_coupling)
-        _bounds_and_value(w, alpha, beta, u, metrics, n_classes)
+        _bounds_and_value(w, alpha, beta, u, metrics, cell_counts.shape[1])
     return m
+
+
+def _m2_coords(cell_counts: np.ndarray, patterns: np.ndarray, metrics) -> dict[str, Any]:
+    return {**_coords(*cell_counts.shape, metrics), "lf": np.arange(patterns.shape[1])}
+
+
+def _dawid_skene(cell_counts: np.ndarray, patterns: np.ndarray):
+    """M2's label model in the current model: ``pi``, ``propensity``, ``accuracy_raw``, the
+    votes' likelihood (a ``Potential``) and the deterministic ``beta``, which it returns."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    n_cells, n_classes = cell_counts.shape
+    n_lfs = patterns.shape[1]
+    outcome = np.eye(n_classes + 1)[patterns + 1].reshape(n_cells, n_lfs * (n_classes + 1))
+    pi = pm.Dirichlet("pi", a=np.ones(n_classes), dims="class")
+    rho = pm.Beta("propensity", 1.0, 1.0, dims="lf")
+    raw = pm.Beta("accuracy_raw", 2.0, 2.0, dims="lf")
+    acc = pm.Deterministic("lf_accuracy", 1 / n_classes + (1 - 1 / n_classes) * raw, dims="lf")
+    same = np.eye(n_classes)[None]
+    log_vote = pt.log(rho)[:, None, None] + pt.log(
+        same * acc[:, None, None] + (1 - same) * ((1 - acc) / (n_classes - 1))[:, None, None])
+    log_abstain = pt.log1p(-rho)[:, None, None] * pt.ones((n_lfs, 1, n_classes))
+    table_ = pt.concatenate([log_abstain, log_vote], axis=1)  # (lf, vote, y)
+    log_joint = pt.log(pi)[None, :] + pt.dot(outcome, table_.reshape(
+        (n_lfs * (n_classes + 1), n_classes)))
+    log_marginal = pt.logsumexp(log_joint, axis=1)
+    pm.Potential("weak_labels", (cell_counts.sum(axis=1) * log_marginal).sum())
+    return pm.Deterministic("beta", pt.exp(log_joint - log_marginal[:, None]),
+                            dims=("cell", "class"))
+
+
+def dawid_skene_model(cell_counts, patterns):
+    r"""M2's label model alone: the part of M2 that :func:`m2_posterior` samples with NUTS.
+
+    Its posterior is M2's posterior of ``pi``, ``propensity``, ``accuracy_raw`` and ``beta``:
+    the votes inform only these, and the margins :math:`w, \alpha` and the coupling position
+    :math:`u` of M2 are independent of them a posteriori.
+
+    Parameters
+    ----------
+    cell_counts : int array-like (n_cells, n_classes)
+        Items per weak-label pattern and predicted class (their totals count the votes).
+    patterns : int array-like (n_cells, n_lfs)
+        The weak-label pattern of each cell (-1 = abstain).
+
+    Returns
+    -------
+    pm.Model
+        Free ``pi``, ``propensity`` and ``accuracy_raw``; deterministics ``lf_accuracy`` and
+        ``beta`` (cell, class).
+
+    Examples
+    --------
+    >>> m = dawid_skene_model([[30, 70], [60, 40]], [[1, 1], [0, -1]])
+    >>> sorted(v.name for v in m.free_RVs), sorted(v.name for v in m.deterministics)
+    (['accuracy_raw', 'pi', 'propensity'], ['beta', 'lf_accuracy'])
+    """
+    import pymc as pm
+
+    cell_counts, patterns = np.asarray(cell_counts, dtype=np.int64), np.asarray(patterns)
+    with pm.Model(coords=_m2_coords(cell_counts, patterns, [])) as m:
+        _dawid_skene(cell_counts, patterns)
+    return m
+
+
+def m2_posterior(cell_counts, patterns, metrics=None, *, random_seed=None, sample_kwargs=None,
+                 prior_cells: float = 1.0, prior_predictions: float = 1.0,
+                 prior_coupling: float = 1.0):
+    r"""Draws of M2's posterior: NUTS on its label model, exact draws of everything else.
+
+    M2's posterior factorises: the votes inform only the label model
+    (:func:`dawid_skene_model`), the counts only the margins, and nothing the coupling
+    position, so
+
+    .. math:: w \mid n \sim \mathrm{Dir}(a_w + n_z),\quad
+              \alpha_z \mid n \sim \mathrm{Dir}(a_\alpha + n_{z\cdot}),\quad
+              u \sim \mathrm{Beta}(c, c)
+
+    are drawn independently and joined to each NUTS draw of :math:`\beta`, whose bounds and
+    metric draw follow as in :func:`model`. NUTS on the whole of M2 samples the same posterior,
+    but Dirichlet concentrations :math:`a_\alpha \ll 1` on predictions a pattern never has
+    give :math:`\log\alpha_{zk}` a tail of scale :math:`1/a_\alpha` that takes every NUTS
+    iteration to its maximum tree depth.
+
+    Parameters
+    ----------
+    cell_counts, patterns, metrics, prior_cells, prior_predictions, prior_coupling
+        As for ``model(..., variant="m2")``.
+    random_seed : int, optional
+        Seed of NUTS and of the exact draws.
+    sample_kwargs : dict, optional
+        ``pm.sample`` settings (:func:`bayeval.sampling.sample`).
+
+    Returns
+    -------
+    xarray.DataTree
+        What ``pm.sample`` returns for the label model (``sample_stats`` included), with
+        ``w`` (none with a single pattern), ``alpha``, ``u``, ``lower_bound``, ``upper_bound``
+        and ``value`` added to the posterior: draws of M2's posterior.
+
+    Examples
+    --------
+    >>> tree = m2_posterior([[30, 70], [60, 40]], [[1, 1], [0, -1]], ["accuracy"],
+    ...                     random_seed=0, sample_kwargs={"draws": 100, "tune": 100})
+    >>> post = tree["posterior"]
+    >>> bool(((post["lower_bound"] <= post["value"]) & (post["value"] <= post["upper_bound"])
+    ...       ).all())
+    True
+    """
+    import xarray as xr
+
+    from bayeval.sampling import sample
+
+    cell_counts, patterns = np.asarray(cell_counts, dtype=np.int64), np.asarray(patterns)
+    metrics = list(metrics or default_metrics(cell_counts.shape[1]))
+    tree = sample(dawid_skene_model(cell_counts, patterns), random_seed, sample_kwargs)
+    post = tree["posterior"].to_dataset()
+    beta = post["beta"].transpose("chain", "draw", "cell", "class").values
+    shape = beta.shape[:2]
+    rng = np.random.default_rng(random_seed)
+    w, alpha = _margin_draws(rng, cell_counts, int(np.prod(shape)), prior_cells,
+                             prior_predictions)
+    w, alpha = w.reshape(*shape, -1), alpha.reshape(*shape, *cell_counts.shape)
+    u = rng.beta(prior_coupling, prior_coupling, size=shape)
+    lower, upper = (np.stack(b, axis=-1) for b in zip(
+        *(metric_bounds(w, alpha, beta, m) for m in metrics), strict=True))
+    dims = ("chain", "draw")
+    added = {"alpha": ((*dims, "cell", "class"), alpha), "u": (dims, u),
+             "lower_bound": ((*dims, "metric"), lower),
+             "upper_bound": ((*dims, "metric"), upper),
+             "value": ((*dims, "metric"), lower + u[..., None] * (upper - lower))}
+    if len(cell_counts) > 1:
+        added["w"] = ((*dims, "cell"), w)
+    tree["posterior"] = xr.DataTree(post.assign(added).assign_coords(metric=metrics))
+    return tree
 
 
 def _model_m3(cell_counts, beta, gold_counts, *, metrics=None,
@@ -250,7 +389,8 @@ def _model_m3(cell_counts, beta, gold_counts, *, metrics=None,
 @renamed_arguments(n_draws="draws")
 def m1_posterior_bounds(cell_counts, beta, metrics, *, draws: int = 20000,
                         random_seed=None, prior_cells: float = 1.0,
-                        prior_predictions: float = 1.0, bound_shift=None) -> np.ndarray:
+                        prior_predictions: float = 1.0, bound_shift=None,
+                        bound_sd=None) -> np.ndarray:
     r"""Independent draws of M1's bounds from its conjugate posterior (the check of NUTS).
 
     :math:`w \mid n \sim \mathrm{Dir}(a_w + n_z)`,
@@ -272,6 +412,9 @@ def m1_posterior_bounds(cell_counts, beta, metrics, *, draws: int = 20000,
         Dirichlet concentrations :math:`a_w` and :math:`a_\alpha`.
     bound_shift : array-like (n_metrics, 2), optional
         Added to each draw's lower and upper bound (then clipped to [0, 1]), as in M1.
+    bound_sd : array-like (n_metrics, 2), optional
+        Sds of M1's normal error of the lower and upper bound (one standard normal per draw
+        and metric), added before the shift.
 
     Returns
     -------
@@ -286,18 +429,27 @@ def m1_posterior_bounds(cell_counts, beta, metrics, *, draws: int = 20000,
     """
     rng = np.random.default_rng(random_seed)
     cell_counts, beta = np.asarray(cell_counts), np.asarray(beta, dtype=float)
-    totals = cell_counts.sum(axis=1)
     chunk = max(1, int(2e6 // cell_counts.size))
     out = []
     for start in range(0, draws, chunk):
-        size = min(chunk, draws - start)
-        w = rng.dirichlet(prior_cells + totals, size=size)
-        alpha = rng.gamma(prior_predictions + cell_counts, size=(size, *cell_counts.shape))
-        alpha /= alpha.sum(axis=2, keepdims=True)
+        w, alpha = _margin_draws(rng, cell_counts, min(chunk, draws - start), prior_cells,
+                                 prior_predictions)
         out.append(np.stack([np.stack(metric_bounds(w, alpha, beta, m), axis=-1)
                              for m in metrics], axis=1))
     out = np.concatenate(out)
-    if bound_shift is not None:
-        shift = np.asarray(bound_shift, dtype=float).reshape(len(metrics), 2)
-        out = np.clip(out + shift, 0.0, 1.0)
+    if bound_sd is not None:
+        sd = np.asarray(bound_sd, dtype=float).reshape(len(metrics), 2)
+        out = np.sort(out + sd * rng.standard_normal((draws, len(metrics), 1)), axis=-1)
+    if bound_shift is not None or bound_sd is not None:
+        out = np.clip(out + (0.0 if bound_shift is None else np.asarray(
+            bound_shift, dtype=float).reshape(len(metrics), 2)), 0.0, 1.0)
     return out
+
+
+def _margin_draws(rng, cell_counts: np.ndarray, size: int, prior_cells: float,
+                  prior_predictions: float):
+    r"""``size`` draws of :math:`w \mid n \sim \mathrm{Dir}(a_w + n_z)` and
+    :math:`\alpha_z \mid n \sim \mathrm{Dir}(a_\alpha + n_{z\cdot})` (normalised Gammas)."""
+    w = rng.dirichlet(prior_cells + cell_counts.sum(axis=1), size=size)
+    alpha = rng.gamma(prior_predictions + cell_counts, size=(size, *cell_counts.shape))
+    return w, alpha / alpha.sum(axis=2, keepdims=True)

@@ -159,7 +159,10 @@ class BoundsEvaluation(Evaluation, method="bounds"):
         """Each bound's NUTS draws against M1's conjugate posterior and the reported bounds.
 
         The tests of :func:`bayeval.check.compare` (mean, variance ratio, interval mass) per
-        metric and bound, with 4-sigma Monte-Carlo tolerances: the sampler is right. With a
+        metric and bound, with 4-sigma Monte-Carlo tolerances: the sampler is right; and the
+        sampler's own tests (:func:`bayeval.check.sampler_tests` on the whole posterior: worst
+        R-hat, bulk and tail ESS, divergences; bound and metric ``"sampler"``), which those
+        tolerances assume. With a
         fast path (``method="both"``) also ``reported_bound`` and ``reported_sd``: the
         posterior mean is within half a standard error (plus 4 MCSE) of the bound the results
         table reports, and the posterior sd within 50 % of its standard error; they fail when
@@ -214,36 +217,36 @@ class BoundsEvaluation(Evaluation, method="bounds"):
         post = self.tree["posterior"].to_dataset()
         draws = xr.concat([post["lower_bound"], post["upper_bound"]],
                           dim=pd.Index(["lower", "upper"], name="bound"))
+        groups = {"posterior": post.assign(bounds=draws)}
+        if "sample_stats" in self.tree.children:  # the sampler's own tests run too
+            groups["sample_stats"] = self.tree["sample_stats"].to_dataset()
         view = Evaluation.create(
             method="bounds", variant=self.meta["variant"], ci_prob=self.ci_prob,
             closed_form=self.tree["check_reference"].to_dataset(), estimand="posterior/bounds",
-            draws=xr.DataTree.from_dict({"posterior": xr.Dataset({"bounds": draws})}))
+            draws=xr.DataTree.from_dict(groups))
         out = view.check()
         if self.closed_form is None:
             return out
-        data = self.tree["data"].to_dataset() if "data" in self.tree.children else None
-        reported = _against_reported(draws, self.closed_form, data)
+        reported = _against_reported(draws, self.closed_form)
         frame = pd.concat([out, reported]).sort_index(level=["bound", "metric"],
                                                       sort_remaining=False)
         passed = bool(frame["passed"].all())
         caption = ("posterior vs NUTS reference (4-sigma Monte-Carlo tolerances) and vs the "
                    "reported fast-path bounds (half a standard error, sd within 50%): "
                    + ("all passed" if passed else "FAILED"))
+        if "; the sampler" in out.caption:  # the view's verdict on the sampler's own tests
+            caption += out.caption[out.caption.index("; the sampler"):]
         return table(frame, caption, passed=passed)
 
 
-def _against_reported(draws: xr.DataArray, closed: xr.Dataset,
-                      data: xr.Dataset | None = None) -> pd.DataFrame:
+def _against_reported(draws: xr.DataArray, closed: xr.Dataset) -> pd.DataFrame:
     r"""The posterior of each bound against the bound and sd the results table reports.
 
     ``reported_bound``: :math:`|\bar x - \hat B| \le \mathrm{SE}/2 + 4\,\mathrm{MCSE}`;
     ``reported_sd``: :math:`|\log(s / \mathrm{SE})| \le \log 1.5`. Both reports then give
     the same centre to within half a standard error and the same spread to within 50 %, so a
     reader would draw the same conclusion from either. A bound reported at 0 or 1 is clipped in
-    both, and only its centre is compared. M1 plugs the label model in and shifts each bound
-    by the kink correction, a constant: SE is the sd of the plug-in bounds on M1's cells
-    (``{lower,upper}_bound_sd_plug_in`` in ``data``), else the sd with the label model fixed
-    (``{lower,upper}_bound_sd_fixed_label_model``).
+    both, and only its centre is compared.
     """
     import arviz as az
 
@@ -252,10 +255,7 @@ def _against_reported(draws: xr.DataArray, closed: xr.Dataset,
         for metric in draws["metric"].values:
             x = draws.sel(bound=bound, metric=metric).transpose("chain", "draw").values
             fast = float(closed[f"{bound}_bound"].sel(metric=metric))
-            keys = [f"{bound}_bound_sd_plug_in", f"{bound}_bound_sd_fixed_label_model"]
-            known = next((k for k in keys if data is not None and k in data), None)
-            se = float((closed[f"{bound}_bound_sd"] if known is None else data[known])
-                       .sel(metric=metric))
+            se = float(closed[f"{bound}_bound_sd"].sel(metric=metric))
             if not (np.isfinite(fast) and np.isfinite(x).all()):
                 continue
             n_eff = float(az.ess(x, method="mean"))
