@@ -38,16 +38,19 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 
 from bayeval.deprecation import renamed_arguments
 from bayeval.evaluation import CI_KINDS
 from bayeval.methods.mvu.estimators import (
     DMV,
+    SHIFTS,
     GaussianImputer,
     alpha_max_variance,
     alpha_scale_probability,
     as_classifier,
+    classifier_of,
     dirichlet_mle,
     dirichlet_moments,
     linear_parts,
@@ -86,9 +89,51 @@ ASSUMPTIONS = ("Missingness is completely at random (MCAR) and the training rows
 
 
 # ------------------------------------------------------------------------------------ entry
+def _columns(given, names, what: str) -> list[int]:
+    """Positions of ``names`` among the ``given`` column labels of ``what``."""
+    given = list(given)
+    lacking, unknown = [c for c in names if c not in given], [c for c in given if c not in names]
+    if lacking or unknown:
+        raise ValueError(f"{what} must have the columns {list(names)} (the classifier's features "
+                         f"or X's); missing {lacking}, unknown {unknown}.")
+    return [given.index(c) for c in names]
+
+
+def _labels(owner, X, mask, train, groups):
+    """X, mask, train and groups in the classifier's feature order, X's row labels (its index),
+    the feature names (the classifier's ``feature_names_in_``, else X's columns) and the
+    classifier's columns."""
+    fitted = getattr(owner, "feature_names_in_", None)
+    columns = None if fitted is None else list(fitted)
+    names = columns
+    index = None
+    if isinstance(X, pd.DataFrame):
+        index = X.index
+        if isinstance(index, pd.MultiIndex) or not index.is_unique:
+            raise ValueError("X's index labels the rows of the result, so it must be flat and "
+                             "unique; got a " + ("MultiIndex" if isinstance(index, pd.MultiIndex)
+                                                 else "repeated label") + " (reset_index() "
+                             "numbers the rows).")
+        names = list(X.columns) if names is None else names
+        order = _columns(X.columns, names, "X")
+        X = X.iloc[:, order]
+        if isinstance(mask, pd.DataFrame):
+            mask = mask.iloc[:, _columns(mask.columns, names, "mask")]
+        elif mask is not None and np.ndim(mask) == 2 and np.shape(mask)[1] == len(order):
+            mask = np.asarray(mask)[:, order]
+        if groups is not None and np.shape(groups) == (len(order),):
+            groups = np.asarray(groups)[order]
+    if isinstance(train, pd.DataFrame) and names is not None:
+        train = train.iloc[:, _columns(train.columns, names, "train")]
+    return X, mask, train, groups, index, names, columns
+
+
 def _inputs(predict_proba, X, mask, train, groups):
-    """Validated (predict, x, m, train, groups, probe rows)."""
-    predict = as_classifier(predict_proba)
+    """Validated (predict, x, m, train, groups, probe rows, row labels, feature names, the
+    classifier's columns)."""
+    owner = classifier_of(predict_proba)
+    X, mask, train, groups, index, names, columns = _labels(owner, X, mask, train, groups)
+    predict = as_classifier(predict_proba, columns)
     x = as_array(X, "X", ndim=2, allow_nan=True)
     m = np.isnan(x)
     if mask is not None:
@@ -106,7 +151,7 @@ def _inputs(predict_proba, X, mask, train, groups):
         if train.shape[1] != d:
             raise ValueError(f"X has {d} features but train has {train.shape[1]}; they must "
                              "describe the same features.")
-    expected = getattr(predict_proba, "n_features_in_", None)
+    expected = getattr(owner, "n_features_in_", None)
     if expected is not None and expected != d:
         raise ValueError(f"X has {d} features but the classifier (predict_proba) was fitted on "
                          f"{expected}.")
@@ -114,7 +159,9 @@ def _inputs(predict_proba, X, mask, train, groups):
         raise ValueError(f"groups must give the sensor of each of the {d} features, got shape "
                          f"{np.shape(groups)}.")
     probe = train[:20] if train is not None else np.where(m, 0.0, np.nan_to_num(x))[:20]
-    return predict, x, m, train, probe
+    rows = np.arange(len(x)) if index is None else index.to_numpy()
+    features = np.arange(d) if names is None else np.asarray(names)
+    return predict, x, m, train, groups, probe, rows, features, columns
 
 
 def _weights(weights, threshold, k: int):
@@ -151,17 +198,28 @@ def _dirichlet_opts(opts) -> dict:
                                                                   "ci_prob", "ci_kind")}}
 
 
-def _fit_draws(phi, fit: str, opts) -> dict:
-    """Dirichlet fit (moments or maximum likelihood) of MVU draws; rows without spread are
-    point masses."""
+def _fit_draws(phi, fit: str, opts) -> tuple[dict, list[str]]:
+    """Dirichlet fit (moments or maximum likelihood) of MVU draws, and notes. Rows without
+    spread are point masses; rows whose draws have no maximum-likelihood Dirichlet (their spread
+    is below the likelihood's 1e-6 floor) get the moments fit, floored at 1e-35 (a class with
+    probability 0 in every draw)."""
     mu, kappa = dirichlet_moments(phi)
     spread = np.isfinite(kappa)
     dirac = point_mass(mu[~spread], opts["weights"])
     if not spread.any():
-        return dirac
-    alpha = mu[spread] * kappa[spread, None] if fit == "moments" else dirichlet_mle(phi[spread])
+        return dirac, []
+    alpha = np.maximum(mu[spread] * kappa[spread, None], 1e-35)
+    notes = []
+    if fit == "mle":
+        mle = dirichlet_mle(phi[spread])
+        none = np.isnan(mle).any(-1)
+        alpha = np.where(none[:, None], alpha, mle)
+        if none.any():
+            notes.append(f"{int(none.sum())} row(s) have MVU draws within 1e-6 of a vertex, "
+                         "where the maximum-likelihood Dirichlet does not exist: they got the "
+                         "moments fit")
     fitted = dirichlet(opts["scale"] * alpha, **_dirichlet_opts(opts))
-    return merge(len(phi), np.flatnonzero(spread), fitted, np.flatnonzero(~spread), dirac)
+    return merge(len(phi), np.flatnonzero(spread), fitted, np.flatnonzero(~spread), dirac), notes
 
 
 def _fast_path(predict, x, m, train, imputer, method, opts) -> tuple[dict, list[str]]:
@@ -181,20 +239,30 @@ def _fast_path(predict, x, m, train, imputer, method, opts) -> tuple[dict, list[
         dmv = opts["dmv"] or DMV(groups=opts["groups"], random_seed=rng).fit(train, predict)
         return dirichlet(opts["scale"] * dmv.alpha(x, m), **_dirichlet_opts(opts)), notes
     gaussian = isinstance(imputer, GaussianImputer)
-    linear = linear_parts(opts["classifier"], opts["probe"]) if gaussian else None
+    linear = (linear_parts(opts["classifier"], opts["probe"], opts["columns"]) if gaussian
+              else None)
     if gaussian and linear is not None and method == "exact" and opts["dirichlet"] is None:
         a, b = imputer.logits(x, m, *linear)
         return gaussian_logits(a, b, weights=weights, draws=opts["draws"], random_seed=rng,
                                ci_prob=opts["ci_prob"], ci_kind=opts["ci_kind"]), notes
-    phi = pushforward(predict, imputer.sample(x, m, opts["draws"], rng))
-    if method == "mc":
-        return empirical(phi, weights=weights, ci_prob=opts["ci_prob"],
-                         ci_kind=opts["ci_kind"]), notes
-    if gaussian and opts["dirichlet"] is None:
-        notes.append("method='exact' under Gaussian imputation needs a linear classifier; the "
-                     f"{opts['draws']} MVU draws per row were summarised by a maximum-"
-                     "likelihood Dirichlet, whose c_hard is exact")
-    return _fit_draws(phi, opts["dirichlet"] or "mle", opts), notes
+    if opts["dirichlet"] is None and method == "exact" and opts["scale"] != 1:
+        raise ValueError("scale calibrates a Dirichlet MVU, and this classifier's MVU is the "
+                         "vote of its imputations; pass dirichlet='mle' or 'moments' to "
+                         "summarise them by a Dirichlet and scale it.")
+    qmc = gaussian and method == "exact"
+    draws = (imputer.sample(x, m, opts["draws"], rng, qmc=True) if qmc
+             else imputer.sample(x, m, opts["draws"], rng))
+    phi = pushforward(predict, draws)
+    if opts["dirichlet"] is not None:
+        return _fit_draws(phi, opts["dirichlet"], opts)
+    if qmc:
+        notes.append("the classifier is not linear (no coef_ reproducing its predict_proba), so "
+                     "c_hard has no closed form: it is the vote frequency of "
+                     f"{opts['draws']} quasi-Monte-Carlo imputations per row pushed through the "
+                     f"classifier ({min(SHIFTS, opts['draws'])} random shifts; c_hard_se from "
+                     "their spread)")
+    return empirical(phi, weights=weights, ci_prob=opts["ci_prob"], ci_kind=opts["ci_kind"],
+                     shifts=min(SHIFTS, opts["draws"]) if qmc else None), notes
 
 
 def _check_options(imputer, method, train, opts) -> None:
@@ -232,13 +300,14 @@ def _check_options(imputer, method, train, opts) -> None:
                          f"{opts['scale']!r}.")
 
 
-def _tree(tree: xr.DataTree, post: xr.Dataset, phi_hat: np.ndarray) -> xr.DataTree:
+def _tree(tree: xr.DataTree, post: xr.Dataset, phi_hat: np.ndarray,
+          labels: np.ndarray) -> xr.DataTree:
     """The sampler's groups plus ``posterior_predictive/phi_hat`` on the thinned draws."""
     groups = {k: v.to_dataset() for k, v in tree.children.items()}
     groups["posterior_predictive"] = xr.Dataset(
         {"phi_hat": (("chain", "draw", "instance"), phi_hat)},
         coords={"chain": post["chain"].values, "draw": post["draw"].values,
-                "instance": np.arange(phi_hat.shape[-1])})
+                "instance": labels})
     return xr.DataTree.from_dict(groups)
 
 
@@ -256,8 +325,11 @@ def mvu(predict_proba, X, *, mask=None, groups=None, imputer="gaussian", method:
     predict_proba : classifier or callable
         A fitted classifier with ``predict_proba`` (scikit-learn style) or a function
         ``X -> (n, K)`` probabilities (or the positive-class probability, shape (n,)).
-    X : array (n, d)
-        The rows to decide on, NaN where a feature is missing.
+    X : array or DataFrame (n, d)
+        The rows to decide on, NaN where a feature is missing. A DataFrame's index labels the
+        rows of the result (``instance``) and its column names the features; its columns (and
+        those of a DataFrame ``train`` or ``mask``) are put in the order of the classifier's
+        ``feature_names_in_``, and the classifier is called with a DataFrame of those columns.
     mask : array (n, d) of 0/1, optional
         1 marks a missing feature (overrides NaN; every NaN must be marked).
     groups : array (d,), optional
@@ -267,9 +339,10 @@ def mvu(predict_proba, X, *, mask=None, groups=None, imputer="gaussian", method:
         fixed parameters, or any object with ``sample(X, mask, draws, random_seed)``.
     method : {"exact", "mc", "pymc", "both"}
         ``"exact"``: exact hard confidence of the estimator's MVU (normal CDF / orthant
-        probability for a linear classifier under Gaussian imputation, Beta/Dirichlet otherwise;
-        a nonlinear classifier's Gaussian MVU draws are summarised by a Dirichlet). ``"mc"``:
-        vote frequencies of ``draws`` MVU (or Dirichlet) draws. ``"pymc"``: Model A
+        probability for a linear classifier under Gaussian imputation, Beta/Dirichlet for the
+        heuristics and DMV; any other classifier's MVU is the vote frequency of ``draws``
+        imputations, quasi-Monte-Carlo under Gaussian imputation). ``"mc"``: vote frequencies
+        of ``draws`` independent MVU (or Dirichlet) draws. ``"pymc"``: Model A
         (Gaussian), B (sampler objects) or C (``"dmv"``). ``"both"``: the same, for
         :meth:`~bayeval.evaluation.Evaluation.check`.
     train : array (N, d), optional
@@ -278,7 +351,8 @@ def mvu(predict_proba, X, *, mask=None, groups=None, imputer="gaussian", method:
         Variance heuristic of the single imputers; ``heuristic_param`` is s (default 0.5) or c
         (default 10).
     dirichlet : {"mle", "moments"}, optional
-        Summarise MVU draws by this Dirichlet fit even when an exact path exists.
+        Summarise MVU draws by this Dirichlet fit even when an exact path exists (rows whose
+        draws have no maximum-likelihood Dirichlet get the moments fit, said in the warnings).
     draws : int
         MVU draws (imputations pushed through the classifier) per row where the MVU is sampled,
         vote draws per row of ``method="mc"`` under a Dirichlet MVU, softmax draws of multiclass
@@ -333,8 +407,10 @@ def mvu(predict_proba, X, *, mask=None, groups=None, imputer="gaussian", method:
     opts = {"heuristic": heuristic, "heuristic_param": heuristic_param, "dirichlet": dirichlet,
             "draws": draws, "scale": scale, "dmv": dmv, "inference": inference,
             "ci_prob": as_ci_prob(ci_prob), "ci_kind": as_choice(ci_kind, "ci_kind", CI_KINDS),
-            "groups": groups, "sample_kwargs": sample_kwargs, "classifier": predict_proba}
-    predict, x, m, train, probe = _inputs(predict_proba, X, mask, train, groups)
+            "sample_kwargs": sample_kwargs, "classifier": predict_proba}
+    predict, x, m, train, groups, probe, labels, features, columns = _inputs(
+        predict_proba, X, mask, train, groups)
+    opts.update(groups=groups, columns=columns)
     _check_options(imputer, method, train, opts)
     k = predict(probe).shape[1]
     rng = as_seed(random_seed)
@@ -363,18 +439,19 @@ def mvu(predict_proba, X, *, mask=None, groups=None, imputer="gaussian", method:
         phi_hat[..., complete] = dirac["mean"]
         # a point mass's mean, summed in the order check() sums the draws
         dirac["mean"] = np.full((complete.size, n_draw), dirac["mean"][:, None]).mean(axis=1)
-        tree = _tree(sampled, post, phi_hat)
+        tree = _tree(sampled, post, phi_hat, labels)
     else:
         part, notes = _fast_path(predict, x[rows], m[rows], train, imputer, method, opts)
     res = merge(len(x), rows, part, complete, dirac)
     res["n_missing"] = m.sum(axis=1)
-    classes = getattr(predict_proba, "classes_", None)
+    classes = getattr(classifier_of(predict_proba), "classes_", None)
     if classes is not None and len(classes) == k:
         for key in ("y_hard", "y_soft"):
             res[key] = np.asarray(classes)[res[key]]
     order = ["mean", "sd", "lower", "upper", *DECISION, "interval_mass"]
     closed = xr.Dataset({v: ("instance", res[v]) for v in order if v in res},
-                        coords={"instance": np.arange(len(x)), "class": np.arange(k)})
+                        coords={"instance": labels, "class": np.arange(k), "feature": features})
+    closed["missing"] = (("instance", "feature"), m)
     if "alpha" in res and not (imputer in ("mean", "zero", "conditional_mean")
                                and heuristic == "zero_var"):
         closed["alpha"] = (("instance", "class"), res["alpha"])

@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+import pandas as pd
 import scipy
 from scipy import special
 
@@ -35,8 +36,8 @@ from bayeval.deprecation import renamed_arguments
 from bayeval.sampling import progress
 from bayeval.validation import as_seed
 
-# as_classifier, linear_parts, pushforward and conditional_{moments,logits,draws} are the
-# engine of bayeval.methods.mvu.api (GaussianImputer's methods are their public face)
+# as_classifier, classifier_of, linear_parts, pushforward and conditional_{moments,logits,draws}
+# are the engine of bayeval.methods.mvu.api (GaussianImputer's methods are their public face)
 __all__ = [
     "DMV",
     "GaussianImputer",
@@ -52,6 +53,8 @@ __all__ = [
 #: floor of MVU draws and DMV targets before the Dirichlet likelihood (log 0 = -inf otherwise)
 CLIP = 1e-6
 CHUNK = 1 << 22
+#: independent random shifts of the quasi-Monte-Carlo imputations (their spread is the error)
+SHIFTS = 8
 
 
 # ------------------------------------------------------------------------------- classifiers
@@ -112,10 +115,21 @@ def _normalise_proba(p, n: int) -> np.ndarray:
     return np.clip(p, 0.0, 1.0)
 
 
-def as_classifier(predict_proba) -> Callable[[np.ndarray], np.ndarray]:
+def classifier_of(predict_proba):
+    """The fitted estimator behind ``predict_proba``: itself, or the owner of a bound
+    ``predict_proba`` method (``clf.predict_proba``)."""
+    owner = getattr(predict_proba, "__self__", None)
+    if owner is not None and getattr(predict_proba, "__name__", "") == "predict_proba":
+        return owner
+    return predict_proba
+
+
+def as_classifier(predict_proba, columns=None) -> Callable[[np.ndarray], np.ndarray]:
     """``X -> (n, K)`` probabilities from a classifier with ``predict_proba`` or a callable.
 
-    A binary output of shape (n,) is read as the probability of class 1: ``(1 - p, p)``.
+    A binary output of shape (n,) is read as the probability of class 1: ``(1 - p, p)``. With
+    ``columns`` (the classifier's ``feature_names_in_``) the rows are passed as a DataFrame with
+    those column names.
     """
     fn = getattr(predict_proba, "predict_proba", None)
     if fn is None and callable(predict_proba) and not hasattr(predict_proba, "fit"):
@@ -124,7 +138,15 @@ def as_classifier(predict_proba) -> Callable[[np.ndarray], np.ndarray]:
         raise ValueError(f"predict_proba must be a fitted classifier with a predict_proba "
                          f"method (scikit-learn style) or a function X -> probabilities; got "
                          f"{type(predict_proba).__name__}, which has no predict_proba.")
-    return lambda X: _normalise_proba(fn(X), len(X))
+    frame = _framer(columns)
+    return lambda X: _normalise_proba(fn(frame(X)), len(X))
+
+
+def _framer(columns):
+    """numpy rows -> what the classifier was fitted on (a DataFrame with ``columns``)."""
+    if columns is None:
+        return lambda X: X
+    return lambda X: pd.DataFrame(np.asarray(X, dtype=float), columns=columns)
 
 
 def _affine(transform, d: int, probe: np.ndarray):
@@ -136,18 +158,21 @@ def _affine(transform, d: int, probe: np.ndarray):
     return (a, c) if ok else None
 
 
-def linear_parts(classifier, probe: np.ndarray):
+def linear_parts(classifier, probe: np.ndarray, columns=None):
     r"""``(W, b)`` with :math:`\pi(x) = \sigma/\mathrm{softmax}(W x + b)`, or None if not linear.
 
     Recognises estimators with ``coef_``/``intercept_`` (e.g. ``LogisticRegression``) and
-    scikit-learn pipelines of affine transformers ending in one. The identity is verified on the
-    ``probe`` rows against ``predict_proba`` (to 1e-8), so one-vs-rest or calibrated models fall
-    back to the general path.
+    scikit-learn pipelines of affine transformers ending in one (rows are passed as DataFrames
+    with ``columns`` where given). The identity is verified on the ``probe`` rows against
+    ``predict_proba`` (to 1e-8), so one-vs-rest or calibrated models fall back to the general
+    path.
     """
+    classifier = classifier_of(classifier)
+    frame = _framer(columns)
     last, transform = classifier, None
     if hasattr(classifier, "steps"):
         last = classifier.steps[-1][1]
-        transform = classifier[:-1].transform
+        transform = lambda X: classifier[:-1].transform(frame(X))  # noqa: E731
     if not (hasattr(last, "coef_") and hasattr(last, "intercept_")
             and hasattr(classifier, "predict_proba")):
         return None
@@ -160,7 +185,7 @@ def linear_parts(classifier, probe: np.ndarray):
     if w.shape[1] != probe.shape[1]:
         return None
     expected = LinearClassifier(w, b).predict_proba(probe)
-    got = _normalise_proba(classifier.predict_proba(probe), len(probe))
+    got = _normalise_proba(classifier.predict_proba(frame(probe)), len(probe))
     return (w, b) if got.shape == expected.shape and np.allclose(got, expected, atol=1e-8) else None
 
 
@@ -420,7 +445,7 @@ class GaussianImputer:
         return conditional_logits(x, m, *self._rows(len(x)), coef, intercept)
 
     @renamed_arguments(n_draws="draws")
-    def sample(self, X, mask, draws: int, random_seed=None) -> np.ndarray:
+    def sample(self, X, mask, draws: int, random_seed=None, qmc: bool = False) -> np.ndarray:
         """``draws`` conditional imputations of every row, shape (n, S, d).
 
         Observed entries are kept; see :func:`conditional_draws`.
@@ -432,6 +457,10 @@ class GaussianImputer:
         draws : int
             Imputations per row S.
         random_seed : int or numpy.random.Generator, optional
+        qmc : bool
+            Randomly shifted Sobol points instead of independent draws: each imputation is
+            still a draw of the conditional Gaussian, and averages over them are unbiased with a
+            smaller error.
 
         Returns
         -------
@@ -445,7 +474,7 @@ class GaussianImputer:
         (0.39, 0.15, np.float64(1.0))
         """
         x, m = np.asarray(X, dtype=float), np.asarray(mask, dtype=bool)
-        return conditional_draws(x, m, *self._rows(len(x)), draws, random_seed)
+        return conditional_draws(x, m, *self._rows(len(x)), draws, random_seed, qmc)
 
 
 def _system(x, m, mean, precision):
@@ -490,18 +519,40 @@ def conditional_logits(x, m, mean, precision, coef, intercept):
     return np.concatenate(means), np.concatenate(covs)
 
 
+def _sobol_normals(m: np.ndarray, draws: int, rng) -> np.ndarray:
+    r"""Standard normal points (n, d, draws): :data:`SHIFTS` independent random digital shifts of
+    one Sobol net per row, interleaved (draw s is point s // R of shift s % R). A shift XORs
+    the points' 32-bit digits with uniform random bits, so every point is uniform and averages
+    are unbiased; the spread between the shifts' averages gives their standard error. The first
+    net coordinates go to each row's missing features (the others are never used)."""
+    n, d = m.shape
+    k, r = max(int(m.sum(-1).max()), 1), min(SHIFTS, draws)
+    size = -(-draws // r)
+    net = scipy.stats.qmc.Sobol(k, scramble=False).random_base2(int(np.ceil(np.log2(size))))
+    bits = (net[np.arange(draws) // r] * 2.0**32).astype(np.uint64)  # (draws, k)
+    shift = rng.integers(0, 2**32, size=(n, r, k), dtype=np.uint64)[:, np.arange(draws) % r]
+    z = special.ndtri(((bits ^ shift).astype(float) + 0.5) / 2.0**32)
+    z = np.concatenate([z, np.zeros((n, draws, d - k))], axis=-1)
+    rank = np.argsort(np.argsort(~m, axis=-1, kind="stable"), axis=-1)  # missing first
+    return np.swapaxes(np.take_along_axis(z, rank[:, None, :], axis=-1), -1, -2)
+
+
 @renamed_arguments(n_draws="draws")
-def conditional_draws(x, m, mean, precision, draws: int, random_seed=None):
+def conditional_draws(x, m, mean, precision, draws: int, random_seed=None, qmc: bool = False):
     r"""Imputations :math:`x = \hat x + D_m L^{-\top}\varepsilon`, :math:`A = L L^\top`,
     :math:`\varepsilon \sim N(0, I)`, shape (..., S, d). :math:`A` is block diagonal (missing
     block :math:`\Lambda_{MM}`, identity elsewhere), so is :math:`L`, and the missing entries get
-    covariance :math:`\Lambda_{MM}^{-1} = \Sigma_{M|O}`."""
+    covariance :math:`\Lambda_{MM}^{-1} = \Sigma_{M|O}`. ``qmc=True`` (rows (n, d) only): the
+    :math:`\varepsilon` of each row are randomly shifted quasi-Monte-Carlo points
+    (:func:`_sobol_normals`), which estimate expectations with a smaller error than
+    independent draws."""
     rng = as_seed(random_seed)
     d = x.shape[-1]
     out = []
     for b in progress(_blocks(x, max(4 * d * d, draws * d)), len(x), "MVU: imputation"):
         a, x_hat = _system(x[b], m[b], mean[b], precision[b])
-        eps = rng.standard_normal((*a.shape[:-1], draws))
+        eps = (_sobol_normals(m[b], draws, rng) if qmc
+               else rng.standard_normal((*a.shape[:-1], draws)))
         y = np.linalg.solve(np.swapaxes(np.linalg.cholesky(a), -1, -2), eps)
         out.append(x_hat[..., None, :] + np.swapaxes(y, -1, -2) * m[b][..., None, :])
     return np.concatenate(out)
@@ -563,7 +614,8 @@ def dirichlet_mle(phi, max_iter: int = 100, tol: float = 1e-10) -> np.ndarray:
     \sum_j(\alpha_j - 1)\overline{\log\phi_j}]`, whose Hessian
     :math:`\mathrm{diag}(-S\psi'(\alpha_j)) + S\psi'(\alpha_0)\mathbf 1\mathbf 1^\top` inverts in
     O(K), started from the moments and halved to stay positive. Draws are floored at 1e-6.
-    Rows with no spread (a point mass) have no maximum: the caller treats them as such.
+    Rows whose floored draws have no spread (all within 1e-6 of one vertex, or a point mass)
+    have no maximum: their alpha is NaN.
 
     Parameters
     ----------
@@ -586,9 +638,20 @@ def dirichlet_mle(phi, max_iter: int = 100, tol: float = 1e-10) -> np.ndarray:
     array([[2., 5., 3.]])
     """
     phi = _clip_simplex(np.asarray(phi, dtype=float))
-    mean_log = np.log(phi).mean(axis=-2)
     mu, kappa = dirichlet_moments(phi)
-    alpha = mu * np.where(np.isfinite(kappa), kappa, 1e6)[:, None]
+    out = np.full(mu.shape, np.nan)
+    spread = np.isfinite(kappa)
+    if spread.any():
+        with np.errstate(all="ignore"):
+            out[spread] = _newton_dirichlet(np.log(phi[spread]).mean(axis=-2),
+                                            mu[spread] * kappa[spread, None], max_iter, tol)
+    out[~(np.isfinite(out) & (out > 0)).all(-1)] = np.nan
+    return out
+
+
+def _newton_dirichlet(mean_log: np.ndarray, alpha: np.ndarray, max_iter: int,
+                      tol: float) -> np.ndarray:
+    """Newton iterations of :func:`dirichlet_mle` from ``alpha``."""
     for _ in range(max_iter):
         a0 = alpha.sum(-1, keepdims=True)
         g = special.digamma(a0) - special.digamma(alpha) + mean_log

@@ -116,16 +116,26 @@ def gaussian_logits(mean: np.ndarray, cov: np.ndarray, *, weights=None, draws: i
             **dict(zip(("mean", "sd", "lower", "upper"), law, strict=True))}
 
 
-def empirical(phi: np.ndarray, *, weights=None, ci_prob: float = 0.95,
-              ci_kind: str = "eti") -> dict:
-    r"""MVU draws (n, S, K): vote frequencies, their standard error, the empirical law."""
+def empirical(phi: np.ndarray, *, weights=None, ci_prob: float = 0.95, ci_kind: str = "eti",
+              shifts: int | None = None) -> dict:
+    r"""MVU draws (n, S, K): vote frequencies, their standard error, the empirical law.
+
+    The standard error is :math:`\sqrt{c(1-c)/S}` for independent draws; for ``shifts``
+    interleaved randomised quasi-Monte-Carlo replicates (draw s in replicate s mod R) it is the
+    standard deviation of the R replicates' frequencies over :math:`\sqrt R`.
+    """
     votes = votes_from_draws(phi, weights=weights)
     y, c = np.argmax(votes, -1), np.max(votes, -1)
     y_soft, c_soft = soft_confidence(phi.mean(1), weights=weights)
     law = draws_law(np.take_along_axis(phi, y[:, None, None], -1)[..., 0], ci_prob, ci_kind)
+    if shifts is None:
+        se = np.sqrt(c * (1 - c) / phi.shape[1])
+    else:
+        share = np.stack([_take(votes_from_draws(phi[:, r::shifts], weights=weights), y)
+                          for r in range(shifts)], -1)
+        se = share.std(-1, ddof=1) / np.sqrt(shifts)
     return {"y_hard": y, "c_hard": c, "y_soft": y_soft, "c_soft": c_soft,
-            **dict(zip(("mean", "sd", "lower", "upper"), law, strict=True)),
-            "c_hard_se": np.sqrt(c * (1 - c) / phi.shape[1])}
+            **dict(zip(("mean", "sd", "lower", "upper"), law, strict=True)), "c_hard_se": se}
 
 
 def _posterior(per_draw: np.ndarray, soft_mean: np.ndarray, weights, ci_prob: float,

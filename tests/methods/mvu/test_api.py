@@ -112,14 +112,15 @@ def test_exact_multiclass_answer_is_an_orthant_probability():
     assert np.all(np.abs(mc - exact) <= 4 * np.sqrt(exact * (1 - exact) / 40_000) + 1e-3)
 
 
-def test_a_nonlinear_classifier_gets_a_dirichlet_summary_with_a_warning():
+def test_a_function_classifier_gets_the_vote_or_the_dirichlet_asked_for():
     iris = load_iris()
     clf = LogisticRegression(max_iter=2000).fit(iris.data, iris.target)
     predict = lambda z: clf.predict_proba(z)  # noqa: E731  (a function: its linearity is unknown)
     x = iris.data[::30].copy()
     x[:, 0] = np.nan
     ev = mvu(predict, x, train=iris.data, draws=300, random_seed=2)
-    assert "maximum-likelihood Dirichlet" in ev.warnings[0]
+    assert "vote frequency" in ev.warnings[0] and "alpha" not in ev.closed_form
+    ev = mvu(predict, x, train=iris.data, draws=300, dirichlet="mle", random_seed=2)
     assert np.isfinite(ev.closed_form["alpha"]).all()
 
 
