@@ -57,6 +57,7 @@ from bayeval.methods.mvu.estimators import (
     pushforward,
 )
 from bayeval.methods.mvu.models import posterior
+from bayeval.methods.mvu.plan import FeaturePlanner
 from bayeval.methods.mvu.result import (
     DECISION,
     MVUEvaluation,
@@ -444,6 +445,11 @@ def mvu(predict_proba, X, *, mask=None, groups=None, imputer="gaussian", method:
         part, notes = _fast_path(predict, x[rows], m[rows], train, imputer, method, opts)
     res = merge(len(x), rows, part, complete, dirac)
     res["n_missing"] = m.sum(axis=1)
+    planner = None
+    if isinstance(imputer, GaussianImputer) and method in ("exact", "mc") and dirichlet is None:
+        planner = FeaturePlanner(predict, imputer, x, m, res["y_hard"], res["c_hard"],
+                                 linear=linear_parts(predict_proba, probe, columns),
+                                 weights=opts["weights"], random_seed=rng)
     classes = getattr(classifier_of(predict_proba), "classes_", None)
     if classes is not None and len(classes) == k:
         for key in ("y_hard", "y_soft"):
@@ -458,7 +464,7 @@ def mvu(predict_proba, X, *, mask=None, groups=None, imputer="gaussian", method:
     data = xr.Dataset({"n_instances": len(x), "n_features": x.shape[1], "n_classes": k,
                        "n_train": 0 if train is None else len(train),
                        "fraction_missing": float(m.mean())})
-    return MVUEvaluation.create(
+    ev = MVUEvaluation.create(
         method="mvu", variant=method, closed_form=closed, draws=tree,
         estimand=None if tree is None else "posterior_predictive/phi_hat",
         ci_prob=opts["ci_prob"], ci_kind=opts["ci_kind"], iid_draws=iid, random_seed=opts["seed"],
@@ -467,3 +473,5 @@ def mvu(predict_proba, X, *, mask=None, groups=None, imputer="gaussian", method:
         assumptions=ASSUMPTIONS, warnings=notes, data=data, model=model, imputer=name,
         hard_confidence=opts["how"], scale=float(scale), n_draws=int(draws),
         weights=None if opts["weights"] is None else opts["weights"].tolist())
+    ev.planner = planner
+    return ev

@@ -1,0 +1,177 @@
+r"""What to measure first: the value of revealing each missing feature, and a greedy plan.
+
+For a row with missing features :math:`M`, revealing a subset :math:`S \subseteq M` replaces
+the MVU by the law of :math:`\pi(x_O, x_S, X_{M \setminus S})` given the revealed
+:math:`x_S \sim p(x_S \mid x_O)`. With :math:`y = y_\mathrm{hard}` now and
+:math:`y_S, c_S` the hard decision and confidence once :math:`x_S` is known,
+
+.. math::
+
+    p_\mathrm{flip}(S) = P(y_S \ne y), \qquad
+    \mathrm{gain}(S) = \mathrm{E}[c_S] - c_\mathrm{hard}
+
+(the expected reduction of :math:`1 - c_\mathrm{hard}`). The greedy plan adds, one at a time,
+the feature most likely to change the decision per cost, the largest
+:math:`(p_\mathrm{flip}(S \cup \{i\}) - p_\mathrm{flip}(S)) / \mathrm{cost}_i` (ties: the
+largest gain per cost), until :math:`c_\mathrm{hard} + \mathrm{gain}(S)` reaches the level (or
+everything is planned). For a binary linear classifier both criteria rank the features alike
+(both grow with :math:`\tau_S`); for others they can differ: a feature may flip the decision
+often yet leave it uncertain.
+
+* **Binary linear classifier, Gaussian imputation** (exact): the logit is
+  :math:`z \sim N(m, s^2)` (:math:`m` shifted by :math:`\log(w_0/w_1)` with class weights);
+  revealing :math:`S` splits its variance into the part explained by :math:`x_S`,
+  :math:`\tau_S^2 = c_S^\top \Sigma_{SS}^{-1} c_S` (:math:`c = \Sigma_{M|O} w`), and the rest
+  :math:`s_S^2 = s^2 - \tau_S^2`. The new logit mean is :math:`N(m, \tau_S^2)`, so
+
+  .. math::
+
+      p_\mathrm{flip}(S) = \Phi(-|m| / \tau_S), \qquad
+      \mathrm{E}[c_S] = \mathrm{E}\,\Phi(|m'|/s_S) = 1 - 2\,T(m/s, s_S/\tau_S)
+
+  with Owen's :math:`T` function (the bivariate normal probabilities of
+  :math:`\mathrm{E}[\Phi(m'/s_S) 1(m' > 0)]` and its mirror, whose Owen's-T terms cancel but
+  one).
+* **Any other classifier**: the same imputations. ``outer`` draws :math:`x_S^{(u)}` and ``inner``
+  draws :math:`x^{(t)}` of the row's conditional Gaussian; conditioning by kriging,
+  :math:`x^{(u,t)} = x^{(t)} + \Sigma_{\cdot S}\Sigma_{SS}^{-1}(x_S^{(u)} - x_S^{(t)})` has the
+  law of :math:`X \mid x_O, x_S^{(u)}`, so the inner votes give :math:`y_S` and :math:`c_S` at
+  every outer value (quasi-Monte-Carlo points for both).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import special
+
+from bayeval.methods.mvu.estimators import GaussianImputer
+
+__all__ = ["FeaturePlanner"]
+
+#: outer (revealed values) and inner (the rest) imputations per candidate set, non-linear case
+OUTER, INNER = 64, 256
+
+
+class FeaturePlanner:
+    r"""Flip probabilities, expected gains and greedy plans of the rows of one MVU.
+
+    Built by :func:`~bayeval.methods.mvu.api.mvu` under Gaussian imputation and kept (in
+    memory, not saved) by its result for
+    :meth:`~bayeval.methods.mvu.result.MVUEvaluation.decide`.
+
+    Parameters
+    ----------
+    predict : callable
+        ``X -> (n, K)`` probabilities.
+    imputer : GaussianImputer
+    x, mask : array (n, d)
+        The rows and their missing entries.
+    y_hard, c_hard : array (n,)
+        The current decisions (class positions) and hard confidences.
+    linear : (W, b) or None
+        A linear classifier's coefficients (the exact binary path).
+    weights : array (K,) or None
+        Class weights of the decision.
+    random_seed : int or Generator, optional
+
+    Examples
+    --------
+    >>> from bayeval.methods.mvu.estimators import LinearClassifier
+    >>> imp = GaussianImputer([0.0, 0.0, 0.0], [[1, 0.5, 0], [0.5, 1, 0], [0, 0, 1]])
+    >>> clf = LinearClassifier([[1.0, 1.0, 0.2]], [0.0])
+    >>> planner = FeaturePlanner(clf.predict_proba, imp, [[np.nan, 0.3, np.nan]],
+    ...                          [[True, False, True]], [1], [0.7], linear=(clf.coef_, None))
+    >>> flip, gain = planner.reveal(0, [[0], [2]])
+    >>> flip.round(3).tolist(), bool(gain[0] > gain[1])  # x1 matters far more than x3
+    ([0.302, 0.012], True)
+    """
+
+    def __init__(self, predict, imputer: GaussianImputer, x, mask, y_hard, c_hard, *,
+                 linear=None, weights=None, random_seed=None):
+        self.predict, self.imputer = predict, imputer
+        self.x, self.mask = np.asarray(x, dtype=float), np.asarray(mask, dtype=bool)
+        self.y, self.c = np.asarray(y_hard), np.asarray(c_hard, dtype=float)
+        self.weights = None if weights is None else np.asarray(weights, dtype=float)
+        self.linear = linear if linear is not None and np.atleast_2d(linear[0]).shape[0] == 1 \
+            else None
+        self.rng = np.random.default_rng(random_seed)
+
+    def _moments(self, row: int):
+        """Conditional mean (d,) and covariance (d, d) of the row's features."""
+        mean, cov = self.imputer.conditional(self.x[row:row + 1], self.mask[row:row + 1])
+        return mean[0], cov[0]
+
+    def reveal(self, row: int, sets) -> tuple[np.ndarray, np.ndarray]:
+        r""":math:`p_\mathrm{flip}(S)` and :math:`\mathrm{gain}(S)` of each set of feature
+        positions in ``sets`` (lists of missing features) for one row.
+
+        Returns
+        -------
+        p_flip, gain : numpy.ndarray, shape (len(sets),)
+        """
+        mean, cov = self._moments(row)
+        if self.linear is not None:
+            return self._exact(mean, cov, sets)
+        return self._draws(row, mean, cov, sets)
+
+    def _exact(self, mean, cov, sets):
+        w = np.atleast_2d(self.linear[0])[0]
+        m = mean @ w + (0.0 if self.linear[1] is None else np.atleast_1d(self.linear[1])[0])
+        if self.weights is not None:
+            m -= np.log(self.weights[0] / self.weights[1])
+        c = cov @ w
+        s = np.sqrt(max(float(w @ c), 0.0))
+        flip, gain = np.zeros(len(sets)), np.zeros(len(sets))
+        for i, subset in enumerate(sets):
+            idx = np.asarray(subset)
+            tau2 = float(c[idx] @ np.linalg.lstsq(cov[np.ix_(idx, idx)], c[idx], rcond=None)[0])
+            tau = np.sqrt(min(max(tau2, 0.0), s**2))
+            if s == 0 or tau <= 1e-12 * s:
+                continue
+            rest = np.sqrt(max(s**2 - tau**2, 0.0))
+            flip[i] = special.ndtr(-abs(m) / tau)
+            gain[i] = 1 - 2 * special.owens_t(m / s, rest / tau) - special.ndtr(abs(m) / s)
+        return flip, gain
+
+    def _draws(self, row, mean, cov, sets):
+        x, m = self.x[row:row + 1], self.mask[row:row + 1]
+        inner = self.imputer.sample(x, m, INNER, self.rng, qmc=True)[0]  # (T, d)
+        outer = self.imputer.sample(x, m, OUTER, self.rng, qmc=True)[0]  # (U, d)
+        w = 1.0 if self.weights is None else self.weights
+        flip, after = np.zeros(len(sets)), np.zeros(len(sets))
+        for i, subset in enumerate(sets):
+            idx = np.asarray(subset)
+            gain_matrix = np.linalg.lstsq(cov[np.ix_(idx, idx)], cov[idx], rcond=None)[0]
+            shift = outer[:, None, idx] - inner[None, :, idx]  # (U, T, |S|)
+            z = inner[None] + shift @ gain_matrix  # (U, T, d)
+            phi = self.predict(z.reshape(-1, z.shape[-1])).reshape(OUTER, INNER, -1)
+            votes = np.argmax(phi * w, axis=-1)
+            share = (votes[..., None] == np.arange(phi.shape[-1])).mean(axis=1)  # (U, K)
+            flip[i] = np.mean(np.argmax(share, -1) != self.y[row])
+            after[i] = share.max(-1).mean()
+        return flip, after - self.c[row]
+
+    def plan(self, row: int, costs: np.ndarray, level: float):
+        r"""Greedy plan of one row: the missing features in the order to measure them.
+
+        Returns
+        -------
+        order : list of int
+            Feature positions, until the expected hard confidence reaches ``level``.
+        first : (p_flip, gain) of every missing feature revealed alone, dict by position.
+        expected : float
+            The expected hard confidence once the plan is carried out.
+        """
+        missing = list(np.flatnonzero(self.mask[row]))
+        flip, gain = self.reveal(row, [[i] for i in missing])
+        first = {i: (flip[k], gain[k]) for k, i in enumerate(missing)}
+        order, now = [], np.zeros(2)  # p_flip and gain of the planned set
+        left, values = list(missing), np.stack([flip, gain])
+        while left and self.c[row] + now[1] < level:
+            step = (values - now[:, None]) / costs[left]
+            best = int(np.lexsort((step[1], step[0]))[-1])  # flips first, then gains
+            order.append(left.pop(best))
+            now = values[:, best]
+            if left:
+                values = np.stack(self.reveal(row, [[*order, i] for i in left]))
+        return order, first, self.c[row] + now[1]
