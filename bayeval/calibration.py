@@ -45,6 +45,7 @@ from bayeval.validation import (
 
 __all__ = [
     "CALIBRATORS",
+    "SIMPLICITY",
     "BetaCalibration",
     "Calibrator",
     "Identity",
@@ -737,16 +738,28 @@ def _out_of_fold(names: list[str], s: np.ndarray, y: np.ndarray, threshold: floa
     return oof
 
 
+#: the fitted calibrators from the simplest to the most flexible: the one-standard-error rule
+#: of :func:`select_calibrator` takes the first one as good as the best
+SIMPLICITY = ("platt", "beta", "scaling_binning", "isotonic")
+
+
 def select_calibrator(scores: Any, labels: Any, *,
                       candidates=("none", "isotonic", "platt", "beta"),
                       threshold: float | None = None, n_folds: int = 10, n_bins: int = 10,
                       random_seed: Any = None) -> tuple[Calibrator, pd.DataFrame, np.ndarray]:
-    r"""Pick the calibrator with the lowest calibration error on held-out folds, and fit it.
+    r"""Pick the calibrator with the lowest calibration error on held-out folds, or a simpler
+    one as good, and fit it.
 
     Each candidate is fitted on all folds but one and predicts the held-out fold (stratified
     folds, :func:`cross_fitted`); the out-of-fold predictions of all rows are scored with
     :func:`calibration_error` (``n_bins`` equal-count bins, NannyML's criterion). The identity
-    (``"none"``) is kept unless a candidate is strictly better.
+    (``"none"``) is kept unless a candidate is strictly better. Among the fitted candidates the
+    one-standard-error rule (Breiman et al. 1984, §3.4.3) then takes the simplest
+    (:data:`SIMPLICITY`: Platt, beta, scaling-binning, isotonic) whose held-out Brier score is
+    within one standard error of the best one's: with :math:`d_i=(\hat p_{ci}-y_i)^2-
+    (\hat p_{bi}-y_i)^2` over the :math:`n` rows, :math:`\bar d\le\mathrm{sd}(d)/\sqrt n`.
+    A flexible map that wins by noise is otherwise chosen often on a large reference, and an
+    isotonic map's flat steps extrapolate where the analysis scores move past the reference's.
 
     Parameters
     ----------
@@ -765,34 +778,47 @@ def select_calibrator(scores: Any, labels: Any, *,
     calibrator : Calibrator
         The chosen one, fitted on all rows.
     errors : DataFrame
-        Indexed by candidate: ``heldout_error`` and ``chosen``.
+        Indexed by candidate: ``heldout_error``, ``brier_excess`` (the mean held-out Brier
+        score over that of the lowest error), ``brier_se`` (its standard error) and
+        ``chosen``.
     oof : ndarray
         The chosen calibrator's out-of-fold predictions.
 
     Examples
     --------
+    Scores too high: beta calibration has the lowest error, Platt scaling is as good within one
+    standard error:
+
     >>> rng = np.random.default_rng(1)
     >>> s = rng.random(2000)
-    >>> y = rng.random(2000) < s**2  # scores too high: calibration helps
+    >>> y = rng.random(2000) < s**2
     >>> cal, errors, _ = select_calibrator(s, y, random_seed=0)
     >>> cal
-    BetaCalibration()
+    Platt()
     >>> errors.round(4)  # doctest: +NORMALIZE_WHITESPACE
-                heldout_error  chosen
+                heldout_error  brier_excess  brier_se  chosen
     calibrator
-    none               0.1593   False
-    isotonic           0.0140   False
-    platt              0.0211   False
-    beta               0.0140    True
+    none               0.1593        0.0296    0.0032   False
+    isotonic           0.0140        0.0025    0.0006   False
+    platt              0.0211        0.0001    0.0003    True
+    beta               0.0140        0.0000    0.0000   False
     """
     s, y = _labelled(scores, labels)
     names = ["none", *(c if c in CALIBRATORS else as_choice(c, "candidates", CALIBRATORS)
                        for c in candidates if c != "none")]
     oof = _out_of_fold(names, s, y, threshold, n_folds, random_seed)
     n_bins = as_positive_int(n_bins, "n_bins")
-    errors = pd.DataFrame({"heldout_error": [binned_error(oof[name], y, n_bins)
-                                             for name in names]},
-                          index=pd.Index(names, name="calibrator"))
-    best = names[int(np.argmin(errors["heldout_error"].to_numpy()))]
+    error = np.array([binned_error(oof[name], y, n_bins) for name in names])
+    lowest = int(np.argmin(error))
+    brier = np.array([(oof[name] - y) ** 2 for name in names])
+    excess = brier - brier[lowest]
+    se = excess.std(axis=1, ddof=1) / np.sqrt(y.size)
+    best = names[lowest]
+    if best != "none":
+        fitted = sorted((n for n in names if n != "none"),
+                        key=lambda n: SIMPLICITY.index(n) if n in SIMPLICITY else len(SIMPLICITY))
+        best = next(n for n in fitted if excess[names.index(n)].mean() <= se[names.index(n)])
+    errors = pd.DataFrame({"heldout_error": error, "brier_excess": excess.mean(axis=1),
+                           "brier_se": se}, index=pd.Index(names, name="calibrator"))
     errors["chosen"] = errors.index == best
     return _make(best, threshold)._fitted(s, y), errors, oof[best]
