@@ -39,6 +39,7 @@ from bayeval.methods.judge.fast import Estimate, reported, z_value
 from bayeval.sampling import draws_intervals, sample
 from bayeval.table import Table, table
 from bayeval.validation import as_seed, describe
+from bayeval.validation.memory import check_classes
 
 __all__ = ["JudgeClasses", "categorical_input", "judge_categories"]
 
@@ -191,8 +192,11 @@ def _refuse(c: ClassCounts, classes) -> None:
                          "the judge's errors cannot be estimated; label items the judge labels "
                          "differently, or use method='bayes'.")
     if rows.min() < 2:
-        few = {classes[k]: int(rows[k]) for k in np.flatnonzero(rows < 2)}
-        raise ValueError(f"y has fewer than 2 labelled items of the categories {few}; the "
+        short = np.flatnonzero(rows < 2)
+        few = ", ".join(f"{classes[k]!r}: {int(rows[k])}" for k in short[:10])
+        more = f" and {short.size - 10} more" if short.size > 10 else ""
+        raise ValueError(f"y has fewer than 2 labelled items of {short.size} "
+                         f"categor{'y' if short.size == 1 else 'ies'} ({few}{more}); the "
                          "frequentist estimators need at least 2 of each. Label more items, or "
                          "use method='bayes' (the exact posterior), defined for any counts.")
 
@@ -341,6 +345,9 @@ def judge_categories(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: f
     c = ClassCounts.from_codes(y, yhat, yhat_u, len(classes))
     bayes = method in ("pymc", "both")
     names = list(CLASS_ESTIMATORS) if method == "all" else [method]
+    if bayes or "bayes" in names:  # a K x K table of P(Y | judge) per exact draw
+        check_classes(len(classes), POSTERIOR_DRAWS, "y",
+                      "merge rare categories, or use a frequentist estimator (method='eif')")
     if not bayes and names != ["bayes"]:
         _refuse(c, classes)
     rng = as_seed(random_seed)

@@ -203,7 +203,7 @@ def test_no_silent_nan_on_small_random_data(sim):
 
 @pytest.mark.parametrize(("args", "kwargs", "message"), [
     (([0, 1, np.nan, 1], [0, 1, 1, 1], [0, 1]), {}, "y has 1 NaN"),
-    (([0, 1, 2, 1], [0, 1, 1, 1], [0, 1]), {}, "fewer than 2 labelled items of the categories"),
+    (([0, 1, 2, 1], [0, 1, 1, 1], [0, 1]), {}, "fewer than 2 labelled items of 2 categories"),
     (([0, 1, 1, 0], [0, 1, 1], [0, 1]), {}, "length mismatch: y has 4, yhat has 3"),
     (([0, 1, 1, 1, 1], [0, 1, 0, 1, 1], [0, 1]), {}, "1 negative label"),
     (([0, 0, 1, 1], [1, 1, 1, 1], [1, 1, 1]), {}, "single value"),

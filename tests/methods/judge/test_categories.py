@@ -197,9 +197,14 @@ def test_binary_labels_refuse_weights_and_few_labels_need_the_posterior():
     with pytest.raises(ValueError, match="weights apply to labels in K categories"):
         be.judge([0, 1, 0, 1], [0, 1, 1, 1], [0, 1], weights={0: 0, 1: 1})
     y = ["A", "A", "B", "B", "tie"]
-    with pytest.raises(ValueError, match=r"fewer than 2 labelled items of the categories "
-                                         r"\{'tie': 1\}"):
+    with pytest.raises(ValueError, match=r"fewer than 2 labelled items of 1 category "
+                                         r"\('tie': 1\)"):
         be.judge(y, y, ["A", "B"])
+    many = np.arange(300).astype(str)
+    with pytest.raises(ValueError, match=r"300 categories \('0': 1, .*'17': 1 and 290 more\)"):
+        be.judge(many[:40], many[:40], many)
+    with pytest.raises(ValueError, match=r"y: 300 x 300 arrays .* 20,000 draws .* 13.4 GiB"):
+        be.judge(many[:40], many[:40], many, method="bayes")
     post = be.judge(y, y, ["A", "B"], method="bayes", random_seed=0).summary()
     assert post["mean"].sum() == pytest.approx(1, abs=1e-12)
 
