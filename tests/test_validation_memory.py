@@ -46,3 +46,29 @@ def test_labelled_classes_refused_beyond_the_limit():
     labels = np.arange(200)
     with pytest.raises(ValueError, match=r"^labels: 200 x 200 arrays .* 11\.9 GiB .* fewer draws"):
         be.labelled(labels=labels, y_pred=labels)
+
+
+def test_mvu_refuses_imputations_beyond_the_limit_and_the_exact_path_needs_none(monkeypatch):
+    """A non-linear classifier's MVU pushes (rows x draws) imputations through it: 5,000 draws
+    of 200,000 rows of 3 features need 59.6 GiB; a linear classifier's exact path imputes
+    nothing and runs under any limit."""
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(0)
+    train = rng.normal(size=(200, 3))
+    y = (train[:, 0] > 0).astype(int)
+    forest = RandomForestClassifier(n_estimators=3, random_state=0).fit(train, y)
+    x = np.tile(train[:1], (200_000, 1))
+    x[:, 1] = np.nan
+    with pytest.raises(ValueError, match=r"^draws: 5,000 imputations of 200,000 rows of 3 "
+                                         r"features would need 59\.6 GiB"):
+        be.mvu(forest, x, train=train, draws=5000)
+    monkeypatch.setattr(memory, "MEMORY_LIMIT", 1)
+    be.mvu(LogisticRegression().fit(train, y), x[:50], train=train)
+
+
+def test_judge_categories_posterior_refused_beyond_the_limit():
+    many = np.arange(300).astype(str)
+    with pytest.raises(ValueError, match=r"^y: 300 x 300 arrays .* 13\.4 GiB"):
+        be.judge(many[:40], many[:40], many, method="bayes")

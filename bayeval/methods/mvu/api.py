@@ -75,6 +75,7 @@ from bayeval.validation import (
     as_sample_kwargs,
     as_seed,
 )
+from bayeval.validation.memory import FLOAT_BYTES, check_memory
 
 __all__ = ["mvu"]
 
@@ -250,6 +251,10 @@ def _fast_path(predict, x, m, train, imputer, method, opts) -> tuple[dict, list[
         raise ValueError("scale calibrates a Dirichlet MVU, and this classifier's MVU is the "
                          "vote of its imputations; pass dirichlet='mle' or 'moments' to "
                          "summarise them by a Dirichlet and scale it.")
+    n, d = x.shape  # the imputations, their temporaries and their predicted probabilities
+    check_memory(float(n) * opts["draws"] * (2 * d + opts["n_classes"]) * FLOAT_BYTES, "draws",
+                 f"{opts['draws']:,} imputations of {n:,} rows of {d} features",
+                 "use fewer draws, or evaluate the rows in batches")
     qmc = gaussian and method == "exact"
     draws = (imputer.sample(x, m, opts["draws"], rng, qmc=True) if qmc
              else imputer.sample(x, m, opts["draws"], rng))
@@ -416,6 +421,7 @@ def mvu(predict_proba, X, *, mask=None, groups=None, imputer="gaussian", method:
     k = predict(probe).shape[1]
     rng = as_seed(random_seed)
     opts.update(weights=_weights(weights, threshold, k), probe=probe, rng=rng, method=method,
+                n_classes=k,
                 how="mc" if method == "mc" else "exact",
                 seed=random_seed if isinstance(random_seed, (int, np.integer)) else None)
     name = imputer if isinstance(imputer, str) else type(imputer).__name__
