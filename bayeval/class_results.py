@@ -53,7 +53,7 @@ class ClassEvaluation(Evaluation):
         Returns
         -------
         Table
-            Indexed by (``metric``, ``class``).
+            Indexed by (``estimator``,) ``metric``, ``class``.
 
         Examples
         --------
@@ -68,11 +68,22 @@ class ClassEvaluation(Evaluation):
             return frame
         first = frame.index.get_level_values("class")[0]
         keep, index = [], []
-        for metric, cls in frame.index:
-            per_class = REGISTRY[metric].classes == "per_class"
+        for *head, metric, cls in frame.index:  # (estimator,) metric, class
+            per_class = self.per_class(metric)
             keep.append(per_class or cls == first)
-            index.append((metric, cls if per_class else ""))
+            index.append((*head, metric, cls if per_class else ""))
         out = frame[keep].set_axis(pd.MultiIndex.from_tuples(
-            [i for i, k in zip(index, keep, strict=True) if k], names=["metric", "class"]))
+            [i for i, k in zip(index, keep, strict=True) if k], names=frame.index.names))
         attrs = dict(frame.attrs)
         return table(out, attrs.pop("caption"), **attrs)
+
+    @staticmethod
+    def per_class(metric: str) -> bool:
+        """Whether ``metric`` has a value per class (else one for the whole matrix).
+
+        Examples
+        --------
+        >>> ClassEvaluation.per_class("recall"), ClassEvaluation.per_class("accuracy")
+        (True, False)
+        """
+        return REGISTRY[metric].classes == "per_class"

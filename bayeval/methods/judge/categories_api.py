@@ -21,8 +21,9 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from bayeval.class_results import ClassEvaluation
 from bayeval.classes import binary_input, class_coordinate, encode
-from bayeval.evaluation import SAMPLE_DIMS, Evaluation
+from bayeval.evaluation import SAMPLE_DIMS
 from bayeval.methods.judge.categories import (
     CLASS_ESTIMATORS,
     MAX_CONDITION,
@@ -37,7 +38,6 @@ from bayeval.methods.judge.categories import (
 from bayeval.methods.judge.categories_models import class_model
 from bayeval.methods.judge.fast import Estimate, reported, z_value
 from bayeval.sampling import draws_intervals, sample
-from bayeval.table import Table, table
 from bayeval.validation import as_seed, describe
 from bayeval.validation.memory import check_classes
 
@@ -53,7 +53,7 @@ ASSUMPTIONS = (
     "same for labelled and unlabelled items.")
 
 
-class JudgeClasses(Evaluation, method="judge_categories"):
+class JudgeClasses(ClassEvaluation, method="judge_categories"):
     """The result of :func:`bayeval.judge` with K categories: dims (``estimator``,) ``metric``,
     ``class``; the ``weighted`` score is stored at the first class.
 
@@ -69,39 +69,16 @@ class JudgeClasses(Evaluation, method="judge_categories"):
      ('classical', 'prevalence', 'tie'), ('classical', 'weighted', '')])
     """
 
-    def summary(self, source: str | None = None, ci_prob: float | None = None,
-                ci_kind: str | None = None) -> Table:
-        """:meth:`Evaluation.summary` with the weighted score once (class ``""``).
-
-        Parameters
-        ----------
-        source, ci_prob, ci_kind
-            As in :meth:`Evaluation.summary`.
-
-        Returns
-        -------
-        Table
-            Indexed by (``estimator``,) ``metric``, ``class``.
+    @staticmethod
+    def per_class(metric: str) -> bool:
+        """The prevalences have a value per class, the weighted score one.
 
         Examples
         --------
-        >>> import bayeval as be
-        >>> ev = be.judge(["a", "b", "c", "a"] * 5, ["a", "b", "b", "a"] * 5, ["a", "c"] * 9,
-        ...               method="naive")
-        >>> ev.summary()["mean"].round(3).tolist()
-        [0.5, 0.0, 0.5]
+        >>> JudgeClasses.per_class("prevalence"), JudgeClasses.per_class("weighted")
+        (True, False)
         """
-        frame = super().summary(source, ci_prob, ci_kind)
-        first = frame.index.get_level_values("class")[0]
-        per_class = frame.index.get_level_values("metric") == "prevalence"
-        keep = per_class | (frame.index.get_level_values("class") == first)
-        out = frame[keep]
-        out.index = pd.MultiIndex.from_tuples(
-            [(*i[:-1], i[-1] if p else "") for i, p in zip(out.index, per_class[keep],
-                                                           strict=True)],
-            names=frame.index.names)
-        attrs = dict(frame.attrs)
-        return table(out, attrs.pop("caption"), **attrs)
+        return metric == "prevalence"
 
 
 # ============================================================================ input handling
