@@ -640,16 +640,20 @@ def bounds(y_pred, weak_labels, *, label_model="dawid_skene", metrics=None,
     if model == "m1":  # the cells and the quantity the fast path reports
         if correction:
             counts, beta, _ = pool_small_cells(cell_counts, cells.beta)
+        # M1 alone is centred below the plug-in bounds on these cells (the posterior's Jensen
+        # gap at the kinks) and spreads like them at the fixed label model: the shift moves it
+        # to the reported bound (the fast path's kink correction, a fitted label model's noise
+        # at the kinks included), a normal error adds the rest of the reported variance (a
+        # fitted label model's sampling error, the correction's noise)
         prior = sparse_priors(counts)["prior_predictions"]
-        shift = kink_corrections(counts, beta, metrics, posterior_prior=prior)
-        if not correction:  # centred on the plug-in bounds: the posterior's Jensen gap only
-            shift -= kink_corrections(counts, beta, metrics)
-        # M1 alone spreads each bound as the plug-in bounds on these cells at the fixed label
-        # model; a normal error adds the rest of the reported variance (a fitted label model's
-        # sampling error, the kink correction's noise)
         plug = exact_bounds(counts, beta, metrics, small_pattern_correction=False)
-        extra = [[results[m][f"{side}_bound_sd"] ** 2 - plug[m][f"{side}_bound_sd"] ** 2
-                  for side in ("lower", "upper")] for m in metrics]
+        sides = ("lower", "upper")
+        shift = (kink_corrections(counts, beta, metrics, posterior_prior=prior)
+                 - kink_corrections(counts, beta, metrics) + np.nan_to_num(
+                     [[results[m][f"{s}_bound"] - plug[m][f"{s}_bound"] for s in sides]
+                      for m in metrics]))
+        extra = [[results[m][f"{s}_bound_sd"] ** 2 - plug[m][f"{s}_bound_sd"] ** 2
+                  for s in sides] for m in metrics]
         spread = np.sqrt(np.clip(np.nan_to_num(extra), 0.0, None))
     pm_model = _pymc_model(model, counts, beta, cells, metrics, gold, y_pred, shift, spread)
     if model == "m2":  # NUTS on the label model, exact draws of the rest: M2's posterior

@@ -24,7 +24,8 @@ concentrate it artificially. Only gold labels (M3) inform :math:`u`.
   per pattern and per prediction, which dominates sparse patterns (e.g. 27 patterns of 274
   items) and drags the posterior of the bounds away from the data. Near a kink the posterior
   mean of :math:`\min(\alpha, \beta)` still lies below :math:`\min(\hat\alpha, \beta)`
-  (Jensen), so ``bounds()`` also passes ``bound_shift``, the fast path's kink correction plus
+  (Jensen), so ``bounds()`` also passes ``bound_shift``, the fast path's correction of the
+  plug-in bound (its kink correction, a fitted label model's noise at the kinks included) plus
   that posterior gap (:func:`~bayeval.methods.bounds.fast.kink_corrections`), on the fast path's
   pooled patterns: the posterior of each bound is then centred on the reported one. Its spread
   would be that of the plug-in bounds at the fixed label model, less than the reported bound's

@@ -60,11 +60,13 @@ def _inside(ev):
 def test_m1_draws_lie_inside_their_bounds_and_match_the_conjugate_posterior():
     # 300 items, Dawid-Skene fitted on them: the reported standard errors carry its sampling
     # error (and the kink correction's noise), which M1's plug-in posterior alone lacks: its sd
-    # was 0.54 and 0.40 of them here (0.43-0.47 of the bounds' sd across data sets in the docs'
-    # simulation); with M1's normal error it is the reported one.
+    # was 0.46 and 0.30 of them for accuracy here (0.43-0.47 of the bounds' sd across data sets
+    # in the docs' simulation); with M1's normal error it is the reported one. The reported
+    # upper bounds hold the label model's noise at the kinks, which M1's shift once left out:
+    # its posterior mean of the accuracy's upper bound was 0.90 against a reported 0.97.
     from bayeval.datasets import weak_labels
 
-    sim = weak_labels(300, random_seed=0)
+    sim = weak_labels(300, random_seed=1)
     ev = bounds(sim.y_pred, sim.weak_labels, method="both", random_seed=1)
     assert _inside(ev)
     check = ev.check()
@@ -81,8 +83,13 @@ def test_m1_draws_lie_inside_their_bounds_and_match_the_conjugate_posterior():
     assert "the sampler did not converge: " in broken.caption
     s, closed = ev.summary(), ev.summary("closed_form")
     assert (s["lower"] <= s["lower_bound"]).all() and (s["upper_bound"] <= s["upper"]).all()
+    # the posterior sd against the reported SE where the bound is 2 SE inside [0, 1] (nearer
+    # an edge both are clipped): here every lower bound
     for side in ("lower", "upper"):
-        ratio = s[f"{side}_bound_sd"] / closed[f"{side}_bound_sd"]
+        bound, se = closed[f"{side}_bound"], closed[f"{side}_bound_sd"]
+        inside = (bound - 2 * se > 0) & (bound + 2 * se < 1)
+        assert side == "upper" or inside.all(), closed
+        ratio = (s[f"{side}_bound_sd"] / se)[inside]
         assert ((ratio > 0.8) & (ratio < 1.25)).all(), (side, ratio)
 
 
