@@ -153,6 +153,9 @@ def _inputs(predict_proba, X, mask, train, groups):
         if train.shape[1] != d:
             raise ValueError(f"X has {d} features but train has {train.shape[1]}; they must "
                              "describe the same features.")
+        if len(train) < 2:
+            raise ValueError(f"train has {len(train)} row; the imputers learn the features' "
+                             "mean and covariance from it and need at least 2 complete rows.")
     expected = getattr(owner, "n_features_in_", None)
     if expected is not None and expected != d:
         raise ValueError(f"X has {d} features but the classifier (predict_proba) was fitted on "

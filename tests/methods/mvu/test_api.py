@@ -185,6 +185,7 @@ def test_explicit_mask_and_sensor_groups():
     (dict(predict_proba=object()), "predict_proba must be a fitted classifier"),
     (dict(X=np.ones((2, 3))), "X has 3 features but train has 2"),
     (dict(train=np.array([[0.0, np.nan], [1.0, 2.0]])), "train has 1 NaN"),
+    (dict(train=np.array([[0.0, 1.0]])), "train has 1 row; .* at least 2 complete rows"),
     (dict(train=None), "needs train"),
     (dict(mask=np.ones((3, 2))), "mask must be 0/1"),
     (dict(mask=np.zeros((2, 2))), "X has NaN where mask says"),
