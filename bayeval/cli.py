@@ -470,8 +470,7 @@ def _demo(args) -> list[be.Evaluation]:
 
 # -------------------------------------------------------------------------------------- output
 def _show(evaluations: list[be.Evaluation], args) -> None:
-    with pd.option_context("display.width", 120, "display.max_columns", 12,
-                           "display.precision", 4):
+    with pd.option_context("display.max_rows", None):  # every row, in the tables' own format
         for ev in evaluations:
             print(ev.summary())
             for warning in ev.warnings:

@@ -146,7 +146,8 @@ class Table(pd.DataFrame):
         body = pd.DataFrame(self).to_string(  # a leading space per cell, as pandas' own
             formatters=spaced, col_space={n: len(str(n)) + 1 for n in self.columns},
             max_rows=rows,
-            min_rows=pd.get_option("display.min_rows") if len(self) > rows else None)
+            min_rows=(pd.get_option("display.min_rows") if rows is not None and len(self) > rows
+                      else None))
         body = "\n".join(line.rstrip() for line in body.splitlines())
         return f"{self.caption}\n{body}" if self.caption else body
 

@@ -50,6 +50,11 @@ def test_the_command_line_chunks_by_period(command, tmp_path):
                   "--chunk-period", "W")
     assert run.returncode == 0, run.stderr
     assert "2024-03-04/2024-03-10" in run.stdout
+    # every row printed (6 weeks and the whole period x 10 metrics: beyond pandas' 60 rows)
+    weeks = pd.Series(stamps).dt.to_period("W").nunique()
+    assert weeks == 6 and "..." not in run.stdout
+    assert sum(" accuracy " in f"{line} " for line in run.stdout.splitlines()) == weeks + 1
+    assert sum(" roc_auc " in f"{line} " for line in run.stdout.splitlines()) == weeks + 1
     run = command("cbpe", path, "--score-col", "score", "--chunk-period", "W")
     assert run.returncode == 2 and "--chunk-period groups the timestamps" in run.stderr
     run = command("cbpe", path, "--score-col", "score", "--chunk-col", "ts",
