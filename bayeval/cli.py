@@ -28,8 +28,8 @@ import bayeval as be
 from bayeval import sampling
 from bayeval.methods.cbpe import NOISES
 
-__all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_USAGE", "InputError", "check_output", "class_scores",
-           "column", "main", "read_table"]
+__all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_USAGE", "InputError", "alert_thresholds",
+           "check_output", "class_scores", "column", "main", "read_table"]
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 
@@ -313,7 +313,7 @@ def _cbpe(args) -> be.Evaluation:
                    n_chunks=args.n_chunks, chunk_period=args.chunk_period, noise=args.noise,
                    kappa=args.kappa,
                    calibration_uncertainty=args.calibration_uncertainty,
-                   method=args.method or "exact", **kwargs, **_common(args))
+                   method=args.method or "exact", **kwargs, **_options(args), **_common(args))
 
 
 def _pemi(args) -> be.Evaluation:
@@ -327,7 +327,7 @@ def _pemi(args) -> be.Evaluation:
         warnings.simplefilter("ignore", UserWarning)
         return be.pemi(scores, labels, threshold=args.threshold, method=args.method or "auto",
                        calibration_uncertainty=args.calibration_uncertainty, **kwargs,
-                       **_common(args))
+                       **_options(args), **_common(args))
 
 
 def _judge(args) -> be.Evaluation:
@@ -347,11 +347,62 @@ def _bounds(args) -> be.Evaluation:
                             for c in args.weak_cols.split(",")])
     y_pred = column(data, args.pred_col, "--pred-col", args.data, integer=True)
     return be.bounds(y_pred.astype(np.int64), weak.astype(np.int64),
-                     method=args.method or "exact", **_common(args))
+                     method=args.method or "exact", **_options(args), **_common(args))
 
 
 def _common(args) -> dict[str, Any]:
     return {"ci_prob": args.ci_prob, "random_seed": args.seed}
+
+
+def _options(args) -> dict[str, Any]:
+    """The options a subcommand mirrors from its function, where given: --metrics,
+    --calibration, --alert-thresholds, --late-labels, --mnar."""
+    out: dict[str, Any] = {}
+    if getattr(args, "metrics", None):
+        out["metrics"] = [m.strip() for m in args.metrics.split(",")]
+    for name in ("calibration", "late_labels"):
+        if getattr(args, name, None):
+            out[name] = getattr(args, name)
+    if getattr(args, "alert_thresholds", None):
+        out["alert_thresholds"] = alert_thresholds(args.alert_thresholds)
+    if getattr(args, "mnar", None):
+        out["mnar"] = _numbers(args.mnar, "--mnar", (1, 2))
+    return out
+
+
+def _numbers(text: str, option: str, counts: tuple[int, ...]) -> float | tuple[float, ...]:
+    """Comma-separated numbers, e.g. '0.5' or '0,0.5'."""
+    try:
+        values = tuple(float(v) for v in text.split(","))
+    except ValueError:
+        raise InputError(f"{option}: expected numbers separated by commas, got {text!r}") from None
+    if len(values) not in counts:
+        raise InputError(f"{option}: expected {' or '.join(map(str, counts))} number(s), got "
+                         f"{text!r}")
+    return values[0] if len(values) == 1 else values
+
+
+def alert_thresholds(text: str) -> dict[str, tuple[float | None, float | None]]:
+    """--alert-thresholds: ``metric=lower:upper`` pairs separated by commas, an end left empty
+    for none.
+
+    Examples
+    --------
+    >>> alert_thresholds("accuracy=0.8:0.95,f1=0.7:")
+    {'accuracy': (0.8, 0.95), 'f1': (0.7, None)}
+    """
+    out = {}
+    for item in text.split(","):
+        metric, _, ends = item.partition("=")
+        lower, colon, upper = ends.partition(":")
+        try:
+            out[metric.strip()] = tuple(float(v) if v.strip() else None for v in (lower, upper))
+        except ValueError:
+            colon = ""
+        if not metric.strip() or not colon:
+            raise InputError(f"--alert-thresholds: expected metric=lower:upper pairs separated "
+                             f"by commas (an end may be empty), got {item!r}")
+    return out
 
 
 # ---------------------------------------------------------------------------------------- dask
@@ -405,10 +456,13 @@ def _cbpe_dask(args) -> be.Evaluation:
               if args.chunk_col else None)
     labels = (column(data, args.label_col, "--label-col", args.data, numeric=False)
               if args.label_col else None)
+    if args.late_labels:
+        raise InputError("--late-labels: with --scheduler the labels are reported beside the "
+                         "estimates; leave --scheduler out to put them in")
     return scale.cbpe(scores, threshold=args.threshold, reference=_reference(args),
                       labels=labels, chunks=chunks, chunk_size=args.chunk_size,
                       n_chunks=args.n_chunks, ci_prob=args.ci_prob, random_seed=args.seed,
-                      calibration_uncertainty=args.calibration_uncertainty)
+                      calibration_uncertainty=args.calibration_uncertainty, **_options(args))
 
 
 def _one_group(payload) -> be.Evaluation:
@@ -538,12 +592,26 @@ def _parser() -> argparse.ArgumentParser:
                    help="calibration noise: none, beta (with --kappa), learned (drift between "
                         "reference chunks) or binning (one uncertain map); default none")
     p.add_argument("--kappa", type=float, help="concentration of --noise beta")
+    _metrics_option(p)
+    p.add_argument("--calibration", help="auto (default), none, isotonic, platt, beta or "
+                                         "scaling_binning, fitted on --reference")
+    p.add_argument("--alert-thresholds",
+                   help="your own alert thresholds instead of the reference's: "
+                        "metric=lower:upper pairs separated by commas, an end may be empty "
+                        "(accuracy=0.8:,f1=0.7:0.95)")
+    p.add_argument("--late-labels", help="report (default): the labels of --label-col beside the "
+                                         "estimates; estimate: in them")
     p.add_argument("--calibration-uncertainty", action=argparse.BooleanOptionalAction,
                    default=True, help="integrate over the posterior of the calibration map "
                                       "fitted on --reference (default); --no-... gives the "
                                       "plug-in, conditional on the fitted map")
     p = add("pemi", _pemi, "metrics with missing labels (PEMI)", ("score", "label", "pred"))
     p.add_argument("--threshold", type=float, default=0.5, help="decision threshold (0.5)")
+    _metrics_option(p)
+    p.add_argument("--calibration", help="platt (default), beta, isotonic, scaling_binning or "
+                                         "none, fitted on the labelled rows")
+    p.add_argument("--mnar", help="labels missing not at random: the log-odds shift of the "
+                                  "missing labels, a number or 'mean,sd' of a normal prior")
     p.add_argument("--calibration-uncertainty", action=argparse.BooleanOptionalAction,
                    default=True, help="integrate over the posterior of the calibration map "
                                       "fitted on the labelled rows (default); --no-... gives "
@@ -552,7 +620,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--ci-kind", choices=("logit", "wald"), default="logit",
                    help="interval of the estimators: logit (inside [0, 1]) or wald (ppi_py's); "
                         "default logit")
-    add("bounds", _bounds, "Frechet bounds from weak labels", ("pred", "weak"))
+    p = add("bounds", _bounds, "Frechet bounds from weak labels", ("pred", "weak"))
+    _metrics_option(p)
     p = sub.add_parser("demo", help="run every method on embedded data and write the report")
     p.add_argument("--out", default="bayeval-demo", help="folder of the report (bayeval-demo)")
     p.add_argument("--seed", type=_seed, default=0, help="random seed (0)")
@@ -566,6 +635,11 @@ def _seed(text: str) -> int:
     if not text.strip().isdigit():
         raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}")
     return int(text)
+
+
+def _metrics_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--metrics", help="metrics to estimate, separated by commas "
+                                     "(e.g. accuracy,f1); default: the function's")
 
 
 def _progress_option(p: argparse.ArgumentParser) -> None:

@@ -39,10 +39,10 @@ def display_number(value, decimals: int = 4) -> str:
     --------
     >>> [display_number(v) for v in (0.961713, 1.00024, 2971.66, 9.04e-10, -np.inf)]
     ['0.9617', '1.0002', '2972', '0.0000', '-']
-    >>> display_number(0.5, decimals=2), display_number(float("nan"))
-    ('0.50', 'NaN')
+    >>> display_number(0.5, decimals=2), display_number(float("nan")), display_number(-0.0)
+    ('0.50', 'NaN', '0.0000')
     """
-    v = float(value)
+    v = float(value) + 0.0  # -0.0 shows as 0
     if math.isnan(v):
         return "NaN"
     if math.isinf(v):
