@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import sys
 import warnings
@@ -29,7 +30,7 @@ from bayeval import sampling
 from bayeval.methods.cbpe import NOISES
 
 __all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_USAGE", "InputError", "alert_thresholds",
-           "check_output", "class_scores", "column", "main", "read_table"]
+           "check_output", "class_scores", "column", "main", "read_table", "write_summary"]
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 
@@ -536,6 +537,37 @@ def _show(evaluations: list[be.Evaluation], args) -> None:
         print(f"written {evaluations[0].to_netcdf(args.netcdf)}")
     if getattr(args, "report", None):
         print(f"report: {be.report(evaluations, args.report)}")
+    if getattr(args, "summary", None):
+        print(f"written {write_summary(evaluations[0].summary(), args.summary)}")
+
+
+#: the formats of --summary, by suffix
+SUMMARY_FORMATS = (".csv", ".parquet", ".json")
+
+
+def write_summary(summary: pd.DataFrame, path: str) -> str:
+    """Write a summary with its full precision: CSV, Parquet or JSON (records, one per row,
+    missing values as null) by the suffix of ``path``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> frame = pd.DataFrame({"mean": [0.25]}, index=pd.Index(["accuracy"], name="metric"))
+    >>> out = write_summary(frame, f"{tempfile.mkdtemp()}/s.json")
+    >>> open(out).read()
+    '[{"metric":"accuracy","mean":0.25}]'
+    """
+    flat = pd.DataFrame(summary).reset_index()
+    suffix = Path(path).suffix.lower()
+    if suffix == ".csv":
+        flat.to_csv(path, index=False)
+    elif suffix == ".parquet":
+        flat.to_parquet(path, index=False)
+    else:  # Python's float repr round-trips (pandas' JSON keeps 15 digits); NaN as null
+        records = flat.astype(object).where(flat.notna(), None).to_dict(orient="records")
+        Path(path).write_text(json.dumps(records, default=lambda v: v.item(),
+                                         separators=(",", ":")))
+    return str(path)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -563,6 +595,8 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--seed", type=_seed, default=None, help="random seed (an integer >= 0)")
         p.add_argument("--report", help="write the HTML report to this path")
         p.add_argument("--netcdf", help="write the Evaluation to this netCDF path")
+        p.add_argument("--summary", help="write the summary, full precision, to this CSV, "
+                                         "Parquet or JSON path (by its suffix)")
         p.add_argument("--scheduler", help="run on dask: a scheduler address, or 'local' for a "
                                            "LocalCluster of one process per core (needs the "
                                            "scale extra); cbpe then reads DATA lazily (a "
@@ -690,9 +724,13 @@ def main(argv: list[str] | None = None) -> int:
     """
     args = _parser().parse_args(argv)
     try:
-        for option in ("report", "netcdf"):
+        for option in ("report", "netcdf", "summary"):
             if getattr(args, option, None):
                 check_output(getattr(args, option), f"--{option}")
+        if getattr(args, "summary", None) and (
+                Path(args.summary).suffix.lower() not in SUMMARY_FORMATS):
+            raise InputError(f"--summary: the file's suffix names its format, one of "
+                             f"{', '.join(SUMMARY_FORMATS)}; got {args.summary}")
         if args.command == "demo":
             check_output(args.out, "--out", folder=True)
         with _client(args) as client, _progress(args):

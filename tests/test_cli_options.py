@@ -87,3 +87,28 @@ def test_bad_mnar_is_a_usage_error(command, frames, mnar):
     run = command("pemi", frames[0] / "prod.csv", "--score-col", "score", "--label-col",
                   "label", "--mnar", mnar)
     assert run.returncode == 2 and "--mnar: expected" in run.stderr
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet", ".json"])
+def test_summary_is_written_with_full_precision(command, frames, tmp_path, suffix):
+    folder, ref, prod = frames
+    out = tmp_path / f"summary{suffix}"
+    run = command("cbpe", folder / "prod.csv", "--score-col", "score", "--reference",
+                  folder / "ref.csv", "--ref-label-col", "label", "--n-chunks", "2", "--seed",
+                  "2", "--metrics", "accuracy,roc_auc", "--summary", out)
+    assert run.returncode == 0, run.stderr
+    read = {".csv": pd.read_csv, ".parquet": pd.read_parquet,
+            ".json": lambda p: pd.read_json(p, precise_float=True)}[suffix]
+    got = read(out)
+    expected = be.cbpe(prod["score"], reference=(ref["score"], ref["label"]), n_chunks=2,
+                       random_seed=2, metrics=["accuracy", "roc_auc"]).summary().reset_index()
+    assert got["chunk"].astype(str).tolist() == expected["chunk"].tolist()
+    assert got["metric"].tolist() == expected["metric"].tolist()
+    for column in ("mean", "sd", "lower", "upper"):
+        np.testing.assert_array_equal(got[column], expected[column])  # every digit
+
+
+def test_summary_needs_a_known_suffix_before_any_work(command, frames, tmp_path):
+    run = command("cbpe", frames[0] / "prod.csv", "--score-col", "score", "--summary",
+                  tmp_path / "summary.xlsx")
+    assert run.returncode == 2 and "--summary: the file's suffix names its format" in run.stderr
