@@ -54,15 +54,6 @@ def weak_file(tmp_path_factory):
 
 
 # ---------------------------------------------------------------- end to end, one per command
-def test_demo_writes_a_report(command_line, tmp_path):
-    run = command_line("demo", "--out", tmp_path / "demo", "--seed", "1")
-    assert run.returncode == 0, run.stderr
-    assert "95% equal-tailed intervals" in run.stdout
-    report = tmp_path / "demo" / "report.html"
-    assert report.is_file() and f"report: {report}" in run.stdout
-    assert "<table" in report.read_text()
-
-
 def test_cbpe_end_to_end(command_line, cbpe_files, command):
     args = ("cbpe", cbpe_files / "prod.parquet", "--score-col", "score", "--reference",
             cbpe_files / "ref.csv", "--ref-label-col", "label", "--chunk-size", "50",

@@ -1,5 +1,6 @@
 """The demo: one evaluation per method, in the documented order, on the data it describes; the
-fast path and the PyMC model agree where both ran. (``bayeval demo``'s report: test_cli.py.)"""
+fast path and the PyMC model agree where both ran; ``bayeval demo`` prints them and writes
+their report."""
 
 import contextlib
 import io
@@ -80,3 +81,19 @@ def test_the_demo_report_leads_with_every_answer_on_a_short_page(shown, tmp_path
               if ev.closed_form is not None and ev.draws is not None
               and not ev.check().attrs["passed"]]
     assert bool(seen["fails"]) == bool(failed)
+
+
+def test_the_command_prints_the_evaluations_and_writes_their_report(shown, command, tmp_path,
+                                                                    monkeypatch):
+    """``bayeval demo --seed 1`` runs ``demo.run(seed=1)`` (here the evaluations computed
+    above, not a second time), prints their summaries and writes their report."""
+    evaluations, _ = shown
+    seeds = []
+    monkeypatch.setattr(demo, "run", lambda seed, verbose: seeds.append(seed) or evaluations)
+    run = command("demo", "--out", tmp_path / "demo", "--seed", "1")
+    assert run.returncode == 0, run.stderr
+    assert seeds == [1]
+    assert all(ev.summary().caption in run.stdout for ev in evaluations)
+    report = tmp_path / "demo" / "report.html"
+    assert report.is_file() and f"report: {report}" in run.stdout
+    assert "<table" in report.read_text()
