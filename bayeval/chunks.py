@@ -134,7 +134,7 @@ def _keys(keys: Any, n: int) -> np.ndarray:
     return keys
 
 
-def _periods(keys: np.ndarray, period: Any) -> tuple[np.ndarray, list[str]]:
+def _periods(keys: np.ndarray, period: Any) -> tuple[np.ndarray, tuple[str, ...]]:
     """The chunk of each timestamp: periods of ``period`` (a pandas period alias, optionally
     with a multiple, e.g. ``"2W"``, counted from the earliest timestamp's period), in time
     order, labelled by their first and last periods. Time-zone-aware timestamps are binned in
@@ -163,10 +163,10 @@ def _periods(keys: np.ndarray, period: Any) -> tuple[np.ndarray, list[str]]:
     codes, bins = pd.factorize((periods.asi8 - origin) // step, sort=True)
     first = pd.PeriodIndex.from_ordinals(origin + bins * step, freq=periods.freq)
     if step == 1:
-        return codes, [str(p) for p in first]
+        return codes, tuple(str(p) for p in first)
     last = pd.PeriodIndex.from_ordinals(origin + bins * step + step - 1, freq=periods.freq)
-    return codes, [f"{str(a).split('/')[0]}/{str(b).split('/')[-1]}"
-                   for a, b in zip(first, last, strict=True)]
+    return codes, tuple(f"{str(a).split('/')[0]}/{str(b).split('/')[-1]}"
+                        for a, b in zip(first, last, strict=True))
 
 
 def _from_keys(keys: Any, n: int, period: Any = None) -> Chunking:
@@ -176,7 +176,6 @@ def _from_keys(keys: Any, n: int, period: Any = None) -> Chunking:
         labels = tuple(str(k) for k in uniques)
     else:
         codes, labels = _periods(keys, period)
-        labels = tuple(labels)
     if len(labels) > MAX_CHUNKS:
         raise ValueError(f"chunks gives {len(labels):,} chunks, more than {MAX_CHUNKS:,}: a "
                          "monitoring window needs rows; group timestamps by period with "

@@ -99,7 +99,6 @@ from bayeval.methods.cbpe.late_labels import (
     folded_laws,
     late_label_notes,
     realized,
-    realized_metrics,
 )
 from bayeval.methods.cbpe.models import (
     auc_of_draws,
@@ -135,9 +134,9 @@ from bayeval.validation import (
 )
 
 __all__ = ["ALERT_SD", "ASSUMPTIONS", "METRICS", "NOISES", "SHIFT_WARN", "Reference",
-           "add_realized", "add_support", "alert_bounds", "cbpe", "check_metrics",
-           "check_options", "estimates", "evaluation", "map_uncertainty", "realized",
-           "realized_metrics", "reference_period", "size_notes", "without_reference"]
+           "add_support", "alert_bounds", "cbpe", "check_metrics", "check_options",
+           "estimates", "evaluation", "map_uncertainty", "reference_period", "size_notes",
+           "without_reference"]
 
 METRICS = BINARY_METRICS
 METHODS = ("exact", "pymc", "both")

@@ -39,7 +39,6 @@ from bayeval.chunks import WHOLE, contiguous
 from bayeval.confusion import TOL, MetricDistribution
 from bayeval.evaluation import CI_KINDS, Evaluation
 from bayeval.methods.cbpe.api import (
-    add_realized,
     add_support,
     alert_bounds,
     check_metrics,
@@ -47,7 +46,6 @@ from bayeval.methods.cbpe.api import (
     estimates,
     evaluation,
     map_uncertainty,
-    realized_metrics,
     reference_period,
     without_reference,
 )
@@ -66,6 +64,7 @@ from bayeval.methods.cbpe.fast import (
     map_laws,
     with_whole,
 )
+from bayeval.methods.cbpe.late_labels import add_realized, realized_metrics
 from bayeval.metrics import counts_of
 from bayeval.partitions import (
     RANGE_SAMPLE,
