@@ -4,8 +4,10 @@ Every function takes the argument's public ``name`` so that the error says which
 wrong, what was received and what is accepted: one function, and one message, per kind of
 argument. The entry functions call them once; the core's internal calls go to the trusting
 twins of its checking functions (e.g. :func:`bayeval.metrics.metric_value` for
-:func:`bayeval.metrics.from_counts`). :mod:`~bayeval.validation.arrays` checks the per-row
-arguments and pairs their rows, :mod:`~bayeval.validation.options` everything else, and
+:func:`bayeval.metrics.from_counts`). :mod:`~bayeval.validation.tables` finds the per-row
+arguments named as columns of a table (``data=``, a table ``reference=``),
+:mod:`~bayeval.validation.arrays` checks them and pairs their rows,
+:mod:`~bayeval.validation.options` everything else, and
 :mod:`~bayeval.validation.memory` refuses work that would need more memory than its limit.
 """
 
@@ -41,11 +43,12 @@ from bayeval.validation.options import (
     as_threshold,
     as_zero_division,
 )
+from bayeval.validation.tables import as_table, columns, is_table
 
 __all__ = [
     "aligned", "as_alert_thresholds", "as_array", "as_beta", "as_binary", "as_calibration",
     "as_choice", "as_ci_prob", "as_counts", "as_labels", "as_metrics", "as_positive_int",
     "as_predictions", "as_prior", "as_probabilities", "as_reference", "as_sample_kwargs",
-    "as_scores", "as_seed", "as_threshold", "as_zero_division", "check_classes",
-    "check_label_draws", "check_memory", "check_same_length", "describe",
+    "as_scores", "as_seed", "as_table", "as_threshold", "as_zero_division", "check_classes",
+    "check_label_draws", "check_memory", "check_same_length", "columns", "describe", "is_table",
 ]

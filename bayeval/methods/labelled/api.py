@@ -32,6 +32,7 @@ from bayeval.validation import (
     as_sample_kwargs,
     as_scores,
     as_threshold,
+    columns,
 )
 
 __all__ = ["labelled"]
@@ -42,7 +43,8 @@ ASSUMPTIONS = ("The labelled rows are a random sample of the population the mode
                "likelihood; intervals are credible intervals for the population rate.")
 
 
-def labelled(scores=None, labels=None, *, y_pred=None, threshold: float = 0.5, metrics=None,
+def labelled(scores=None, labels=None, *, y_pred=None, data=None, threshold: float = 0.5,
+             metrics=None,
              prior=(1.0, 1.0), method: str = "exact", ci_prob: float = 0.95,
              ci_kind: str = "eti", random_seed: int | None = None,
              sample_kwargs: dict[str, Any] | None = None, draws: int = 20000) -> Evaluation:
@@ -53,14 +55,18 @@ def labelled(scores=None, labels=None, *, y_pred=None, threshold: float = 0.5, m
     scores : array-like of float in [0, 1], optional
         Scores of the positive class; ``y_pred = scores >= threshold`` unless ``y_pred`` given.
         pandas Series pair with each other by index, arrays and lists by position
-        (:func:`bayeval.validation.aligned`).
+        (:func:`bayeval.validation.aligned`). Or a column name of ``data`` (a list of names
+        for the (n, K) scores of K classes).
     labels : array-like of 0/1
-        The true labels. Labels of K classes (any hashable values, a pandas Categorical), or
-        (n, K) class probabilities as ``scores``, run
+        The true labels, or a column name of ``data``. Labels of K classes (any hashable
+        values, a pandas Categorical), or (n, K) class probabilities as ``scores``, run
         :func:`~bayeval.methods.labelled.multiclass.labelled_classes` with the arguments given
         here: the Dirichlet–multinomial confusion matrix and the metrics of K classes.
     y_pred : array-like of 0/1, optional
-        The predictions (needed when ``scores`` is None).
+        The predictions (needed when ``scores`` is None), or a column name of ``data``.
+    data : table, optional
+        A pandas DataFrame or pyarrow Table whose columns the arguments above name
+        (:mod:`bayeval.validation.tables`).
     metrics : sequence of str, optional
         Among ``accuracy``, ``precision``, ``recall``, ``specificity``, ``npv`` (default: all).
     prior : (a, b)
@@ -92,7 +98,13 @@ def labelled(scores=None, labels=None, *, y_pred=None, threshold: float = 0.5, m
     >>> ev = be.labelled(labels=[1, 0, 1, 1, 0, 1], y_pred=[1, 0, 0, 1, 0, 1])
     >>> round(float(ev.summary().loc["accuracy", "mean"]), 4)  # Beta(1 + 5, 1 + 1)
     0.75
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"y": [1, 0, 1, 1, 0, 1], "pred": [1, 0, 0, 1, 0, 1]})
+    >>> round(float(be.labelled(labels="y", y_pred="pred", data=df).summary().loc[
+    ...     "accuracy", "mean"]), 4)
+    0.75
     """
+    scores, labels, y_pred = columns(data, scores=scores, labels=labels, y_pred=y_pred)
     if not binary_input(scores, labels, y_pred):  # K classes
         scores, labels, y_pred = aligned(scores=scores, labels=labels, y_pred=y_pred)
         return labelled_classes(scores, labels, y_pred=y_pred, metrics=metrics, prior=prior,

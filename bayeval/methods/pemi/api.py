@@ -101,6 +101,7 @@ from bayeval.validation import (
     as_scores,
     as_threshold,
     as_zero_division,
+    columns,
 )
 
 __all__ = ["delta_sensitivity", "pemi"]
@@ -555,7 +556,7 @@ def _impute(rows: Rows, p: np.ndarray, metrics, delta, n: int, random_seed, opts
 
 # ---------------------------------------------------------------------------- entry point
 @renamed_arguments(calibrator="calibration", n_imputations="draws")
-def pemi(scores, labels, *, y_pred=None, threshold: float = 0.5, p=None,
+def pemi(scores, labels, *, y_pred=None, data=None, threshold: float = 0.5, p=None,
          calibration: Any = "platt", calibration_uncertainty: bool = True, reference=None,
          mnar=None, metrics=None, method: str = "auto", ci_prob: float = 0.95,
          ci_kind: str = "eti",
@@ -569,18 +570,22 @@ def pemi(scores, labels, *, y_pred=None, threshold: float = 0.5, p=None,
     ----------
     scores : array-like of float in [0, 1], shape (n,)
         Raw scores of the positive class for every test row: they give the predictions
-        (``scores >= threshold``), the ranking of ROC-AUC and the calibrator's input. The
-        per-row arguments (``scores``, ``labels``, ``y_pred``, ``p``; the two parts of
-        ``reference``) pair by index where they are pandas Series, else by position
-        (:func:`bayeval.validation.aligned`).
+        (``scores >= threshold``), the ranking of ROC-AUC and the calibrator's input; or a
+        column name of ``data``. The per-row arguments (``scores``, ``labels``, ``y_pred``,
+        ``p``; the two parts of ``reference``) pair by index where they are pandas Series, else
+        by position (:func:`bayeval.validation.aligned`).
     labels : array-like, shape (n,)
-        0, 1, or NaN where the label is missing.
+        0, 1, or NaN where the label is missing; or a column name of ``data`` (with a table
+        ``reference`` holding that column, ``data`` may lack it: no test label is known).
     y_pred : array-like of 0/1, optional
-        Predictions, if not ``scores >= threshold``.
+        Predictions, if not ``scores >= threshold``; or a column name of ``data``.
+    data : table, optional
+        A pandas DataFrame or pyarrow Table whose columns the per-row arguments name
+        (:mod:`bayeval.validation.tables`).
     p : array-like, "half" or "prevalence", optional
         :math:`P(Y_i=1)` of the missing labels, one value per row (ignored on labelled rows),
-        used as given; or a preset: :math:`\tfrac12`, or the rate of positives of the
-        calibration labels. Default: from ``calibration``.
+        used as given, or a column name of ``data``; or a preset: :math:`\tfrac12`, or the
+        rate of positives of the calibration labels. Default: from ``calibration``.
     calibration : {"platt", "beta", "isotonic", "scaling_binning", "none"} or object
         The calibration map: a name, or an object with ``fit(scores, labels)`` and
         ``predict(scores)``. Fitted on ``reference``, else on the labelled test rows (valid when
@@ -601,8 +606,9 @@ def pemi(scores, labels, *, y_pred=None, threshold: float = 0.5, p=None,
         map's own error, which every missing row shares. ``False``: the plug-in answer,
         conditional on the fitted map (said so in the warnings). No effect with ``p`` given or
         a preset, ``calibration="none"`` or the models (which have their own posterior).
-    reference : (scores, labels), optional
-        Labelled calibration data (e.g. a held-out split of the training data).
+    reference : (scores, labels) or table, optional
+        Labelled calibration data (e.g. a held-out split of the training data); a table has
+        its columns under the names given to ``scores`` and ``labels``.
     mnar : float or (mean, sd), optional
         MNAR shift :math:`\delta`: every missing label gets
         :math:`\operatorname{logit}p_i+\delta`. A number fixes it; ``(mean, sd)`` is a normal
@@ -673,7 +679,20 @@ def pemi(scores, labels, *, y_pred=None, threshold: float = 0.5, p=None,
     ...           p=[0.5, 0.8, 0.5, 0.5, 0.1, 0.5], metrics="precision")
     >>> ev.summary().loc["precision", ["mean", "sd"]].round(4).tolist()  # (2 + 0.8) / 4
     [0.7, 0.1]
+
+    The same rows as columns of a DataFrame:
+
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"score": [0.9, 0.8, 0.3, 0.6, 0.2, 0.7],
+    ...                    "label": [1, np.nan, 0, 1, np.nan, 0],
+    ...                    "p": [0.5, 0.8, 0.5, 0.5, 0.1, 0.5]})
+    >>> ev = pemi("score", "label", p="p", data=df, metrics="precision")
+    >>> ev.summary().loc["precision", ["mean", "sd"]].round(4).tolist()
+    [0.7, 0.1]
     """
+    scores, labels, y_pred, p, reference = columns(
+        data, scores=scores, labels=labels, y_pred=y_pred, p=p, reference=reference,
+        absent_labels=np.nan, reference_parts=("scores", "labels"))
     method = as_choice(method, "method", METHODS)
     ci_prob = as_ci_prob(ci_prob)
     ci_kind = as_choice(ci_kind, "ci_kind", CI_KINDS)
