@@ -70,6 +70,7 @@ from bayeval.validation import (
     as_ci_prob,
     as_sample_kwargs,
     as_seed,
+    columns,
 )
 
 __all__ = [
@@ -412,7 +413,8 @@ def _warn(notes: list[str], stacklevel: int = 4) -> None:
 
 # ============================================================================ entry point
 @renamed_arguments(estimator="method", ci="ci_kind")
-def judge(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: float = 0.95,
+def judge(y, yhat, yhat_unlabeled=None, *, data=None, method: str = "eif",
+          ci_prob: float = 0.95,
           ci_kind: str = "logit", prior=None, model: str = "a", mu_model: str | None = None,
           weights: Mapping | None = None, random_seed: int | None = None,
           sample_kwargs: dict[str, Any] | None = None) -> Evaluation:
@@ -426,17 +428,23 @@ def judge(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: float = 0.95
     Parameters
     ----------
     y : array-like of 0/1, or of categories
-        Human labels of the labelled items.
+        Human labels of the labelled items; or a column name of ``data``, missing (NaN or
+        None) on the items without a human label.
     yhat : array-like
         The judge on the same items: 0/1, or ordinal/continuous scores (``naive``,
         ``classical``, ``ppi*`` and ``eif`` only). ``y`` and ``yhat`` pair by index where both
         are pandas Series (or DataFrame columns), else by position
-        (:func:`bayeval.validation.aligned`).
+        (:func:`bayeval.validation.aligned`). Or a column name of ``data`` (a list of names,
+        or a dict ``{group: column}``, for one judge per group).
     yhat_unlabeled : array-like
-        The judge on the items without a human label.
+        The judge on the items without a human label. Left out with ``y`` a column of
+        ``data``: the judge on the rows where ``y`` is missing.
         Any of the three may instead be a dict, DataFrame or 2-D array with one column per group
         (several judges or systems); 1-D arguments are then shared by all groups, and the results
         gain a ``group`` dimension.
+    data : table, optional
+        A pandas DataFrame or pyarrow Table whose columns ``y`` and ``yhat`` name, one row per
+        item (:mod:`bayeval.validation.tables`).
     method : str
         An estimator: ``"eif"`` (default: efficient, always in [0, 1]), ``"mle"``,
         ``"ppi_pp"``, ``"ppi_pp_unclipped"``, ``"ppi"``, ``"rogan_gladen"``,
@@ -513,7 +521,16 @@ def judge(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: float = 0.95
     {'naive': 0.409, 'classical': 0.285, 'ppi': 0.349, 'eif': 0.326, 'mle': 0.326}
     >>> s["sd"].round(4).loc[["classical", "ppi", "eif"]].to_dict()  # the judge adds precision
     {'classical': 0.0319, 'ppi': 0.0261, 'eif': 0.0252}
+
+    One table of every item, the human label missing where there is none:
+
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"human": np.r_[d.y, np.full(d.yhat_unlabeled.size, np.nan)],
+    ...                    "llm": np.r_[d.yhat, d.yhat_unlabeled]})
+    >>> round(float(judge("human", "llm", data=df).summary().loc["eif", "mean"]), 3)
+    0.326
     """
+    y, yhat, yhat_unlabeled = columns(data, y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled)
     if categorical_input(y, yhat, yhat_unlabeled):
         method = as_choice(method, "method", (*CLASS_ESTIMATORS, "all", *BAYES))
         if mu_model is not None:
