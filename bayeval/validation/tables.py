@@ -5,7 +5,7 @@ names of its columns (the seaborn and statsmodels convention)::
 
     be.cbpe("score", data=df, labels="y", chunks="ts", chunk_period="W", reference=ref_df)
 
-The rules, the same for every method (:func:`columns`):
+The rules, the same for every method (:func:`named_columns`):
 
 * ``data`` is a pandas DataFrame, a pyarrow Table or any table with the dataframe interchange
   protocol (``__dataframe__``) or the Arrow stream protocol, converted to pandas once;
@@ -34,7 +34,8 @@ import pandas as pd
 
 from bayeval.validation.arrays import describe
 
-__all__ = ["MULTI_COLUMN", "PRESETS", "REFERENCE_PARTS", "as_table", "columns", "is_table"]
+__all__ = ["MULTI_COLUMN", "PRESETS", "REFERENCE_PARTS", "as_table", "is_table",
+           "named_columns"]
 
 #: arguments that may name several columns (a list, or a mapping that renames them)
 MULTI_COLUMN = ("scores", "weak_labels", "label_model", "X", "yhat")
@@ -202,7 +203,7 @@ def _reference_table(ref: pd.DataFrame, given: dict[str, Any], parts: tuple[str,
     return tuple(out)
 
 
-def columns(data: Any = None, *, absent_labels: Any = None,
+def named_columns(data: Any = None, *, absent_labels: Any = None,
             reference_parts: tuple[str, ...] = REFERENCE_PARTS, **arguments: Any
             ) -> tuple[Any, ...]:
     """The per-row arguments with their column names resolved in ``data`` and a table
@@ -245,14 +246,14 @@ def columns(data: Any = None, *, absent_labels: Any = None,
     Examples
     --------
     >>> df = pd.DataFrame({"s": [0.9, 0.2, 0.6], "y": [1, 0, 0]}, index=["a", "b", "c"])
-    >>> scores, labels = columns(df, scores="s", labels="y")
+    >>> scores, labels = named_columns(df, scores="s", labels="y")
     >>> labels.to_dict()
     {'a': 1, 'b': 0, 'c': 0}
-    >>> columns(df, scores="score")  # doctest: +ELLIPSIS
+    >>> named_columns(df, scores="score")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
         ...
     ValueError: scores: column 'score' is not in data (its columns: 's', 'y').
-    >>> columns(scores="s")  # doctest: +ELLIPSIS
+    >>> named_columns(scores="s")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
         ...
     ValueError: scores is 's', a column name, but no table was given: pass the table as data=...

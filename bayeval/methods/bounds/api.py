@@ -67,6 +67,7 @@ from bayeval.validation import (
     as_sample_kwargs,
     as_seed,
     check_same_length,
+    named_columns,
 )
 
 __all__ = [
@@ -515,7 +516,7 @@ def _check_model_args(method, model, labels, n_classes):
 
 
 # ------------------------------------------------------------------------------ entry point
-def bounds(y_pred, weak_labels, *, label_model="dawid_skene", metrics=None,
+def bounds(y_pred, weak_labels, *, data=None, label_model="dawid_skene", metrics=None,
            method: str = "exact", model: str = "m1", labels=None, n_classes: int | None = None,
            epsilon: float | None = None, small_pattern_correction: bool = True,
            label_model_uncertainty: bool = True, ci_prob: float = 0.95, ci_kind: str = "eti",
@@ -526,14 +527,20 @@ def bounds(y_pred, weak_labels, *, label_model="dawid_skene", metrics=None,
     Parameters
     ----------
     y_pred : array-like of int (n_items,)
-        The classifier's predicted classes :math:`0, \dots, K-1` on held-out items.
+        The classifier's predicted classes :math:`0, \dots, K-1` on held-out items, or a column
+        name of ``data``.
     weak_labels : array-like of int (n_items, n_lfs)
-        Votes of the labelling functions, -1 = abstain. Items without any vote form a pattern
-        of their own (their share is ``share_without_votes`` in the data summary).
+        Votes of the labelling functions, -1 = abstain, or a list of column names of ``data``.
+        Items without any vote form a pattern of their own (their share is
+        ``share_without_votes`` in the data summary).
+    data : table, optional
+        A pandas DataFrame or pyarrow Table, one row per item, whose columns ``y_pred``,
+        ``weak_labels``, ``labels`` and ``label_model`` name (:mod:`bayeval.validation.tables`).
     label_model : {"dawid_skene", "majority_vote"} or array (n_items, n_classes)
         How :math:`P(Y \mid \text{weak labels})` is obtained: Dawid–Skene EM, the soft majority
         vote (:mod:`bayeval.methods.bounds.label_models`), or your label model's output per item
-        (averaged over the items of each weak-label pattern).
+        (averaged over the items of each weak-label pattern), or a list of column names of
+        ``data`` holding it.
     metrics : sequence of str, optional
         Among ``accuracy``, ``precision``, ``recall``, ``f1`` (two classes) and ``macro_f1``;
         default :func:`~bayeval.methods.bounds.fast.default_metrics`.
@@ -544,7 +551,7 @@ def bounds(y_pred, weak_labels, *, label_model="dawid_skene", metrics=None,
         The PyMC model (:func:`~bayeval.methods.bounds.models.model`): M1 (label model plugged
         in), M2 (Bayesian Dawid–Skene) or M3 (needs ``labels``).
     labels : array-like (n_items,), optional
-        Gold labels, NaN where unknown (model M3, two classes).
+        Gold labels, NaN where unknown (model M3, two classes), or a column name of ``data``.
     n_classes : int, optional
         :math:`K`; by default the label model's width or the largest class seen plus one.
     epsilon : float, optional
@@ -586,7 +593,15 @@ def bounds(y_pred, weak_labels, *, label_model="dawid_skene", metrics=None,
     >>> ev = bounds(y_pred, weak, label_model="majority_vote", metrics=["accuracy"])
     >>> ev.summary()[["lower_bound", "upper_bound"]].round(4).values.tolist()
     [[0.6543, 1.0]]
+    >>> import pandas as pd
+    >>> df = pd.DataFrame(weak, columns=["lf1", "lf2"]).assign(pred=y_pred)
+    >>> ev = bounds("pred", ["lf1", "lf2"], data=df, label_model="majority_vote",
+    ...             metrics=["accuracy"])
+    >>> ev.summary()[["lower_bound", "upper_bound"]].round(4).values.tolist()
+    [[0.6543, 1.0]]
     """
+    y_pred, weak_labels, label_model, labels = named_columns(
+        data, y_pred=y_pred, weak_labels=weak_labels, label_model=label_model, labels=labels)
     method = as_choice(method, "method", METHODS)
     ci_prob = as_ci_prob(ci_prob)
     ci_kind = as_choice(ci_kind, "ci_kind", CI_KINDS)

@@ -70,7 +70,7 @@ from bayeval.validation import (
     as_ci_prob,
     as_sample_kwargs,
     as_seed,
-    columns,
+    named_columns,
 )
 
 __all__ = [
@@ -530,7 +530,8 @@ def judge(y, yhat, yhat_unlabeled=None, *, data=None, method: str = "eif",
     >>> round(float(judge("human", "llm", data=df).summary().loc["eif", "mean"]), 3)
     0.326
     """
-    y, yhat, yhat_unlabeled = columns(data, y=y, yhat=yhat, yhat_unlabeled=yhat_unlabeled)
+    y, yhat, yhat_unlabeled = named_columns(data, y=y, yhat=yhat,
+                                            yhat_unlabeled=yhat_unlabeled)
     if categorical_input(y, yhat, yhat_unlabeled):
         method = as_choice(method, "method", (*CLASS_ESTIMATORS, "all", *BAYES))
         if mu_model is not None:

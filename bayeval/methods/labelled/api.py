@@ -32,7 +32,7 @@ from bayeval.validation import (
     as_sample_kwargs,
     as_scores,
     as_threshold,
-    columns,
+    named_columns,
 )
 
 __all__ = ["labelled"]
@@ -104,7 +104,7 @@ def labelled(scores=None, labels=None, *, y_pred=None, data=None, threshold: flo
     ...     "accuracy", "mean"]), 4)
     0.75
     """
-    scores, labels, y_pred = columns(data, scores=scores, labels=labels, y_pred=y_pred)
+    scores, labels, y_pred = named_columns(data, scores=scores, labels=labels, y_pred=y_pred)
     if not binary_input(scores, labels, y_pred):  # K classes
         scores, labels, y_pred = aligned(scores=scores, labels=labels, y_pred=y_pred)
         return labelled_classes(scores, labels, y_pred=y_pred, metrics=metrics, prior=prior,

@@ -74,6 +74,7 @@ from bayeval.validation import (
     as_positive_int,
     as_sample_kwargs,
     as_seed,
+    named_columns,
 )
 from bayeval.validation.memory import FLOAT_BYTES, check_memory
 
@@ -321,7 +322,8 @@ def _tree(tree: xr.DataTree, post: xr.Dataset, phi_hat: np.ndarray,
 
 
 @renamed_arguments(n_draws="draws")
-def mvu(predict_proba, X, *, mask=None, groups=None, imputer="gaussian", method: str = "exact",
+def mvu(predict_proba, X, *, data=None, mask=None, groups=None, imputer="gaussian",
+        method: str = "exact",
         train=None, heuristic: str = "max_var", heuristic_param: float | None = None,
         dirichlet: str | None = None, draws: int = 1000, weights=None,
         threshold: float | None = None, scale: float = 1.0, dmv: DMV | None = None,
@@ -339,6 +341,11 @@ def mvu(predict_proba, X, *, mask=None, groups=None, imputer="gaussian", method:
         rows of the result (``instance``) and its column names the features; its columns (and
         those of a DataFrame ``train`` or ``mask``) are put in the order of the classifier's
         ``feature_names_in_``, and the classifier is called with a DataFrame of those columns.
+        Or a list of column names of ``data`` (a dict ``{feature: column}`` renames them).
+    data : table, optional
+        A pandas DataFrame or pyarrow Table whose columns ``X`` names; its index labels the
+        rows of the result and of :meth:`~MVUEvaluation.decide`
+        (:mod:`bayeval.validation.tables`).
     mask : array (n, d) of 0/1, optional
         1 marks a missing feature (overrides NaN; every NaN must be marked).
     groups : array (d,), optional
@@ -354,8 +361,9 @@ def mvu(predict_proba, X, *, mask=None, groups=None, imputer="gaussian", method:
         of ``draws`` independent MVU (or Dirichlet) draws. ``"pymc"``: Model A
         (Gaussian), B (sampler objects) or C (``"dmv"``). ``"both"``: the same, for
         :meth:`~bayeval.evaluation.Evaluation.check`.
-    train : array (N, d), optional
-        Complete training rows (fits the imputer, the training means, DMV and Models A and C).
+    train : array (N, d) or table, optional
+        Complete training rows (fits the imputer, the training means, DMV and Models A and C);
+        a table with ``X`` given as column names has them under the same names.
     heuristic : {"zero_var", "max_var", "scale_prob"}
         Variance heuristic of the single imputers; ``heuristic_param`` is s (default 0.5) or c
         (default 10).
@@ -411,7 +419,17 @@ def mvu(predict_proba, X, *, mask=None, groups=None, imputer="gaussian", method:
     2              0    1.00       0    0.62
     >>> ev.decide(0.9)["collect"].tolist()  # only the first row is worth completing
     [True, False, False]
+
+    Rows of a DataFrame keep its index:
+
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"x1": [np.nan, 2.0, 0.2], "x2": [0.9, np.nan, 0.3],
+    ...                    "note": ["a", "b", "c"]}, index=["u7", "u8", "u9"])
+    >>> ev = mvu(clf, ["x1", "x2"], data=df, train=pd.DataFrame(train, columns=["x1", "x2"]))
+    >>> ev.decide(0.9)["collect"].to_dict()
+    {'u7': True, 'u8': False, 'u9': False}
     """
+    X, mask, train = named_columns(data, X=X, mask=mask, train=train)
     method = as_choice(method, "method", METHODS)
     opts = {"heuristic": heuristic, "heuristic_param": heuristic_param, "dirichlet": dirichlet,
             "draws": draws, "scale": scale, "dmv": dmv, "inference": inference,

@@ -101,7 +101,7 @@ from bayeval.validation import (
     as_scores,
     as_threshold,
     as_zero_division,
-    columns,
+    named_columns,
 )
 
 __all__ = ["delta_sensitivity", "pemi"]
@@ -690,7 +690,7 @@ def pemi(scores, labels, *, y_pred=None, data=None, threshold: float = 0.5, p=No
     >>> ev.summary().loc["precision", ["mean", "sd"]].round(4).tolist()
     [0.7, 0.1]
     """
-    scores, labels, y_pred, p, reference = columns(
+    scores, labels, y_pred, p, reference = named_columns(
         data, scores=scores, labels=labels, y_pred=y_pred, p=p, reference=reference,
         absent_labels=np.nan, reference_parts=("scores", "labels"))
     method = as_choice(method, "method", METHODS)
