@@ -131,6 +131,7 @@ from bayeval.validation import (
     as_threshold,
     as_zero_division,
     check_label_draws,
+    named_columns,
 )
 
 __all__ = ["ALERT_SD", "ASSUMPTIONS", "METRICS", "NOISES", "SHIFT_WARN", "Reference",
@@ -537,7 +538,8 @@ def evaluation(*, chunk_labels, sizes: np.ndarray, noise: str, calibration: str,
 # the entry point
 
 
-def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=None,
+def cbpe(scores, *, y_pred=None, data=None, threshold: float = 0.5, reference=None,
+         labels=None,
          late_labels: str = "report", mnar=None, chunks=None, chunk_size=None, n_chunks=None,
          chunk_period=None, reference_chunks=None,
          calibration="auto", class_conditional: bool = True,
@@ -555,20 +557,28 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
         Raw scores of the positive class in the analysis period, one per row. Scores of K
         classes, an (n, K) array or DataFrame of class probabilities, run
         :func:`~bayeval.methods.cbpe.multiclass.cbpe_classes` with the arguments that
-        apply to K classes. The per-row
+        apply to K classes. Or a column name of ``data`` (a list of names, or a dict
+        ``{class: column}``, for K classes). The per-row
         arguments (``scores``, ``y_pred``, ``labels``, ``chunks``; the reference's parts and
         ``reference_chunks``) pair by index where they are pandas Series, else by position
         (:func:`bayeval.validation.aligned`).
     y_pred : array-like of 0/1, optional
-        The predictions; they must equal ``scores >= threshold`` (default: computed so).
+        The predictions; they must equal ``scores >= threshold`` (default: computed so). Or a
+        column name of ``data``.
+    data : table, optional
+        A pandas DataFrame or pyarrow Table of the analysis period whose columns the per-row
+        arguments name (:mod:`bayeval.validation.tables`).
     threshold : float
         The decision threshold of the deployed model.
-    reference : (scores, labels) or (scores, labels, y_pred), optional
+    reference : (scores, labels) or (scores, labels, y_pred) or table, optional
         A labelled reference period (not the training data): it fits the calibration, gives
         the alert thresholds and, for ``noise="learned"`` or ``"binning"``, :math:`\kappa`.
-        Without it the scores are taken as calibrated.
+        Without it the scores are taken as calibrated. A table has its columns under the
+        names given to ``scores``, ``labels`` (and ``y_pred``, ``chunks``).
     labels : array-like of 0/1 with NaN, optional
-        Analysis labels where they are known: the realized metrics are reported beside the
+        Analysis labels where they are known, or a column name of ``data`` (which may lack it
+        when a table ``reference`` has it: no analysis label is known). The realized metrics
+        are reported beside the
         estimates of the fast path (``realized``, over the labelled rows of each chunk, with
         ``alert_realized`` and ``n_labelled``); with ``method="pymc"`` they go with the data
         (``ev.tree["data"]``), beside the alert thresholds.
@@ -586,7 +596,7 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
         score; a number fixes it, ``(mean, sd)`` is a normal prior), as in :func:`bayeval.pemi`.
     chunks : array-like, optional
         A chunk key per row (dates, periods, batch ids); chunks in order of first appearance;
-        with ``chunk_period``, the rows' timestamps.
+        with ``chunk_period``, the rows' timestamps. Or a column name of ``data``.
     chunk_size, n_chunks : int, optional
         Contiguous chunks of ``chunk_size`` rows, or ``n_chunks`` near-equal ones. At most one of
         ``chunks``, ``chunk_size``, ``n_chunks``; none gives a single chunk. The whole period
@@ -601,7 +611,8 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
         Chunk keys of the reference rows (timestamps with ``chunk_period``); default:
         near-equal contiguous chunks of about the analysis chunk size (``chunk_size``, or the
         median analysis chunk; no short tail chunk), so that thresholds compare like with
-        like.
+        like. Or a column name of a table ``reference``; by default that table's column named
+        by ``chunks``, if it has one.
     calibration : {"auto", "none", "isotonic", "platt", "beta", "scaling_binning"} or Calibrator
         ``"auto"``: the calibrator among none, isotonic, Platt and beta calibration with the
         lowest calibration error on held-out reference folds (none unless another is strictly
@@ -673,7 +684,19 @@ def cbpe(scores, *, y_pred=None, threshold: float = 0.5, reference=None, labels=
     >>> bool(abs(s.loc[("all", "accuracy"), "mean"] - s.loc[("all", "accuracy"), "plugin"])
     ...      < 1e-12)
     True
+
+    The same with DataFrames, the reference's columns under the same names:
+
+    >>> import pandas as pd
+    >>> ref_df = pd.DataFrame({"score": ref.scores, "y": ref.labels})
+    >>> ev = cbpe("score", data=pd.DataFrame({"score": new.scores}), reference=ref_df,
+    ...           labels="y", n_chunks=3, metrics=["accuracy", "f1"], calibration="none")
+    >>> bool((ev.summary()["mean"] == s["mean"]).all())
+    True
     """
+    scores, y_pred, labels, chunks, reference, reference_chunks = named_columns(
+        data, scores=scores, y_pred=y_pred, labels=labels, chunks=chunks, reference=reference,
+        reference_chunks=reference_chunks)
     binary = binary_input(scores, None)
     late_labels, *delta = as_late_labels(late_labels, mnar, labels, noise, method, binary)
     if not binary:  # scores of K columns: K classes
