@@ -243,6 +243,17 @@ class Calibrator(ABC):
                              "labels) first.")
         return self._predict(as_scores(scores, "scores"))
 
+    def calibrated(self, s: np.ndarray) -> np.ndarray:
+        """:meth:`predict` without its checks, for a fitted calibrator and a validated float
+        array of scores in [0, 1].
+
+        Examples
+        --------
+        >>> Isotonic().fit([0.1, 0.4, 0.6, 0.9], [0, 1, 0, 1]).calibrated(np.array([0.5]))
+        array([0.5])
+        """
+        return self._predict(s)
+
     @abstractmethod
     def _fit(self, s: np.ndarray, y: np.ndarray) -> None:
         """Fit on validated scores and labels (built-ins also take row ``weights``)."""
@@ -489,20 +500,28 @@ class SplitAtThreshold(Calibrator):
         self.name = self.base
         self.threshold = float(threshold)
 
+    def _sides(self, s: np.ndarray) -> tuple[slice | np.ndarray, slice | np.ndarray]:
+        """The rows below and at or above the threshold: slices of sorted scores, else masks."""
+        if (s[1:] >= s[:-1]).all():
+            cut = int(np.searchsorted(s, self.threshold))
+            return slice(0, cut), slice(cut, s.size)
+        return s < self.threshold, s >= self.threshold
+
     def _fit(self, s: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None) -> None:
         self.sides_ = []
-        for side in (s < self.threshold, s >= self.threshold):
-            two_classes = np.unique(y[side]).size == 2
+        for side in self._sides(s):
+            ys = y[side]
+            two_classes = ys.size > 0 and ys.min() != ys.max()
             cal = CALIBRATORS[self.base]() if two_classes else Identity()
-            self.sides_.append(cal._fitted(s[side], y[side],
+            self.sides_.append(cal._fitted(s[side], ys,
                                            None if weights is None else weights[side]))
 
     def _predict(self, s: np.ndarray) -> np.ndarray:
         out = np.empty_like(s)
-        for cal, side in zip(self.sides_, (s < self.threshold, s >= self.threshold),
-                             strict=True):
-            if side.any():
-                out[side] = cal._predict(s[side])
+        for cal, side in zip(self.sides_, self._sides(s), strict=True):
+            part = s[side]
+            if part.size:
+                out[side] = cal._predict(part)
         return out
 
     def __repr__(self) -> str:

@@ -210,8 +210,17 @@ class MapPosterior:
                 j = np.clip(np.searchsorted(k, x, side="right") - 1, 0, k.size - 2)
             t = np.clip((x - k[j]) / (k[j + 1] - k[j]), 0.0, 1.0)
             at = j + k.size * pos.astype(np.int64)
-            part = np.stack([np.bincount(at, weights=w, minlength=2 * k.size)
-                             for w in (1.0 - t, t, (1.0 - t) * q, t * q)])
+            weights = np.stack([t, q, t * q])
+            if at.size and (at[1:] >= at[:-1]).all():  # sorted rows: one sum per run of cells
+                first = np.flatnonzero(np.r_[True, at[1:] != at[:-1]])
+                count, total = np.zeros(2 * k.size), np.zeros((3, 2 * k.size))
+                count[at[first]] = np.diff(np.r_[first, at.size])
+                total[:, at[first]] = np.add.reduceat(weights, first, axis=1)
+            else:
+                count = np.bincount(at, minlength=2 * k.size).astype(float)
+                total = np.stack([np.bincount(at, weights=w, minlength=2 * k.size)
+                                  for w in weights])
+            part = np.stack([count - total[0], total[0], total[1] - total[2], total[2]])
             parts.append(part.reshape(4, 2, k.size).transpose(1, 0, 2))
         return MapSums(tuple(parts))
 

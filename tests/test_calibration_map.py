@@ -196,3 +196,19 @@ def test_one_distinct_score_keeps_the_bootstrap_draws():
     cal = calibration.make_calibrator("platt").fit(s, y)
     draws = map_posterior(cal, s, y, random_seed=0).predict([0.0, 0.5])
     assert np.isfinite(draws).all()
+
+
+@pytest.mark.parametrize("split", [True, False])
+def test_sums_of_sorted_rows_equal_those_of_the_same_rows_unsorted(split):
+    # sorted windows take one sum per run of cells, unsorted rows a bincount: the same sums
+    s, y = _data(800, seed=9)
+    cal = calibration.make_calibrator("isotonic", threshold=0.5 if split else None).fit(s, y)
+    post = map_posterior(cal, s, y, draws=20, random_seed=10)
+    new = np.random.default_rng(11).beta(2, 2, 500)
+    ordered = np.sort(new)
+    assert not (new[1:] >= new[:-1]).all()
+    one, other = (post.sums(x, cal.calibrated(x), x >= 0.5) for x in (ordered, new))
+    for a, b in zip(one.parts, other.parts, strict=True):
+        np.testing.assert_allclose(a, b, atol=1e-10)
+    # the split map's sides are slices of sorted scores, masks of unsorted ones
+    np.testing.assert_array_equal(cal.predict(ordered), cal.predict(new)[np.argsort(new)])

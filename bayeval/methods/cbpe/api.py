@@ -748,7 +748,7 @@ def cbpe(scores, *, y_pred=None, data=None, threshold: float = 0.5, reference=No
             (metrics, zero_division, beta), notes, alert_thresholds, chunk_period)
     posterior = map_uncertainty(cal, ref, learned, bool(calibration_uncertainty), noise,
                                 random_seed, notes)
-    calibrate, cal_name = (np.asarray, "none") if cal is None else (cal.predict, cal.name)
+    calibrate, cal_name = (np.asarray, "none") if cal is None else (cal.calibrated, cal.name)
     thresholds = alert_bounds(ref.realized if ref else np.empty((0, len(metrics))), metrics,
                               alert_thresholds)
 
