@@ -53,6 +53,7 @@ from bayeval.methods.judge.fast import (
     youden,
     z_value,
 )
+from bayeval.methods.judge.graded import graded_input, judge_graded
 from bayeval.methods.judge.models import (
     TARGET_ACCEPT,
     VARIANTS,
@@ -416,14 +417,16 @@ def _warn(notes: list[str], stacklevel: int = 4) -> None:
 def judge(y, yhat, yhat_unlabeled=None, *, data=None, method: str = "eif",
           ci_prob: float = 0.95,
           ci_kind: str = "logit", prior=None, model: str = "a", mu_model: str | None = None,
-          weights: Mapping | None = None, random_seed: int | None = None,
+          weights: Mapping | None = None, y_range=None, random_seed: int | None = None,
           sample_kwargs: dict[str, Any] | None = None) -> Evaluation:
     r"""Rate of :math:`Y = 1` from a noisy judge on all items and human labels on a few.
 
     With labels in K categories (strings such as ``"A"``, ``"B"``, ``"tie"``, a pandas
     Categorical, integers other than 0 and 1) it estimates the class prevalences instead, and
     with ``weights`` a weighted score such as a win rate counting a tie as half
-    (:func:`~bayeval.methods.judge.categories_api.judge_categories`).
+    (:func:`~bayeval.methods.judge.categories_api.judge_categories`). With ratings on a
+    declared scale (``y_range``, or numbers in [0, 1] other than only 0 and 1) it estimates the
+    mean rating (:func:`~bayeval.methods.judge.graded.judge_graded`).
 
     Parameters
     ----------
@@ -471,6 +474,9 @@ def judge(y, yhat, yhat_unlabeled=None, *, data=None, method: str = "eif",
     weights : mapping, optional
         Categories only: a weight per category (e.g. ``{"A": 1, "tie": 0.5, "B": 0}``), adding
         the estimand :math:`\sum_k w_k\pi_k`.
+    y_range : (low, high), optional
+        The scale of graded human ratings, e.g. ``(1, 5)``: the estimand is their mean
+        (:func:`~bayeval.methods.judge.graded.judge_graded`).
     random_seed : int, optional
         Seed of the sampler and of the draws of the finite-sample mean.
     sample_kwargs : dict, optional
@@ -532,6 +538,13 @@ def judge(y, yhat, yhat_unlabeled=None, *, data=None, method: str = "eif",
     """
     y, yhat, yhat_unlabeled = named_columns(data, y=y, yhat=yhat,
                                             yhat_unlabeled=yhat_unlabeled)
+    if y_range is not None or graded_input(y):
+        if weights is not None:
+            raise ValueError("weights apply to labels in K categories; graded ratings have a "
+                             "mean: leave weights None.")
+        return judge_graded(y, yhat, yhat_unlabeled, y_range=y_range, method=method,
+                            ci_prob=ci_prob, ci_kind=ci_kind, mu_model=mu_model, prior=prior,
+                            random_seed=random_seed, sample_kwargs=sample_kwargs)
     if categorical_input(y, yhat, yhat_unlabeled):
         method = as_choice(method, "method", (*CLASS_ESTIMATORS, "all", *BAYES))
         if mu_model is not None:
