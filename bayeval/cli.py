@@ -332,12 +332,14 @@ def _pemi(args) -> be.Evaluation:
 
 
 def _judge(args) -> be.Evaluation:
+    """The rows with an empty --label-col cell are the items without a human label (the rule
+    of :func:`bayeval.judge` with ``data=``)."""
     data = _frame(args)
-    human = column(data, args.label_col, "--label-col", args.data, missing_ok=True)
-    judge = column(data, args.judge_col, "--judge-col", args.data)
-    labelled = ~np.isnan(human)
-    return be.judge(human[labelled], judge[labelled], judge[~labelled],
-                    method=args.method or "eif", ci_kind=args.ci_kind, **_common(args))
+    data = data.assign(**{
+        args.label_col: column(data, args.label_col, "--label-col", args.data, missing_ok=True),
+        args.judge_col: column(data, args.judge_col, "--judge-col", args.data)})
+    return be.judge(args.label_col, args.judge_col, data=data, method=args.method or "eif",
+                    ci_kind=args.ci_kind, **_common(args))
 
 
 def _bounds(args) -> be.Evaluation:
