@@ -312,7 +312,7 @@ def _split_labelled(y: Any, yhat: Any) -> tuple[Any, Any, Any]:
         raise ValueError(f"yhat_unlabeled: every row of data has a human label in column "
                          f"{y.name!r}; the items without one (y missing: NaN or None) are the "
                          "ones the judge adds. Give yhat_unlabeled, or rows without a label.")
-    yhat = yhat if isinstance(yhat, (pd.Series, pd.DataFrame)) else np.asarray(yhat)
-    take = (lambda x, rows: x.iloc[rows]) if isinstance(yhat, (pd.Series, pd.DataFrame)) else (
-        lambda x, rows: x[rows])
-    return y[known], take(yhat, known), take(yhat, ~known)
+    if isinstance(yhat, (pd.Series, pd.DataFrame)):
+        return y[known], yhat.iloc[known], yhat.iloc[~known]
+    yhat = np.asarray(yhat)
+    return y[known], yhat[known], yhat[~known]
