@@ -114,9 +114,6 @@ def _checked(y, yhat, yhat_u, low: float, high: float, bayes: bool):
     y, yhat = aligned(y=y, yhat=yhat)
     y = as_array(y, "y")
     yhat, yhat_u = as_array(yhat, "yhat"), as_array(yhat_u, "yhat_unlabeled")
-    if y.size != yhat.size:
-        raise ValueError(f"y and yhat must have one value per labelled item; got {y.size} and "
-                         f"{yhat.size}.")
     out = y[(y < low) | (y > high)]
     if out.size:
         raise ValueError(f"y has {out.size} value(s) outside y_range = ({low:g}, {high:g}), "
@@ -349,7 +346,7 @@ def judge_graded(y, yhat, yhat_unlabeled, *, y_range=None, method: str = "eif",
     closed = _dataset(out, z, "wald" if bayes else ci_kind, low, high)
     info.update(y_low=low, y_high=high)
     for note in notes:
-        warnings.warn(note, UserWarning, stacklevel=3)
+        warnings.warn(note, UserWarning, stacklevel=4)  # the user's call of judge()
     if not bayes:
         return JudgeGraded.create(
             closed_form=closed, data=xr.Dataset(info), warnings=notes, **common,
