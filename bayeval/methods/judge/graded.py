@@ -369,7 +369,7 @@ class JudgeGraded(Evaluation, method="judge_graded"):
 
     Examples
     --------
-    >>> ev = judge_graded([0.1, 0.9, 0.5, 0.7], [0.2, 0.8, 0.4, 0.9], [0.3, 0.6, 0.7])
+    >>> ev = judge_graded([1, 3, 2, 5], [2, 3, 2, 4], [2, 3, 4], y_range=(1, 5))
     >>> type(ev).__name__, ev.meta["method"]
     ('JudgeGraded', 'judge_graded')
     """
@@ -397,6 +397,28 @@ class JudgeGraded(Evaluation, method="judge_graded"):
         ------
         ValueError
             Without posterior draws (a fast path ran).
+
+        Examples
+        --------
+        Independent draws centred 0.1 SE from the EIF estimate, standing in for the sampler:
+
+        >>> cf = xr.Dataset({k: ("estimator", [v]) for k, v in (("mean", 3.07), ("sd", 0.04),
+        ...                  ("lower", 2.99), ("upper", 3.15))}, coords={"estimator": ["eif"]})
+        >>> rng = np.random.default_rng(0)
+        >>> theta = rng.normal(3.074, 0.039, size=(2, 1000))
+        >>> draws = xr.DataTree.from_dict({
+        ...     "posterior": xr.Dataset({"theta": (("chain", "draw"), theta)}),
+        ...     "sample_stats": xr.Dataset({"diverging": (("chain", "draw"),
+        ...                                               np.zeros((2, 1000), bool))})})
+        >>> ev = JudgeGraded.create(method="judge_graded", variant="pymc", closed_form=cf,
+        ...                         draws=draws, estimand="posterior/theta")
+        >>> ev.check().loc[["mean", "sd_ratio"], ["statistic", "tolerance", "passed"]].round(4)
+        ... # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
+        ordinal posterior vs EIF (...): agree
+                  statistic  tolerance  passed
+        test
+        mean         0.0029     0.0454    True
+        sd_ratio     0.0246     0.1000    True
         """
         if self.draws is None:
             raise ValueError("check() needs draws: run judge(..., method='pymc') on integer "
