@@ -343,7 +343,7 @@ def judge_graded(y, yhat, yhat_unlabeled, *, y_range=None, method: str = "eif",
     out, info, notes = _estimates(y, yhat, yhat_u, names, mu_model)
     notes += [f"{k} = {e.estimate:.4f} lies outside [{low:g}, {high:g}]: reported at the nearest "
               "end, its interval clipped" for k, e in out.items() if not low <= e.estimate <= high]
-    closed = _dataset(out, z, "wald" if bayes else ci_kind, low, high)
+    closed = _dataset(out, z, ci_kind, low, high)
     info.update(y_low=low, y_high=high)
     for note in notes:
         warnings.warn(note, UserWarning, stacklevel=4)  # the user's call of judge()
