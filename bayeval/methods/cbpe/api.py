@@ -110,6 +110,7 @@ from bayeval.methods.cbpe.models import (
     posterior_predictive,
     predictive_v2b,
 )
+from bayeval.methods.cbpe.outputs import as_outputs, realized_outputs, with_outputs
 from bayeval.metrics import BINARY_METRICS, REGISTRY
 from bayeval.metrics import METRICS as CONFUSION_METRICS
 from bayeval.sampling import sample
@@ -293,12 +294,12 @@ def _limits(metric: str) -> tuple[float, float]:
     return REGISTRY[metric].low, REGISTRY[metric].high
 
 
-def alert_bounds(realized_ref: np.ndarray, metrics,
-                 alert_thresholds) -> tuple[np.ndarray, np.ndarray]:
+def alert_bounds(realized_ref: np.ndarray, metrics, alert_thresholds,
+                 limits=None) -> tuple[np.ndarray, np.ndarray]:
     """Lower and upper thresholds per metric: the mean of the realized metric over the reference
-    chunks +- :data:`ALERT_SD` sd (clipped to the metric's range; NaN with fewer than two
-    chunks), or the user's constants (checked by
-    :func:`bayeval.validation.as_alert_thresholds`).
+    chunks +- :data:`ALERT_SD` sd (clipped to the metric's range, or to ``limits``, one pair
+    per metric; NaN with fewer than two chunks), or the user's constants (checked by
+    :func:`bayeval.validation.as_alert_thresholds`; those of other metrics are left out).
 
     Examples
     --------
@@ -310,13 +311,14 @@ def alert_bounds(realized_ref: np.ndarray, metrics,
     for j, metric in enumerate(metrics):
         values = realized_ref[:, j][np.isfinite(realized_ref[:, j])]
         if values.size >= 2:
-            lo, hi = _limits(metric)
+            lo, hi = _limits(metric) if limits is None else limits[j]
             centre, spread = values.mean(), values.std()
             lower[j] = max(centre - ALERT_SD * spread, lo)
             upper[j] = min(centre + ALERT_SD * spread, hi)
     for metric, (lo, hi) in alert_thresholds.items():
-        j = metrics.index(metric)
-        lower[j], upper[j] = lo, hi
+        if metric in metrics:
+            j = metrics.index(metric)
+            lower[j], upper[j] = lo, hi
     return lower, upper
 
 
@@ -545,7 +547,8 @@ def cbpe(scores, *, y_pred=None, data=None, threshold: float = 0.5, reference=No
          calibration="auto", class_conditional: bool = True,
          calibration_uncertainty: bool = True, noise: str = "none",
          kappa: float | None = None, kappa_prior=KAPPA_PRIOR, n_bins: int = 10, metrics=None,
-         zero_division: float = 0.0, beta: float = 1.0, alert_thresholds=None,
+         zero_division: float = 0.0, beta: float = 1.0, normalize_confusion_matrix=None,
+         business_value_matrix=None, normalize_business_value=None, alert_thresholds=None,
          method: str = "exact", ci_prob: float = 0.95, ci_kind: str = "eti",
          draws: int = 4000, random_seed: int | None = None,
          sample_kwargs: dict[str, Any] | None = None) -> Evaluation:
@@ -641,11 +644,20 @@ def cbpe(scores, *, y_pred=None, data=None, threshold: float = 0.5, reference=No
     metrics : sequence of str, optional
         Among ``accuracy``, ``precision``, ``recall``, ``specificity``, ``npv``, ``f1``,
         ``fbeta``, ``balanced_accuracy``, ``mcc`` and (``noise="none"``) ``roc_auc``
-        (default: all of them).
+        (default: all of them); and, with ``method="exact"``, NannyML's other outputs
+        (:mod:`bayeval.methods.cbpe.outputs`): ``confusion_matrix`` (rows ``true_positive``,
+        ``true_negative``, ``false_positive``, ``false_negative``), ``business_value`` and
+        (``noise="none"``) ``average_precision`` (Monte Carlo over draws of the labels).
     zero_division : {0.0, 1.0, np.nan}
         Value of a metric where its denominator is 0; its probability is ``p_undefined``.
     beta : float
         Weight of recall in ``fbeta``.
+    normalize_confusion_matrix : {None, "all", "true", "pred"}
+        The cells as counts, or divided by the rows, the actual class or the predicted class.
+    business_value_matrix : 2 x 2 array-like, optional
+        ``[[tn, fp], [fn, tp]]``, the value of each cell (required by ``business_value``).
+    normalize_business_value : {None, "per_prediction"}
+        The total value, or each predicted class's cells divided by its predictions.
     alert_thresholds : dict, optional
         ``{metric: (lower, upper)}`` constant thresholds (``None`` for no bound) replacing the
         reference ones.
@@ -717,11 +729,14 @@ def cbpe(scores, *, y_pred=None, data=None, threshold: float = 0.5, reference=No
     noise = as_choice(noise, "noise", NOISES)
     ci_prob = as_ci_prob(ci_prob)
     ci_kind = as_choice(ci_kind, "ci_kind", CI_KINDS)
-    metrics = check_metrics(metrics, noise)
+    metrics, outputs = as_outputs(metrics, normalize_confusion_matrix, business_value_matrix,
+                                  normalize_business_value, noise, method, late_labels)
+    metrics = check_metrics(metrics, noise) if metrics != () else ()
     calibration, threshold, zero_division = check_options(calibration, threshold, zero_division,
                                                           noise, kappa, kappa_prior, n_bins)
     beta = as_beta(beta)
-    alert_thresholds = as_alert_thresholds(alert_thresholds, metrics)
+    alert_thresholds = as_alert_thresholds(alert_thresholds,
+                                           metrics + (outputs.names if outputs else ()))
     if method != "exact":
         draws = as_positive_int(draws, "draws", least=2)
         sample_kwargs = as_sample_kwargs(sample_kwargs)
@@ -751,6 +766,11 @@ def cbpe(scores, *, y_pred=None, data=None, threshold: float = 0.5, reference=No
     calibrate, cal_name = (np.asarray, "none") if cal is None else (cal.calibrated, cal.name)
     thresholds = alert_bounds(ref.realized if ref else np.empty((0, len(metrics))), metrics,
                               alert_thresholds)
+    if outputs is not None:  # the same from the outputs' realized values on the reference
+        out_thresholds = alert_bounds(realized_outputs(
+            ref.labels.astype(float), ref.y_pred, ref.scores, ref.chunking, outputs,
+            zero_division, whole=False) if ref else np.empty((0, len(outputs.names))),
+            outputs.names, alert_thresholds, outputs.limits)
 
     p = calibrate(scores) if noise != "none" or method != "exact" else None
     cells, ref_cells, grid, shared = None, None, None, None
@@ -806,6 +826,10 @@ def cbpe(scores, *, y_pred=None, data=None, threshold: float = 0.5, reference=No
                 closed["late_labels"] = ("chunk", used)
         if ref is not None:
             add_support(closed, [support_counts(w.s) for w in rows[:-1]], ref.scores, notes)
+        if outputs is not None:
+            closed = with_outputs(closed, outputs, laws, rows, expected, chunking, labels,
+                                  y_pred, scores, (ci_prob, ci_kind, zero_division),
+                                  out_thresholds, posterior, random_seed)
     elif labels is not None:  # no fast path: the realized metrics and thresholds go with the data
         dims = ("chunk", "metric")
         lower, upper = threshold_grid(thresholds, len(chunking.labels) + 1)
