@@ -17,7 +17,7 @@ paper's truth, ``coverage``) and the population mean :math:`(1 + 2 + \mu_3)/3`
 (``coverage_pop``), which the intervals estimate.
 
 ``python -m benchmarks.judge_graded --replications 2000 --ci-prob 0.95`` prints the markdown
-table of ``docs/reproductions.md``.
+table per cell (coverage and width with SEs) that ``docs/reproductions.md`` summarises.
 """
 
 from __future__ import annotations
