@@ -29,8 +29,10 @@ MVU draws of a sampler object) and Model C (Bayesian DMV). With a posterior,
 ``summary()`` is indexed by ``instance``. ``mean``, ``sd``, ``lower``, ``upper`` describe
 :math:`\Phi_{\hat y}`, the probability the classifier will give the decided class
 :math:`\hat y = y_\mathrm{hard}` once the missing features are collected (a point mass at
-:math:`\pi_{\hat y}(x)` for a complete row); ``check()`` compares that law with the
-posterior-predictive draws ``phi_hat``.
+:math:`\pi_{\hat y}(x)` for a complete row). After ``method="both"``, ``check()`` compares the
+posterior's draws of :math:`\Phi_{\hat y}` and of :math:`P(V = \hat y \mid \theta)` (whose mean
+is ``c_hard``) with the same laws under independent posterior draws, and runs the sampler's
+tests (:meth:`~bayeval.methods.mvu.result.MVUEvaluation.check`).
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ from bayeval.methods.mvu.models import posterior
 from bayeval.methods.mvu.plan import FeaturePlanner
 from bayeval.methods.mvu.result import (
     DECISION,
+    QUANTITIES,
     MVUEvaluation,
     dirichlet,
     empirical,
@@ -310,14 +313,41 @@ def _check_options(imputer, method, train, opts) -> None:
                          f"{opts['scale']!r}.")
 
 
-def _tree(tree: xr.DataTree, post: xr.Dataset, phi_hat: np.ndarray,
-          labels: np.ndarray) -> xr.DataTree:
-    """The sampler's groups plus ``posterior_predictive/phi_hat`` on the thinned draws."""
+def _tree(tree: xr.DataTree, post: xr.Dataset, part: dict, dirac: dict, rows: np.ndarray,
+          complete: np.ndarray, labels: np.ndarray) -> xr.DataTree:
+    """The sampler's groups, ``posterior_predictive`` (``phi_hat``, ``vote_hat``) on the thinned
+    draws for all rows and, after ``method="both"``, the ``check_reference``; a complete row is a
+    point mass (its reference mean summed in the order check() sums its draws, so that they are
+    equal)."""
     groups = {k: v.to_dataset() for k, v in tree.children.items()}
+    shape = (post.sizes["chain"], post.sizes["draw"])
+    dims, n = ("chain", "draw", "instance"), len(rows) + len(complete)
+    predictive = {}
+    for key, value in (("phi_hat", dirac["mean"]), ("vote_hat", 1.0)):
+        full = np.empty((*shape, n))
+        full[..., rows], full[..., complete] = part.pop(key), value
+        predictive[key] = (dims, full)
     groups["posterior_predictive"] = xr.Dataset(
-        {"phi_hat": (("chain", "draw", "instance"), phi_hat)},
-        coords={"chain": post["chain"].values, "draw": post["draw"].values,
-                "instance": labels})
+        predictive, coords={"chain": post["chain"].values, "draw": post["draw"].values,
+                            "instance": labels})
+    reference = part.pop("reference", None)
+    if reference is not None:
+        size = shape[0] * shape[1]
+        point = np.array([[np.full(size, v).mean() for v in values]
+                          for values in (dirac["mean"], np.ones(complete.size))])
+        full = {key: np.empty((2, n)) for key in ("mean", "sd", "lower", "upper",
+                                                   "interval_mass")}
+        for key, value in full.items():
+            value[:, rows] = reference[key]
+            exact = np.stack([dirac["mean"], np.ones(complete.size)])
+            value[:, complete] = {"mean": point, "sd": 0.0, "lower": exact, "upper": exact,
+                                  "interval_mass": 1.0}[key]
+        n_ref = np.full(n, np.inf)
+        n_ref[rows] = reference["n_reference"]
+        groups["check_reference"] = xr.Dataset(
+            {**{key: (("quantity", "instance"), value) for key, value in full.items()},
+             "n_reference": ("instance", n_ref)},
+            coords={"quantity": list(QUANTITIES), "instance": labels})
     return xr.DataTree.from_dict(groups)
 
 
@@ -359,8 +389,10 @@ def mvu(predict_proba, X, *, data=None, mask=None, groups=None, imputer="gaussia
         heuristics and DMV; any other classifier's MVU is the vote frequency of ``draws``
         imputations, quasi-Monte-Carlo under Gaussian imputation). ``"mc"``: vote frequencies
         of ``draws`` independent MVU (or Dirichlet) draws. ``"pymc"``: Model A
-        (Gaussian), B (sampler objects) or C (``"dmv"``). ``"both"``: the same, for
-        :meth:`~bayeval.evaluation.Evaluation.check`.
+        (Gaussian), B (sampler objects) or C (``"dmv"``). ``"both"``: the same, plus the
+        reference of :meth:`~bayeval.methods.mvu.result.MVUEvaluation.check`, computed from
+        independent posterior draws (any classifier: exact laws per draw where they exist,
+        otherwise one imputation per draw pushed through the classifier).
     train : array (N, d) or table, optional
         Complete training rows (fits the imputer, the training means, DMV and Models A and C);
         a table with ``X`` given as column names has them under the same names.
@@ -461,13 +493,7 @@ def mvu(predict_proba, X, *, data=None, mask=None, groups=None, imputer="gaussia
     elif method in ("pymc", "both"):
         part, model, sampled, post, notes, iid = posterior(predict, x[rows], m[rows], train,
                                                            imputer, opts)
-        n_draw = post.sizes["chain"] * post.sizes["draw"]
-        phi_hat = np.empty((post.sizes["chain"], post.sizes["draw"], len(x)))
-        phi_hat[..., rows] = part["phi_hat"]
-        phi_hat[..., complete] = dirac["mean"]
-        # a point mass's mean, summed in the order check() sums the draws
-        dirac["mean"] = np.full((complete.size, n_draw), dirac["mean"][:, None]).mean(axis=1)
-        tree = _tree(sampled, post, phi_hat, labels)
+        tree = _tree(sampled, post, part, dirac, rows, complete, labels)
     else:
         part, notes = _fast_path(predict, x[rows], m[rows], train, imputer, method, opts)
     res = merge(len(x), rows, part, complete, dirac)

@@ -17,6 +17,8 @@ r"""The PyMC models of MVU, and their posteriors pushed to hard confidences.
 
 With a posterior, :math:`P(V = j) = \frac1S\sum_s P_j(\theta^{(s)})` (average, then maximise) and
 ``c_hard_lower``/``c_hard_upper`` are the interval of :math:`P_{y_\mathrm{hard}}(\theta^{(s)})`.
+``independent_posterior_a``, ``_b`` and ``_c`` draw each model's posterior without MCMC
+(importance sampling): the reference that ``method="both"`` checks the sampler against.
 """
 
 from __future__ import annotations
@@ -35,14 +37,25 @@ from bayeval.methods.mvu.estimators import (
     mcar_mask,
     pushforward,
 )
-from bayeval.methods.mvu.fast import beta_mixture_law, logitnormal_mixture_law
-from bayeval.methods.mvu.result import dirichlet_posterior, logit_posterior, predictive_draws
+from bayeval.methods.mvu.fast import (
+    beta_mixture_law,
+    gaussian_vote_probs,
+    logitnormal_mixture_law,
+    vote_probs,
+    votes_from_draws,
+)
+from bayeval.methods.mvu.result import (
+    check_reference,
+    dirichlet_posterior,
+    logit_posterior,
+    predictive_draws,
+)
 from bayeval.sampling import DEFAULTS, sample
 from bayeval.validation import as_choice, as_seed
 
 # posterior() is the engine of bayeval.methods.mvu.api.mvu(method="pymc"), not public API
 __all__ = ["CHECK_DRAWS", "VARIANTS", "dmv_design", "independent_posterior_a",
-           "independent_posterior_b", "model"]
+           "independent_posterior_b", "independent_posterior_c", "model"]
 
 VARIANTS = ("a", "b", "c")
 #: posterior draws used for per-draw vote probabilities and predictive draws (evenly thinned)
@@ -247,8 +260,7 @@ def _model_c(features, targets, *, sigma_w: float = 3.0):
 
     h = np.asarray(features, dtype=float)
     h = np.hstack([np.ones((len(h), 1)), h])
-    t = np.clip(np.asarray(targets, dtype=float), CLIP, 1.0)
-    t /= t.sum(-1, keepdims=True)
+    t = _floored(targets)[0]
     k = t.shape[1]
     coords = {"feature": ["1"] + [f"h{i}" for i in range(h.shape[1] - 1)],
               "logit": np.arange(1, k)}
@@ -288,21 +300,31 @@ def _thin(post: xr.Dataset) -> xr.Dataset:
     return post.isel(draw=slice(None, None, step))
 
 
-def _laplace(pm_model, draws: int, rng) -> xr.DataTree:
-    r"""Laplace approximation at the MAP: iid draws of :math:`N(\hat\theta, H^{-1})` on the
-    unconstrained parameters (Model C's are all unconstrained)."""
-    import arviz as az
+def _mode(pm_model) -> tuple[np.ndarray, np.ndarray]:
+    """The MAP of Model C's (unconstrained) parameters, flattened, and the inverse Hessian there."""
     import pymc as pm
 
     fit = pm.find_MAP(model=pm_model, compute_hessian=True, return_inferencedata=True,
                       jitter=False, progressbar=DEFAULTS["progressbar"], backend="c")["fit"]
-    theta = rng.multivariate_normal(fit["mean_vector"].values, fit["covariance_matrix"].values,
-                                    size=draws)
+    return fit["mean_vector"].values, fit["covariance_matrix"].values
+
+
+def _split(pm_model, theta: np.ndarray) -> dict:
+    """Flat parameter vectors (S, P) as ``{name: (S, *shape)}`` of the model's free variables."""
     point = pm_model.initial_point()
-    sizes = np.cumsum([point[v.name].size for v in pm_model.value_vars])[:-1]
-    posterior = {rv.name: part.reshape(1, draws, *point[v.name].shape) for rv, v, part in
-                 zip(pm_model.free_RVs, pm_model.value_vars, np.split(theta, sizes, axis=1),
-                     strict=True)}
+    shapes = [point[v.name].shape for v in pm_model.value_vars]
+    sizes = np.cumsum([int(np.prod(shape)) for shape in shapes])[:-1]
+    return {rv.name: part.reshape(len(theta), *shape) for rv, shape, part in
+            zip(pm_model.free_RVs, shapes, np.split(theta, sizes, axis=1), strict=True)}
+
+
+def _laplace(pm_model, draws: int, rng) -> xr.DataTree:
+    r"""Laplace approximation at the MAP: iid draws of :math:`N(\hat\theta, H^{-1})` on the
+    unconstrained parameters (Model C's are all unconstrained)."""
+    import arviz as az
+
+    theta = rng.multivariate_normal(*_mode(pm_model), size=draws)
+    posterior = {name: value[None] for name, value in _split(pm_model, theta).items()}
     dims = {rv.name: list(pm_model.named_vars_to_dims.get(rv.name, ()))
             for rv in pm_model.free_RVs}
     coords = {k: np.asarray(v) for k, v in pm_model.coords.items()}
@@ -467,6 +489,72 @@ def _importance_b(phi, draws: int, rng, kappa_prior) -> tuple[np.ndarray, np.nda
             w.sum(1) ** 2 / (w**2).sum(1))
 
 
+def independent_posterior_c(features, targets, draws: int, random_seed=None, *,
+                            sigma_w: float = 3.0) -> tuple[dict, float]:
+    r"""Independent draws of Model C's posterior of the weights, without MCMC.
+
+    Importance sampling on :math:`\theta = (W_\eta, w_\kappa)` from a multivariate
+    :math:`t_{10}` centred at the posterior mode with 1.2² times the inverse Hessian there; the
+    target is Model C's posterior, computed here in numpy: with :math:`\tilde h_n = [1, h_n]`,
+    :math:`\kappa_n = \exp(\tilde h_n w_\kappa)` and :math:`\mu_n =
+    \mathrm{softmax}(0, \tilde h_n W_\eta)`,
+
+    .. math:: \log p(\theta \mid t) = \sum_n \Big[\log\Gamma(\kappa_n) - \sum_k
+              \log\Gamma(\kappa_n\mu_{nk}) + \sum_k (\kappa_n\mu_{nk} - 1)\log t_{nk}
+              \Big] - \frac{\lVert\theta\rVert^2}{2\sigma_W^2} + \text{const};
+
+    ``4 * draws`` proposals are weighted and ``draws`` of them resampled (multinomial).
+
+    Parameters
+    ----------
+    features, targets, sigma_w
+        As :func:`model` (``variant="c"``).
+    draws : int
+    random_seed : int or numpy.random.Generator, optional
+
+    Returns
+    -------
+    weights : dict
+        ``w_eta`` (draws, F + 1, K - 1) and ``w_kappa`` (draws, F + 1).
+    ess : float
+        Kish's effective sample size :math:`(\sum w)^2/\sum w^2` of the proposals.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> h = rng.normal(size=(300, 1))
+    >>> targets = rng.dirichlet([4.0, 6.0], size=300)  # kappa = 10, mu = (0.4, 0.6), no slope
+    >>> w, ess = independent_posterior_c(h, targets, 1000, random_seed=1)
+    >>> np.exp(w["w_kappa"][:, 0].mean()).round(0), ess > 2000
+    (np.float64(10.0), True)
+    """
+    rng = as_seed(random_seed)
+    pm_model = _model_c(features, targets, sigma_w=sigma_w)
+    h = np.hstack([np.ones((len(features), 1)), np.asarray(features, dtype=float)])
+    log_t = np.log(_floored(targets)[0])
+    mode, cov = _mode(pm_model)
+    proposals, df = 4 * draws, 10.0
+    t = (rng.standard_normal((proposals, len(mode)))
+         / np.sqrt(rng.chisquare(df, (proposals, 1)) / df))
+    theta = mode + t @ np.linalg.cholesky(1.2**2 * cov).T
+    log_w = (-(theta**2).sum(1) / (2 * sigma_w**2)
+             + (df + len(mode)) / 2 * np.log1p((t**2).sum(1) / df))
+    step = max(1, 2_000_000 // (len(h) * log_t.shape[1]))
+    for start in range(0, proposals, step):
+        part = _split(pm_model, theta[start:start + step])
+        alpha = _model_c_alpha(xr.Dataset({"w_eta": (("chain", "draw", "f", "k"),
+                                                     part["w_eta"][None]),
+                                           "w_kappa": (("chain", "draw", "f"),
+                                                       part["w_kappa"][None])}), h)[0]
+        log_w[start:start + step] += (special.gammaln(alpha.sum(-1))
+                                      - special.gammaln(alpha).sum(-1)
+                                      + ((alpha - 1) * log_t).sum(-1)).sum(-1)
+    log_w = np.where(np.isfinite(log_w), log_w, -np.inf)  # alpha overflowed: no mass
+    w = np.exp(log_w - log_w.max())
+    keep = rng.choice(proposals, size=draws, p=w / w.sum())
+    return _split(pm_model, theta[keep]), float(w.sum() ** 2 / (w**2).sum())
+
+
 def _per_draw(x, m, mean, prec) -> tuple[np.ndarray, ...]:
     """The rows, masks, means and precisions broadcast to (S, n, ...) for S draws."""
     s, n = len(mean), len(x)
@@ -481,44 +569,73 @@ def _logit_moments(x, m, mean, prec, linear) -> tuple[np.ndarray, np.ndarray]:
     return a[..., 0], v[..., 0, 0]
 
 
+def _n_reference(ess) -> np.ndarray:
+    """Effective number of independent draws after resampling :data:`CHECK_DRAWS` of proposals
+    whose importance weights have Kish's effective sample size ``ess``."""
+    with np.errstate(divide="ignore"):  # no proposal (ess 0): no draw
+        return 1 / (1 / CHECK_DRAWS + 1 / np.asarray(ess, dtype=float))
+
+
 def _posterior_a(predict, x, m, train, opts):
     """Model A: exact per-draw laws for a binary linear classifier, else predictive draws; with
-    ``method="both"``, the law of the decided class's probability from independent posterior
-    draws (:func:`independent_posterior_a`), which the check compares with NUTS's."""
+    ``method="both"``, the same from independent posterior draws (:func:`independent_posterior_a`),
+    the reference of the check."""
     linear = linear_parts(opts["classifier"], opts["probe"])
     exact = linear is not None and len(linear[0]) == 1
-    if opts["method"] == "both" and not exact:
-        raise ValueError("method='both' with imputer='gaussian' needs a binary linear classifier "
-                         "(its exact per-draw law is the fast path to check); use method='pymc'.")
     pm_model = _model_a(train)
     tree = sample(pm_model, opts["seed"], opts["sample_kwargs"])
     post = _thin(tree["posterior"].to_dataset())
     c, d, n = post.sizes["chain"], post.sizes["draw"], len(x)
-    mean, prec = _gaussian_draws(post, train)
+    draws = [_gaussian_draws(post, train)]
+    if opts["method"] == "both":
+        *independent, ess = independent_posterior_a(train, CHECK_DRAWS, opts["rng"])
+        draws.append(independent)
+    notes, parts = [], []
+    if not exact:
+        notes.append("Model A gives exact per-draw vote probabilities (and an interval of "
+                      "c_hard) only for a binary linear classifier; c_hard is the vote frequency "
+                      "of the predictive draws")
+    for mean, prec in draws:
+        if exact:
+            a, v = _logit_moments(x, m, mean, prec, linear)
+            parts.append((a, v))
+        else:
+            imputed = conditional_draws(*_per_draw(x, m, mean, prec), 1, opts["rng"])[:, :, 0]
+            parts.append(np.swapaxes(pushforward(predict, np.swapaxes(imputed, 0, 1)), 0, 1))
     if exact:
-        a, v = _logit_moments(x, m, mean, prec, linear)
+        a, v = parts[0]
         out = logit_posterior(a.reshape(c, d, n), v.reshape(c, d, n), weights=opts["weights"],
                               random_seed=opts["rng"], ci_prob=opts["ci_prob"])
-        notes = []
-        if opts["method"] == "both":
-            mean_i, prec_i, ess = independent_posterior_a(train, CHECK_DRAWS, opts["rng"])
-            a, v = _logit_moments(x, m, mean_i, prec_i, linear)
-            signed = np.where(out["y_hard"] == 1, a, -a)
-            law = logitnormal_mixture_law(signed.T, np.sqrt(np.maximum(v, 1e-300)).T,
-                                          opts["ci_prob"])
-            out.update(zip(("mean", "sd", "lower", "upper"), law, strict=True))
-            if ess < CHECK_DRAWS:
-                notes.append(f"the independent posterior draws of the check have an effective "
-                             f"sample size of {ess:.0f} (< {CHECK_DRAWS}): too few training rows "
-                             "for the importance sampler, so check() is less sensitive")
+    else:
+        out = predictive_draws(parts[0].reshape(c, d, n, -1), weights=opts["weights"],
+                               ci_prob=opts["ci_prob"], ci_kind=opts["ci_kind"])
+    if len(parts) == 1:
         return out, pm_model, tree, post, notes, False
-    imputed = conditional_draws(*_per_draw(x, m, mean, prec), 1, opts["rng"])[:, :, 0]
-    phi = pushforward(predict, np.swapaxes(imputed, 0, 1))
-    part = predictive_draws(np.moveaxis(phi, 0, 1).reshape(c, d, n, -1), weights=opts["weights"],
-                            ci_prob=opts["ci_prob"], ci_kind=opts["ci_kind"])
-    note = ("Model A gives exact per-draw vote probabilities (and an interval of c_hard) only "
-            "for a binary linear classifier; c_hard is the vote frequency of the predictive draws")
-    return part, pm_model, tree, post, [note], False
+    y = out["y_hard"]
+    if exact:
+        a, v = parts[1]
+        sd = np.sqrt(np.maximum(v, 1e-300))
+        phi = logitnormal_mixture_law(np.where(y == 1, a, -a).T, sd.T, opts["ci_prob"])
+        vote = gaussian_vote_probs(a.ravel(), v.ravel(), weights=opts["weights"]).reshape(
+            (*a.shape, 2))
+    else:
+        phi, vote = parts[1], votes_from_draws(parts[1][..., None, :], weights=opts["weights"])
+        phi = np.take_along_axis(phi, y[None, :, None], -1)[..., 0]
+    vote = np.take_along_axis(vote, y[None, :, None], -1)[..., 0]
+    out["reference"] = check_reference(phi, vote, np.full(n, _n_reference(ess)),
+                                       opts["ci_prob"])
+    notes += _ess_note(ess)
+    return out, pm_model, tree, post, notes, False
+
+
+def _ess_note(ess) -> list[str]:
+    """A note where the reference's importance sampler is less efficient than its draws."""
+    ess = np.asarray(ess, dtype=float)
+    if not (ess[ess > 0] < CHECK_DRAWS).any():
+        return []
+    return [f"the independent posterior draws behind check() have an effective sample size of "
+            f"{ess[ess > 0].min():.0f} (< {CHECK_DRAWS}) for some row: its tolerances widen "
+            "with it, so check() is less sensitive there"]
 
 
 def _model_c_alpha(post: xr.Dataset, h: np.ndarray) -> np.ndarray:
@@ -533,7 +650,9 @@ def posterior(predict, x, m, train, imputer, opts):
     """(results, model, draws tree, thinned posterior, warnings, iid) of ``method="pymc"``.
 
     Model A for the Gaussian imputer, C for ``"dmv"``, B for a sampler object; ``opts`` are the
-    options of :func:`bayeval.methods.mvu.api.mvu`.
+    options of :func:`bayeval.methods.mvu.api.mvu`. With ``method="both"`` the results hold
+    ``reference``, the :func:`~bayeval.methods.mvu.result.check_reference` of independent
+    posterior draws.
     """
     rng = opts["rng"]
     if opts["model_a"]:
@@ -543,7 +662,8 @@ def posterior(predict, x, m, train, imputer, opts):
         masks = mcar_mask(len(train), groups, 0.5, rng)
         keep = masks.any(axis=1)
         design = _Design(train[keep], masks[keep])
-        pm_model = _model_c(design(train[keep], masks[keep]), predict(train[keep]))
+        features, targets = design(train[keep], masks[keep]), predict(train[keep])
+        pm_model = _model_c(features, targets)
         if opts["inference"] == "nuts":
             tree, iid = sample(pm_model, opts["seed"], opts["sample_kwargs"]), False
         else:
@@ -559,20 +679,29 @@ def posterior(predict, x, m, train, imputer, opts):
         alpha = opts["scale"] * post["alpha"].values
     part = dirichlet_posterior(alpha, weights=opts["weights"], random_seed=rng,
                                ci_prob=opts["ci_prob"])
+    if opts["method"] != "both":
+        return part, pm_model, tree, post, [], iid
     notes = []
-    if imputer != "dmv" and opts["method"] == "both":
+    if imputer == "dmv":
+        weights, ess = independent_posterior_c(features, targets, CHECK_DRAWS, rng)
+        independent = _model_c_alpha(xr.Dataset(
+            {"w_eta": (("chain", "draw", "f", "k"), weights["w_eta"][None]),
+             "w_kappa": (("chain", "draw", "f"), weights["w_kappa"][None])}), h)[0]
+        independent, ess = np.swapaxes(independent, 0, 1), np.full(len(x), ess)
+    else:
         independent, ess = independent_posterior_b(phi, CHECK_DRAWS, rng)
-        rows = np.flatnonzero(ess > 0)
-        a = opts["scale"] * independent[rows]
-        a_y = np.take_along_axis(a, part["y_hard"][rows, None, None], -1)[..., 0]
-        law = beta_mixture_law(a_y, a.sum(-1) - a_y, opts["ci_prob"])
-        for key, value in zip(("mean", "sd", "lower", "upper"), law, strict=True):
-            part[key][rows] = value
-        if rows.size < len(ess):
-            notes.append(f"{len(ess) - rows.size} row(s) whose MVU draws do not vary are "
-                         "checked against the mixture of the NUTS draws themselves")
-        if (ess[rows] < CHECK_DRAWS).any():
-            notes.append(f"the independent posterior draws of the check have an effective "
-                         f"sample size of {ess[rows].min():.0f} (< {CHECK_DRAWS}) for some "
-                         "row, so check() is less sensitive there")
-    return part, pm_model, tree, post, notes, iid
+        if (ess == 0).any():
+            notes.append(f"{int((ess == 0).sum())} row(s) whose MVU draws do not vary have no "
+                         "maximum-likelihood Dirichlet, hence no independent posterior: check() "
+                         "leaves them out")
+    rows = np.flatnonzero(ess > 0)  # the others stay NaN: left out of the check
+    a = opts["scale"] * independent[rows]  # (rows, S, K)
+    y = part["y_hard"][rows, None, None]
+    a_y = np.take_along_axis(a, y, -1)[..., 0]
+    phi_law = np.full((4, len(x)), np.nan)
+    phi_law[:, rows] = beta_mixture_law(a_y, a.sum(-1) - a_y, opts["ci_prob"])
+    vote = np.full((CHECK_DRAWS, len(x)), np.nan)
+    vote[:, rows] = np.take_along_axis(vote_probs(a, weights=opts["weights"]), y, -1)[..., 0].T
+    part["reference"] = check_reference(tuple(phi_law), vote, _n_reference(ess),
+                                        opts["ci_prob"])
+    return part, pm_model, tree, post, notes + _ess_note(ess), iid

@@ -13,14 +13,17 @@ and, where they exist, ``alpha`` (Dirichlet parameters, ``inf`` for a point mass
 (Monte-Carlo standard error :math:`\sqrt{c(1-c)/S}`), ``c_hard_lower``/``c_hard_upper`` (interval of
 :math:`P_{\hat y}(\theta^{(s)})` over posterior draws) and ``interval_mass`` (the exact mass of
 ``[lower, upper]``: the interval level, or 1 for a point mass). Posterior functions also return
-``phi_hat`` (chain, draw, instance): one posterior-predictive draw of :math:`\Phi_{\hat y}` per
-posterior draw, the estimand checked against ``mean``/``sd``/``lower``/``upper``.
+``phi_hat`` (chain, draw, instance), one posterior-predictive draw of :math:`\Phi_{\hat y}` per
+posterior draw, and ``vote_hat``, the probability :math:`P(V = \hat y \mid \theta^{(s)})` of
+each draw (the indicator of the drawn vote where only predictive draws exist), whose mean is
+``c_hard``: the draws that :meth:`MVUEvaluation.check` compares with :func:`check_reference`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import xarray as xr
 from scipy import special
 
 from bayeval.evaluation import Evaluation
@@ -43,8 +46,12 @@ from bayeval.validation import as_seed
 
 # the result builders (point_mass, dirichlet, gaussian_logits, empirical, *_posterior,
 # predictive_draws, merge) are the engine of bayeval.methods.mvu.api, not public API
-__all__ = ["DECISION", "MVUEvaluation"]
+__all__ = ["DECISION", "QUANTITIES", "MVUEvaluation", "check_reference"]
 
+#: the quantities that :meth:`MVUEvaluation.check` compares per row
+QUANTITIES = ("phi", "c_hard")
+#: absolute error of the exact vote probabilities (quadrature), added to the check's tolerances
+QUADRATURE = 1e-8
 #: per-instance columns that every summary of :func:`bayeval.methods.mvu.api.mvu` carries
 DECISION = ("y_hard", "c_hard", "c_hard_lower", "c_hard_upper", "c_hard_se", "y_soft", "c_soft",
             "n_missing")
@@ -145,10 +152,12 @@ def _posterior(per_draw: np.ndarray, soft_mean: np.ndarray, weights, ci_prob: fl
     maximise) and the interval of :math:`P_{\hat y}^{(s)}`."""
     votes = per_draw.mean(0)
     y = np.argmax(votes, -1)
-    _, _, lo, hi = draws_law(_take(per_draw, y), ci_prob, ci_kind, axis=0)
+    vote_hat = _take(per_draw, y)
+    _, _, lo, hi = draws_law(vote_hat, ci_prob, ci_kind, axis=0)
     y_soft, c_soft = soft_confidence(soft_mean, weights=weights)
     return {"y_hard": y, "c_hard": np.max(votes, -1), "c_hard_lower": lo, "c_hard_upper": hi,
-            "y_soft": y_soft, "c_soft": c_soft, "interval_mass": np.full(len(y), ci_prob)}
+            "y_soft": y_soft, "c_soft": c_soft, "interval_mass": np.full(len(y), ci_prob),
+            "vote_hat": vote_hat}
 
 
 def dirichlet_posterior(alpha: np.ndarray, *, weights=None, random_seed=None,
@@ -166,6 +175,7 @@ def dirichlet_posterior(alpha: np.ndarray, *, weights=None, random_seed=None,
     out.update(zip(("mean", "sd", "lower", "upper"), law, strict=True))
     out["alpha"] = a.mean(0)
     out["phi_hat"] = _take(phi, out["y_hard"]).reshape(shape[:3])
+    out["vote_hat"] = out["vote_hat"].reshape(shape[:3])
     return out
 
 
@@ -185,6 +195,7 @@ def logit_posterior(m: np.ndarray, v: np.ndarray, *, weights=None, random_seed=N
     z = signed + s * as_seed(random_seed).standard_normal(m.shape)
     out.update(zip(("mean", "sd", "lower", "upper"), law, strict=True))
     out["phi_hat"] = special.expit(z).reshape(shape)
+    out["vote_hat"] = out["vote_hat"].reshape(shape)
     return out
 
 
@@ -193,8 +204,9 @@ def predictive_draws(phi: np.ndarray, *, weights=None, ci_prob: float = 0.95,
     r"""Posterior-predictive MVU draws only, ``phi`` (chain, draw, n, K): vote frequencies and
     the empirical law (no per-draw vote probabilities: no interval of :math:`c_\mathrm{hard}`)."""
     out = empirical(np.moveaxis(phi.reshape(-1, *phi.shape[2:]), 0, 1), weights=weights,
-                ci_prob=ci_prob, ci_kind=ci_kind)
+                    ci_prob=ci_prob, ci_kind=ci_kind)
     out["phi_hat"] = _take(phi, out["y_hard"])
+    out["vote_hat"] = _take(votes_from_draws(phi[..., None, :], weights=weights), out["y_hard"])
     return out
 
 
@@ -202,12 +214,54 @@ def merge(n: int, rows: np.ndarray, part: dict, complete: np.ndarray, dirac: dic
     """Results of all n instances: ``part`` for ``rows``, ``dirac`` for the ``complete`` rows."""
     out = {}
     for key in part:
-        if key == "phi_hat":
-            continue
         value = np.asarray(part[key])
         full = np.empty((n, *value.shape[1:]), dtype=np.result_type(value, dirac[key]))
         full[rows], full[complete] = value, dirac[key]
         out[key] = full
+    return out
+
+
+def check_reference(phi, vote: np.ndarray, n_reference: np.ndarray, ci_prob: float) -> dict:
+    r"""What :meth:`MVUEvaluation.check` compares the posterior with, from independent draws.
+
+    Parameters
+    ----------
+    phi : (mean, sd, lower, upper) of arrays (n,), or array (S, n)
+        The law of :math:`\Phi_{\hat y}`: exact (a mixture over independent posterior draws of
+        exact laws; its equal-tailed interval has mass ``ci_prob``), or independent draws of it
+        (its interval then holds the fraction of the draws that falls inside).
+    vote : array (S, n)
+        :math:`P(V = \hat y \mid \theta^{(s)})` per independent posterior draw (the indicator
+        of a drawn vote where only draws exist); its mean is the reference ``c_hard``.
+    n_reference : array (n,)
+        The effective number of independent draws behind each row.
+    ci_prob : float
+
+    Returns
+    -------
+    dict
+        ``mean``, ``sd``, ``lower``, ``upper``, ``interval_mass``, arrays (2, n) over the
+        quantities ``phi`` and ``c_hard``; ``n_reference`` (n,).
+
+    Examples
+    --------
+    An exact law of :math:`\Phi_{\hat y}` and 201 draws of the vote probability, one row:
+
+    >>> vote = np.linspace(0.5, 1.0, 201)[:, None]
+    >>> ref = check_reference(([0.8], [0.1], [0.55], [0.95]), vote, [201.0], 0.95)
+    >>> ref["mean"].round(3).tolist(), ref["interval_mass"].round(3).tolist()
+    ([[0.8], [0.75]], [[0.95], [0.95]])
+    """
+    laws = []
+    for value in (phi, vote):
+        if isinstance(value, tuple):
+            laws.append((*value, np.full(len(value[0]), ci_prob)))
+            continue
+        mean, sd, lo, hi = draws_law(value, ci_prob, "eti", axis=0)
+        laws.append((mean, sd, lo, hi, ((value >= lo) & (value <= hi)).mean(0)))
+    out = {key: np.stack([np.asarray(law[i], dtype=float) for law in laws])
+           for i, key in enumerate(("mean", "sd", "lower", "upper", "interval_mass"))}
+    out["n_reference"] = np.asarray(n_reference, dtype=float)
     return out
 
 
@@ -270,39 +324,96 @@ class MVUEvaluation(Evaluation, method="mvu"):
         return out
 
     def check(self) -> Table:
-        """:meth:`Evaluation.check <bayeval.evaluation.Evaluation.check>` of a
-        ``method="both"`` run.
+        r"""The posterior against an independent computation, per row, and the sampler's tests.
 
-        Under ``method="pymc"`` the closed form is the mixture of the same posterior draws'
-        laws, so a comparison could not fail when the sampler does: it is refused. Under
-        ``method="both"`` with Model A the closed form comes from independent posterior draws
-        (:func:`~bayeval.methods.mvu.models.independent_posterior_a`).
+        ``method="both"`` stores a reference computed without the posterior's draws
+        (:func:`check_reference`): the law of :math:`\Phi_{\hat y}` and of
+        :math:`P(V = \hat y \mid \theta)` under independent posterior draws
+        (:func:`~bayeval.methods.mvu.models.independent_posterior_a`, ``_b``, ``_c``). Two
+        quantities are compared per row (:func:`bayeval.check.compare`): ``phi``, the draws
+        ``phi_hat`` (mean, variance ratio and interval mass: the summary's ``mean``, ``sd``,
+        ``lower``, ``upper``), and ``c_hard``, the draws ``vote_hat`` (mean and interval mass:
+        ``c_hard`` and ``c_hard_lower``/``c_hard_upper``; near 1 their law is too heavy-tailed
+        for a variance test). The reference is itself Monte Carlo, with
+        :math:`n_\mathrm{ref}` effective draws, so each 4-sigma tolerance :math:`t` for
+        :math:`n_\mathrm{eff}` draws covers both errors, :math:`t\sqrt{1 +
+        n_\mathrm{eff}/n_\mathrm{ref}} + 10^{-8}` (the quadrature's accuracy). After NUTS the
+        sampler's own tests follow (:func:`bayeval.check.sampler_tests`: R-hat at most 1.01,
+        bulk and tail ESS at least 400, no divergence; quantity and instance ``"sampler"``),
+        and the caption names every failed test.
+
+        Returns
+        -------
+        Table
+            Indexed by ``(quantity, instance, test)``, columns of :meth:`Evaluation.check
+            <bayeval.evaluation.Evaluation.check>`; ``attrs["passed"]``.
 
         Raises
         ------
         ValueError
-            For a ``method="pymc"`` run, or without draws.
+            For a ``method="pymc"`` run (its closed form is built from the same draws, so a
+            comparison could not fail when the sampler does), or without draws.
 
         Examples
         --------
+        Model C (DMV) under its Laplace approximation, against importance sampling of its exact
+        posterior:
+
         >>> import numpy as np
         >>> from bayeval.methods.mvu.api import mvu
         >>> from bayeval.methods.mvu.estimators import LinearClassifier
         >>> rng = np.random.default_rng(0)
-        >>> train = rng.normal(size=(200, 2))
+        >>> train = rng.multivariate_normal([0, 0], [[0.3, 0.38], [0.38, 1.0]], size=300)
         >>> clf = LinearClassifier([[1.0, 1.0]], [-1.0])
-        >>> ev = mvu(clf, [[np.nan, 0.9]], train=train, method="pymc", random_seed=1,
-        ...          sample_kwargs={"draws": 100, "tune": 100})
-        >>> ev.check()  # doctest: +ELLIPSIS
-        Traceback (most recent call last):
-            ...
-        ValueError: check() needs method='both': under method='pymc' the closed form is ...
+        >>> ev = mvu(clf, [[np.nan, 0.9], [0.2, np.nan]], train=train, imputer="dmv",
+        ...          method="both", random_seed=1)
+        >>> out = ev.check()
+        >>> out.attrs["passed"], out.index.get_level_values("quantity").unique().tolist()
+        (True, ['phi', 'c_hard'])
         """
         if self.meta["variant"] == "pymc":
             raise ValueError("check() needs method='both': under method='pymc' the closed form "
                              "is built from the same posterior draws, so the comparison cannot "
                              "fail when the sampler does.")
-        return super().check()
+        if "check_reference" not in self.tree.children:
+            raise ValueError("check() compares posterior draws with an independent computation; "
+                             "run mvu(..., method='both').")
+        ref = self.tree["check_reference"].to_dataset()
+        pp = self.tree["posterior_predictive"].to_dataset()
+        checked = xr.concat([pp["phi_hat"], pp["vote_hat"]], dim=pd.Index(QUANTITIES,
+                                                                          name="quantity"))
+        groups = {"posterior_predictive": xr.Dataset({"checked": checked})}
+        groups.update({g: self.tree[g].to_dataset() for g in ("posterior", "sample_stats")
+                       if g in self.tree.children})
+        view = Evaluation.create(
+            method="mvu", variant="both", closed_form=ref.drop_vars("n_reference"),
+            draws=xr.DataTree.from_dict(groups), estimand="posterior_predictive/checked",
+            ci_prob=self.ci_prob, iid_draws=self.meta["iid_draws"])
+        out = view.check()
+        quantity, test = (out.index.get_level_values(k) for k in ("quantity", "test"))
+        out = out[~((quantity == "c_hard") & (test == "variance_ratio"))]
+        drawn = out.index.get_level_values("quantity") != "sampler"
+        n_ref = ref["n_reference"].to_series().reindex(
+            out.index.get_level_values("instance")[drawn]).to_numpy()
+        frame = out[drawn]
+        out.loc[drawn, "tolerance"] = (frame["tolerance"] * np.sqrt(1 + frame["n_eff"] / n_ref)
+                                       + QUADRATURE)
+        out.loc[drawn, "passed"] = out.loc[drawn, "statistic"] <= out.loc[drawn, "tolerance"]
+        passed = bool(out["passed"].all())
+        failed = out[~out["passed"]]
+        where = failed.index.get_level_values("quantity") != "sampler"
+        verdict = "all passed" if passed else "FAILED"
+        if where.any():
+            verdict += ": " + ", ".join(f"{q} of instance {i} ({t})"
+                                        for q, i, t in failed.index[where])
+        if (~where).any():
+            verdict += "; the sampler did not converge: " + ", ".join(
+                f"{t} {row.draws:.4g} (threshold {row.tolerance:g})"
+                for (_, _, t), row in failed[~where].iterrows())
+        kind = "independent" if self.meta["iid_draws"] else "MCMC"
+        caption = (f"posterior ({kind} draws) vs an independent computation, 4-sigma tolerances "
+                   f"on both Monte-Carlo errors: {verdict}")
+        return table(out, caption, passed=passed)
 
     #: the :class:`~bayeval.methods.mvu.plan.FeaturePlanner` of the run (not saved)
     planner = None

@@ -222,32 +222,3 @@ def test_old_n_draws_keyword_warns_and_gives_the_same_answer():
     assert old.closed_form.identical(new.closed_form)
     with pytest.raises(TypeError, match="both n_draws= and its new name draws="):
         mvu(CLF, x, imputer=imp, n_draws=500, draws=500)
-
-
-def test_both_with_a_nonlinear_classifier_is_refused_before_sampling(small, monkeypatch):
-    """Model A's exact per-draw law (the fast path of the check) needs a binary linear classifier;
-    any other is refused before NUTS runs, not after."""
-    import bayeval.methods.mvu.models as models
-
-    def no_sampling(*args, **kwargs):
-        raise AssertionError("NUTS ran before the refusal")
-
-    monkeypatch.setattr(models, "sample", no_sampling)
-    train, x = small
-    with pytest.raises(ValueError, match="needs a binary linear classifier"):
-        mvu(lambda z: special.expit(z[:, 0] ** 2 - z[:, 1]), x, train=train, method="both")
-
-
-def test_model_b_both_checks_against_an_independent_posterior():
-    """Model B (an imputer object): NUTS against independent draws of each row's Dirichlet;
-    the default run passes, a run without warm-up and with 30 draws fails."""
-    rng = np.random.default_rng(11)
-    x = rng.multivariate_normal([0, 0], cov(), size=2)
-    x[:, 0] = np.nan
-    args = (CLF, x)
-    kwargs = dict(imputer=GaussianImputer([0, 0], cov()), method="both", draws=50, random_seed=3)
-    ev = mvu(*args, **kwargs)
-    assert ev.check().attrs["passed"], ev.check()
-    broken = mvu(*args, **kwargs, sample_kwargs={"tune": 0, "draws": 30}).check()
-    assert not broken.attrs["passed"]
-    assert not broken.drop(index="sampler", level="instance")["passed"].all()  # not only R-hat
