@@ -1,5 +1,6 @@
 """MVU's PyMC models: model(..., variant=...) builds A, B and C; the old builder names still work
-with a warning; Model B's posterior is centred on the Dirichlet MLE."""
+with a warning; Model B's posterior is centred on the Dirichlet MLE; the independent posteriors
+behind method='both''s check (importance sampling) equal NUTS's for A, B and C."""
 
 import json
 import warnings
@@ -13,7 +14,11 @@ import bayeval.methods.mvu as mvu_package
 from bayeval.methods.mvu import dmv_design, model
 from bayeval.methods.mvu.estimators import dirichlet_mle
 from bayeval.methods.mvu.fast import hard_confidence
-from bayeval.methods.mvu.models import independent_posterior_a, independent_posterior_b
+from bayeval.methods.mvu.models import (
+    independent_posterior_a,
+    independent_posterior_b,
+    independent_posterior_c,
+)
 from bayeval.sampling import sample
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -114,3 +119,30 @@ def test_model_b_independent_posterior_is_the_nuts_posterior():
             assert abs(x.mean() - y.mean()) <= 4.5 * se, (a, j)
             se_sd = np.hypot(float(az.mcse(x, method="sd")), y.std() / np.sqrt(2 * n_iid))
             assert abs(x.std() - y.std()) <= 4.5 * se_sd, (a, j)
+
+
+def test_model_c_independent_posterior_is_the_nuts_posterior():
+    """The importance-sampled weights behind method='both''s check of Model C and NUTS agree on
+    every weight (one feature, two classes, 120 rows: 4 weights): means and sds within 4.5
+    combined Monte-Carlo SEs (Bonferroni over the 8 comparisons)."""
+    import arviz as az
+
+    rng = np.random.default_rng(12)
+    h = rng.normal(size=(120, 1))
+    mu = special.expit(0.3 + 0.8 * h[:, 0])
+    kappa = np.exp(2.0 - 0.5 * h[:, 0])
+    p1 = rng.beta(kappa * mu, kappa * (1 - mu))  # Dir(kappa (1 - mu, mu)) of two classes
+    targets = np.column_stack([1 - p1, p1])
+    post = sample(model(h, targets, variant="c"), 6, {"draws": 1000, "tune": 1000})["posterior"]
+    nuts = np.concatenate([post["w_eta"].values.reshape(2, 1000, -1),
+                           post["w_kappa"].values.reshape(2, 1000, -1)], axis=-1)
+    w, ess = independent_posterior_c(h, targets, 4000, random_seed=7)
+    iid = np.column_stack([w["w_eta"].reshape(4000, -1), w["w_kappa"].reshape(4000, -1)])
+    assert ess > 8000  # of 16,000 proposals
+    n_iid = 1 / (1 / 4000 + 1 / ess)
+    for j in range(iid.shape[1]):
+        x, y = nuts[..., j], iid[:, j]
+        se = np.hypot(float(az.mcse(x)), y.std() / np.sqrt(n_iid))
+        assert abs(x.mean() - y.mean()) <= 4.5 * se, j
+        se_sd = np.hypot(float(az.mcse(x, method="sd")), y.std() / np.sqrt(2 * n_iid))
+        assert abs(x.std() - y.std()) <= 4.5 * se_sd, j
