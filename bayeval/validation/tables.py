@@ -177,11 +177,9 @@ def _beside(value: Any, name: str, frame: pd.DataFrame) -> Any:
 
 
 def _no_data(value: Any, name: str) -> None:
-    """Refuse a column name when there is no table to find it in."""
-    if value is None or _is_preset(value, name):
-        return
-    names = _names(value, name)
-    if names is not None:
+    """Refuse a column name when there is no table to find it in. Only a string is taken for
+    one: without a table, a list of strings is values (class labels, judge verdicts)."""
+    if isinstance(value, str) and not _is_preset(value, name):
         raise ValueError(f"{name} is {describe(value)}, a column name, but no table was given: "
                          f"pass the table as data= to take {name} from its columns, or give "
                          "the values as an array.")
@@ -218,7 +216,7 @@ def named_columns(data: Any = None, *, absent_labels: Any = None,
     Parameters
     ----------
     data : table, optional
-        The analysis rows (:func:`as_table`). Without it, a string (or list of strings) where
+        The analysis rows (:func:`as_table`). Without it, a string where
         an array is expected is refused with a hint to pass ``data=``.
     absent_labels : optional
         What ``labels`` is when ``data`` lacks the column it names and a table reference has
