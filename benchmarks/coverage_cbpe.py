@@ -41,7 +41,10 @@ grid with isotonic regression, ``--replications`` and ``--design`` narrow it. ``
 runs the cells (and replications per cell) of ``docs/coverage.md`` (:data:`DOCS_RUN`): about
 2.5 hours on one core of a loaded machine on 2026-11-24. The default's 400 drawn maps cost
 0.3-6.2 s per call there (each chunk's counts are mixed over the draws exactly, the whole
-period's by the shift kernel), where the plug-in takes 0.05-1.0 s.
+period's by the shift kernel), where the plug-in takes 0.05-1.0 s. ``--metric-set outputs``
+checks NannyML's other outputs instead (:data:`METRIC_SETS`): the confusion-matrix cells
+normalised by the actual class, a business value and average precision (its interval from
+2,000 draws of the labels).
 """
 
 from __future__ import annotations
@@ -67,6 +70,11 @@ from bayeval.methods.cbpe.api import SHIFT_WARN
 
 SEED = 20261124
 METRICS = ("accuracy", "precision", "recall", "f1", "roc_auc")
+#: ``--metric-set``: the metrics asked for and the options that go with them
+METRIC_SETS = {"default": (METRICS, {}),
+               "outputs": (("confusion_matrix", "business_value", "average_precision"),
+                           {"normalize_confusion_matrix": "true",
+                            "business_value_matrix": [[1.0, -2.0], [-10.0, 5.0]]})}
 LEVEL = 0.95
 #: the two answers compared, as keyword arguments of ``cbpe``: the default, and the plug-in
 VARIANTS = {"default": {}, "plug-in": {"calibration_uncertainty": False}}
@@ -177,7 +185,8 @@ def replicate(cell: Cell, seed: int, replication: int, metrics=METRICS,
               variants=tuple(VARIANTS)) -> dict[str, dict]:
     """Run every variant on one draw of the cell's data.
 
-    Returns, per variant, ``covered`` and ``width`` (arrays of shape (chunks + 1, metrics), the
+    Returns, per variant, the rows' ``names`` (the metrics, or the outputs' rows), ``covered``
+    and ``width`` (arrays of shape (chunks + 1, metrics), the
     whole period last), ``seconds`` (the call's wall time), ``calibration`` (the calibrator
     fitted on the reference) and ``sparse_share`` (the whole period's share of rows whose score
     lies where the reference is thin; NaN when the result has none) and ``warned`` (whether the
@@ -195,7 +204,8 @@ def replicate(cell: Cell, seed: int, replication: int, metrics=METRICS,
             ev = cbpe(scores, reference=(ref_scores, ref_labels), labels=labels,
                       chunk_size=cell.chunk_size, calibration=cell.calibration,
                       metrics=list(metrics), ci_prob=LEVEL, random_seed=random_seed,
-                      **VARIANTS[variant])
+                      **VARIANTS[variant], **dict(METRIC_SETS["outputs"][1]
+                                                  if "business_value" in metrics else {}))
         seconds = time.perf_counter() - start
         closed = ev.closed_form
         lower, upper, realized = (closed[k].transpose("chunk", "metric").to_numpy()
@@ -204,7 +214,8 @@ def replicate(cell: Cell, seed: int, replication: int, metrics=METRICS,
                   else np.full(1, np.nan))
         warned = any("(sparse_share)" in note for note in ev.meta["warnings"])
         assert warned == bool((shares > SHIFT_WARN).any())  # the note is the diagnostic's
-        out[variant] = {"covered": (lower - TOUCH <= realized) & (realized <= upper + TOUCH),
+        out[variant] = {"names": closed["metric"].values.tolist(),
+                        "covered": (lower - TOUCH <= realized) & (realized <= upper + TOUCH),
                         "width": upper - lower, "seconds": seconds,
                         "calibration": ev.meta["calibration"], "sparse_share": shares[-1],
                         "warned": warned}
@@ -221,10 +232,11 @@ def _mc(values: np.ndarray) -> tuple[float, float]:
     return values.mean(0), values.std(0, ddof=1) / np.sqrt(r) if r > 1 else np.nan
 
 
-def summarise(cell: Cell, runs: list[dict], metrics=METRICS) -> list[dict]:
+def summarise(cell: Cell, runs: list[dict]) -> list[dict]:
     """Rows (one per variant and metric) of a cell from its replications (:func:`replicate`)."""
     rows = []
     variants = list(runs[0])
+    metrics = runs[0][variants[0]]["names"]
     widths = {}
     for variant in variants:
         width = np.stack([run[variant]["width"] for run in runs])
@@ -288,7 +300,7 @@ def run(replications: int = 200, seed: int = SEED, cells=None, metrics=METRICS,
         start = time.perf_counter()
         with threadpool_limits(1, "blas"):
             runs = [replicate(cell, seed, i, metrics, variants) for i in range(r)]
-        rows += summarise(cell, runs, metrics)
+        rows += summarise(cell, runs)
         if progress:
             print(f"{cell}, R={r}: {time.perf_counter() - start:.0f} s", file=sys.stderr,
                   flush=True)
@@ -369,6 +381,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="run only this design (repeatable)")
     parser.add_argument("--plug-in-only", action="store_true",
                         help="run calibration_uncertainty=False only")
+    parser.add_argument("--metric-set", choices=list(METRIC_SETS), default="default",
+                        help="default: the five metrics; outputs: cells, value, AP")
     parser.add_argument("--csv", help="also write the rows to this CSV file")
     args = parser.parse_args(argv)
     designs = tuple(args.design or DESIGNS)
@@ -379,7 +393,8 @@ def main(argv: list[str] | None = None) -> int:
         cells = [(cell, args.replications or 200) for cell in grid(args.calibration, designs)]
     variants = ("plug-in",) if args.plug_in_only else tuple(VARIANTS)
     start = time.perf_counter()
-    df = run(seed=args.seed, cells=cells, variants=variants, progress=True)
+    df = run(seed=args.seed, cells=cells, metrics=METRIC_SETS[args.metric_set][0],
+             variants=variants, progress=True)
     if args.csv:
         df.to_csv(args.csv, index=False)
     print(f"Run on {datetime.now(UTC):%Y-%m-%d} ({platform.machine()}, "
