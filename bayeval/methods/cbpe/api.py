@@ -110,7 +110,7 @@ from bayeval.methods.cbpe.models import (
     posterior_predictive,
     predictive_v2b,
 )
-from bayeval.methods.cbpe.outputs import as_outputs, realized_outputs, with_outputs
+from bayeval.methods.cbpe.outputs import as_outputs, reference_outputs, with_outputs
 from bayeval.metrics import BINARY_METRICS, REGISTRY
 from bayeval.metrics import METRICS as CONFUSION_METRICS
 from bayeval.sampling import sample
@@ -767,10 +767,8 @@ def cbpe(scores, *, y_pred=None, data=None, threshold: float = 0.5, reference=No
     thresholds = alert_bounds(ref.realized if ref else np.empty((0, len(metrics))), metrics,
                               alert_thresholds)
     if outputs is not None:  # the same from the outputs' realized values on the reference
-        out_thresholds = alert_bounds(realized_outputs(
-            ref.labels.astype(float), ref.y_pred, ref.scores, ref.chunking, outputs,
-            zero_division, whole=False) if ref else np.empty((0, len(outputs.names))),
-            outputs.names, alert_thresholds, outputs.limits)
+        out_thresholds = alert_bounds(reference_outputs(data, ref, outputs, zero_division),
+                                      outputs.names, alert_thresholds, outputs.limits)
 
     p = calibrate(scores) if noise != "none" or method != "exact" else None
     cells, ref_cells, grid, shared = None, None, None, None

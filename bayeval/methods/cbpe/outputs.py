@@ -52,7 +52,7 @@ from bayeval.validation import as_array, as_choice, describe
 
 __all__ = ["AP_DRAWS", "CELLS", "NORMALIZATIONS", "OUTPUTS", "LinearLaw", "Outputs", "Reflected",
            "ap_draws", "as_outputs", "average_precision", "nannyml_ap", "output_table",
-           "realized_outputs", "with_outputs"]
+           "realized_outputs", "reference_outputs", "with_outputs"]
 
 OUTPUTS = ("confusion_matrix", "business_value", "average_precision")
 """The names that ask for these outputs in ``metrics``."""
@@ -477,6 +477,29 @@ def realized_outputs(labels: np.ndarray, y_pred: np.ndarray, scores: np.ndarray,
             row.append(average_precision(y, scores[r], zero_division))
         rows.append(row if r.size else [np.nan] * len(row))
     return np.array(rows).reshape(len(groups), len(outputs.names))
+
+
+def reference_outputs(data: xr.Dataset, reference: Any, outputs: Outputs,
+                      zero_division: float) -> np.ndarray:
+    """The outputs' realized values on the reference's chunks (reference chunk x output), also
+    appended to ``data["reference_realized"]``; empty without a reference.
+
+    ``reference`` has the reference's ``scores``, ``labels``, ``y_pred`` and ``chunking``
+    (:class:`bayeval.methods.cbpe.api.Reference`).
+    """
+    if reference is None:
+        return np.empty((0, len(outputs.names)))
+    values = realized_outputs(reference.labels.astype(float), reference.y_pred,
+                              reference.scores, reference.chunking, outputs, zero_division,
+                              whole=False)
+    realized = data["reference_realized"]
+    extra = xr.DataArray(values, dims=realized.dims,
+                         coords={realized.dims[0]: realized[realized.dims[0]].values,
+                                 "metric": list(outputs.names)})
+    joined = xr.concat([realized, extra], dim="metric")
+    del data["reference_realized"], data.coords["metric"]  # else assigning aligns to the old
+    data["reference_realized"] = joined
+    return values
 
 
 def output_table(laws: list[CountLaw], windows: list[Window],

@@ -177,6 +177,8 @@ def test_thresholds_realized_and_summary_rows():
     tps = [(ref.labels[r] * pred[r]).sum() for r in np.array_split(np.arange(3000), 6)]
     lower = max(np.mean(tps) - ALERT_SD * np.std(tps), 0.0)
     upper = np.mean(tps) + ALERT_SD * np.std(tps)
+    reference = ev.tree["data"].to_dataset()["reference_realized"]  # the chunks plot's band
+    assert reference.sel(metric="true_positive").values.tolist() == tps
     row = closed.sel(chunk=first, metric="true_positive")
     assert (float(row["lower_threshold"]), float(row["upper_threshold"])) == pytest.approx(
         (lower, upper), abs=1e-9)
