@@ -7,16 +7,19 @@
 Long work (NUTS sampling) shows PyMC's progress bars on stderr when stderr is a terminal;
 ``--progress``/``--no-progress`` force it either way.
 
-Exit codes: 0 success, 2 bad usage or bad input (a one-line message naming the column, option or
-argument), 1 an internal error.
+``bayeval run CONFIG`` runs the command that a TOML file describes (:mod:`bayeval.cli_config`);
+the files are read and written by :mod:`bayeval.cli_files`, the saved classifiers of ``mvu``
+loaded by :mod:`bayeval.cli_models`.
+
+Exit codes: 0 success, 1 an alert fired (an estimate of ``cbpe`` outside its thresholds; not
+with ``--no-fail-on-alert``), 2 bad usage or bad input (a one-line message naming the column,
+option or argument), 3 an internal error.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import json
-import os
 import sys
 import warnings
 from pathlib import Path
@@ -27,203 +30,23 @@ import pandas as pd
 
 import bayeval as be
 from bayeval import sampling
+from bayeval.cli_config import config_argv, in_config_terms
+from bayeval.cli_files import (
+    InputError,
+    check_output,
+    class_columns,
+    classes,
+    column,
+    read_table,
+    write_table,
+)
+from bayeval.cli_models import load_classifier
 from bayeval.methods.cbpe import NOISES
 
-__all__ = ["EXIT_ERROR", "EXIT_OK", "EXIT_USAGE", "InputError", "alert_thresholds",
-           "check_output", "class_scores", "column", "main", "read_table", "write_summary"]
+__all__ = ["EXIT_ALERT", "EXIT_ERROR", "EXIT_OK", "EXIT_USAGE", "alert_thresholds", "main"]
 
-EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
-
-
-class InputError(ValueError):
-    """Bad input from the command line: reported in one line with exit code 2.
-
-    Examples
-    --------
-    >>> issubclass(InputError, ValueError)  # caught with the library's validation errors
-    True
-    """
-
-
-# ------------------------------------------------------------------------------------ reading
-def read_table(path: str, option: str) -> pd.DataFrame:
-    """Read a CSV (``.csv``, ``.csv.gz``, ``.tsv``, ``.txt``) or Parquet (``.parquet``, ``.pq``)
-    file.
-
-    Parameters
-    ----------
-    path : str
-        The file.
-    option : str
-        The option or argument that named it, for error messages (``"DATA"``, ``"--reference"``).
-
-    Returns
-    -------
-    pandas.DataFrame
-        Its rows, at least one.
-
-    Raises
-    ------
-    InputError
-        No such file, an unknown extension, an unreadable, empty or row-less file, or a CSV
-        whose header names a column twice.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> path = Path(tempfile.mkdtemp()) / "scores.csv"
-    >>> _ = path.write_text("score,label\\n0.9,1\\n0.2,\\n")
-    >>> read_table(str(path), "DATA")
-       score  label
-    0    0.9    1.0
-    1    0.2    NaN
-    >>> read_table("none.csv", "--reference")
-    Traceback (most recent call last):
-    ...
-    bayeval.cli.InputError: --reference: no such file: none.csv
-    """
-    file = Path(path)
-    if not file.is_file():
-        raise InputError(f"{option}: no such file: {path}")
-    name = file.name.lower()
-    try:
-        if name.endswith((".parquet", ".pq")):
-            frame = pd.read_parquet(file)
-        elif name.endswith((".csv", ".csv.gz", ".tsv", ".txt")):
-            frame = pd.read_csv(file, sep="\t" if name.endswith(".tsv") else ",")
-        else:
-            raise InputError(f"{option}: {path} is neither CSV (.csv, .tsv) nor Parquet "
-                             "(.parquet, .pq)")
-    except pd.errors.EmptyDataError:
-        raise InputError(f"{option}: {path} is empty") from None
-    except (pd.errors.ParserError, OSError, ValueError) as err:
-        if isinstance(err, InputError):
-            raise
-        raise InputError(f"{option}: cannot read {path}: {err}") from None
-    if frame.empty:
-        raise InputError(f"{option}: {path} has no rows")
-    if not name.endswith((".parquet", ".pq")):  # pandas renames a repeated name 'score.1'
-        header = pd.read_csv(file, sep="\t" if name.endswith(".tsv") else ",", header=None,
-                             nrows=1, dtype=str, keep_default_na=False).iloc[0]
-        if header.duplicated().any():
-            raise InputError(f"{option}: {path} has the column {header[header.duplicated()]
-                             .iloc[0]!r} twice; every column needs its own name")
-    return frame
-
-
-def column(frame, name: str | None, option: str, path: str, *, numeric: bool = True,
-           missing_ok: bool = False, integer: bool = False):
-    """The column ``name`` of ``frame``, named by the command-line option ``option``.
-
-    Parameters
-    ----------
-    frame : pandas.DataFrame or dask.dataframe.DataFrame
-        The rows read from ``path``.
-    name : str or None
-        The column; None when the option was not given.
-    option, path : str
-        The option and the file, for error messages.
-    numeric : bool
-        Return the values as floats, checked (a pandas ``frame``); else the column as it is
-        (keys, or a lazy dask column), only checked to exist.
-    missing_ok : bool
-        Blank cells are allowed (NaN), e.g. missing labels.
-    integer : bool
-        The values must be whole numbers (class codes, votes).
-
-    Returns
-    -------
-    numpy.ndarray of float, or the column (pandas or dask Series) when not ``numeric``.
-
-    Raises
-    ------
-    InputError
-        The option is missing, the column is not in the file, a value is not numeric (or not a
-        whole number where ``integer``), or a cell is blank where ``missing_ok`` is False.
-
-    Examples
-    --------
-    >>> frame = pd.DataFrame({"score": [0.9, 0.2], "label": [1, None], "day": ["mon", "tue"]})
-    >>> column(frame, "label", "--label-col", "data.csv", missing_ok=True)
-    array([ 1., nan])
-    >>> column(frame, "day", "--chunk-col", "data.csv", numeric=False).tolist()
-    ['mon', 'tue']
-    >>> column(frame, "day", "--score-col", "f.csv")
-    Traceback (most recent call last):
-    ...
-    bayeval.cli.InputError: --score-col: column 'day' of f.csv has non-numeric values such as 'mon'
-    >>> column(frame, "p", "--score-col", "f.csv")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    bayeval.cli.InputError: --score-col: column 'p' is not in f.csv (its columns: score, ...)
-    """
-    if name is None:
-        raise InputError(f"{option} is required")
-    if name not in frame.columns:
-        cols = ", ".join(map(str, frame.columns[:20]))
-        raise InputError(f"{option}: column {name!r} is not in {path} (its columns: {cols})")
-    if not numeric:
-        return frame[name]
-    values = pd.to_numeric(frame[name], errors="coerce")
-    bad = values.isna() & frame[name].notna()
-    if bad.any():
-        raise InputError(f"{option}: column {name!r} of {path} has non-numeric values such as "
-                         f"{frame[name][bad].iloc[0]!r}")
-    if values.isna().any() and not missing_ok:
-        raise InputError(f"{option}: column {name!r} of {path} has {int(values.isna().sum())} "
-                         "empty cells")
-    out = values.to_numpy(dtype=float)
-    fractional = np.isinf(out) | (np.isfinite(out) & (out != np.round(out)))
-    if integer and fractional.any():
-        raise InputError(f"{option}: column {name!r} of {path} has values that are not whole "
-                         f"numbers such as {out[fractional][0]:g}; it holds class codes")
-    return out
-
-
-def check_output(path: str, option: str, *, folder: bool = False) -> None:
-    """Check that ``path`` can be written, before any work is done.
-
-    Parameters
-    ----------
-    path : str
-        The file (or with ``folder`` the folder, made if missing) to write.
-    option : str
-        The option that named it, for error messages.
-    folder : bool
-        ``path`` is a folder, made with its missing parents.
-
-    Raises
-    ------
-    InputError
-        A file path that is a folder, or a folder that is a file; a missing folder to write
-        the file in; a file where a parent folder should be; a folder that cannot be written.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> tmp = tempfile.mkdtemp()
-    >>> check_output(f"{tmp}/report.html", "--report")
-    >>> check_output(f"{tmp}/no/report.html", "--report")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    bayeval.cli.InputError: --report: cannot write .../no/report.html: the folder .../no does ...
-    """
-    target = Path(path)
-    if folder:
-        if target.exists() and not target.is_dir():
-            raise InputError(f"{option}: {path} is a file, not a folder")
-        target = target / "report.html"
-    elif target.is_dir():
-        raise InputError(f"{option}: {path} is a folder; give the path of a file")
-    parent = target.parent
-    while folder and not parent.exists():
-        parent = parent.parent  # made by the command
-    if not parent.exists():
-        raise InputError(f"{option}: cannot write {path}: the folder {parent} does not exist")
-    if not parent.is_dir():
-        raise InputError(f"{option}: cannot write {path}: {parent} is a file, not a folder")
-    if not os.access(parent, os.W_OK):
-        raise InputError(f"{option}: cannot write {path}: the folder {parent} is not writable")
+#: the exit codes: success, an alert fired, bad usage or input, an internal error
+EXIT_OK, EXIT_ALERT, EXIT_USAGE, EXIT_ERROR = 0, 1, 2, 3
 
 
 def _frame(args) -> pd.DataFrame:
@@ -233,88 +56,73 @@ def _frame(args) -> pd.DataFrame:
 
 
 # ----------------------------------------------------------------------------------- commands
-def class_scores(frame: pd.DataFrame, spec: str, path: str) -> pd.DataFrame:
-    """The scores of K classes named by ``--score-cols``: a comma-separated list of columns
-    (named by the classes), or a prefix ending in ``*`` (``p_*``: the classes are what follows
-    the prefix).
-
-    Examples
-    --------
-    >>> frame = pd.DataFrame({"p_A": [0.7, 0.1], "p_B": [0.2, 0.3], "p_tie": [0.1, 0.6]})
-    >>> class_scores(frame, "p_*", "data.csv").columns.tolist()
-    ['A', 'B', 'tie']
-    >>> class_scores(frame, "p_A,p_tie", "data.csv").columns.tolist()
-    ['p_A', 'p_tie']
-    """
-    if spec.endswith("*"):
-        names = [c for c in map(str, frame.columns) if c.startswith(spec[:-1])]
-        if len(names) < 2:
-            raise InputError(f"--score-cols: {spec!r} matches {len(names)} column(s) of {path}; "
-                             "K classes need at least 2")
-        classes = [c[len(spec) - 1:] for c in names]
-    else:
-        names = classes = [c.strip() for c in spec.split(",")]
-        if len(names) < 2 or len(set(names)) < len(names):
-            raise InputError("--score-cols: give at least 2 distinct columns, comma-separated, "
-                             f"or a prefix such as 'p_*'; got {spec!r}")
-    columns = {cls: column(frame, name, "--score-cols", path)
-               for cls, name in zip(classes, names, strict=True)}
-    return pd.DataFrame(columns, index=frame.index)
-
-
-def _classes(frame: pd.DataFrame, name: str, option: str, path: str) -> pd.Series:
-    """A column of class labels as text (the classes are the names of the score columns);
-    blank cells stay missing."""
-    values = column(frame, name, option, path, numeric=False)
-    return values.where(values.isna(), values.astype(str))
-
-
-def _reference(args) -> tuple[Any, pd.Series] | None:
-    """The labelled reference of cbpe (--reference, with the score columns and
-    --ref-label-col)."""
-    if not args.reference:
-        return None
-    ref = read_table(args.reference, "--reference")
-    label = args.ref_label_col or args.label_col
-    if args.score_cols:
-        return (class_scores(ref, args.score_cols, args.reference),
-                _classes(ref, label, "--ref-label-col", args.reference))
-    return (column(ref, args.score_col, "--score-col", args.reference),
-            column(ref, label, "--ref-label-col", args.reference))
-
-
-def _cbpe(args) -> be.Evaluation:
-    data = _frame(args)
-    kwargs: dict[str, Any] = {}
+def _rows(args, frame: pd.DataFrame, path: str, *, labels_missing_ok: bool) -> dict[str, Any]:
+    """The scores (--score-col, or --score-cols for K classes), predictions (--pred-col) and
+    labels (--label-col) of cbpe and labelled, where given."""
+    out: dict[str, Any] = {}
     if args.score_cols:
         if args.score_col:
             raise InputError("--score-cols: give --score-col (two classes) or --score-cols "
                              "(K classes), not both")
-        scores = class_scores(data, args.score_cols, args.data)
-        if args.pred_col:
-            kwargs["y_pred"] = _classes(data, args.pred_col, "--pred-col", args.data)
-        if args.label_col:
-            kwargs["labels"] = _classes(data, args.label_col, "--label-col", args.data)
+        out["scores"] = class_columns(frame, args.score_cols, path)
+        read = classes
     else:
-        scores = column(data, args.score_col, "--score-col", args.data)
-        if args.pred_col:
-            kwargs["y_pred"] = column(data, args.pred_col, "--pred-col", args.data)
-        if args.label_col:
-            kwargs["labels"] = column(data, args.label_col, "--label-col", args.data,
-                                      missing_ok=True)
-    if args.reference:
-        kwargs["reference"] = _reference(args)
+        if args.score_col or not args.pred_col:
+            out["scores"] = column(frame, args.score_col, "--score-col", path)
+
+        def read(frame, name, option, path):
+            return column(frame, name, option, path,
+                          missing_ok=labels_missing_ok and option == "--label-col")
+    if args.pred_col:
+        out["y_pred"] = read(frame, args.pred_col, "--pred-col", path)
+    if args.label_col:
+        out["labels"] = read(frame, args.label_col, "--label-col", path)
+    return out
+
+
+def _reference(args) -> dict[str, Any]:
+    """The labelled reference of cbpe (--reference, with the score columns and
+    --ref-label-col), chunked by its --chunk-col column where it has one."""
+    if not args.reference:
+        return {}
+    ref = read_table(args.reference, "--reference")
+    label = args.ref_label_col or args.label_col
+    if args.score_cols:
+        out = {"reference": (class_columns(ref, args.score_cols, args.reference),
+                             classes(ref, label, "--ref-label-col", args.reference))}
+    else:
+        out = {"reference": (column(ref, args.score_col, "--score-col", args.reference),
+                             column(ref, label, "--ref-label-col", args.reference))}
+    if args.chunk_col and args.chunk_col in ref.columns:
+        out["reference_chunks"] = ref[args.chunk_col].to_numpy()
+    return out
+
+
+def _cbpe(args) -> be.Evaluation:
+    data = _frame(args)
+    kwargs = _rows(args, data, args.data, labels_missing_ok=True) | _reference(args)
     if args.chunk_col:
         kwargs["chunks"] = column(data, args.chunk_col, "--chunk-col", args.data,
                                   numeric=False).to_numpy()
     elif args.chunk_period:
         raise InputError("--chunk-period groups the timestamps of --chunk-col; give "
                          "--chunk-col")
-    return be.cbpe(scores, threshold=args.threshold, chunk_size=args.chunk_size,
+    return be.cbpe(kwargs.pop("scores"), threshold=args.threshold, chunk_size=args.chunk_size,
                    n_chunks=args.n_chunks, chunk_period=args.chunk_period, noise=args.noise,
                    kappa=args.kappa,
                    calibration_uncertainty=args.calibration_uncertainty,
                    method=args.method or "exact", **kwargs, **_options(args), **_common(args))
+
+
+def _labelled(args) -> be.Evaluation:
+    """Every row labelled: the scores or the predictions, and the labels."""
+    if not args.label_col:
+        raise InputError("--label-col is required")
+    rows = _rows(args, _frame(args), args.data, labels_missing_ok=False)
+    prior = _numbers(args.prior, "--prior", (2,)) if args.prior else (1.0, 1.0)
+    return be.labelled(rows.get("scores"), rows["labels"], y_pred=rows.get("y_pred"),
+                       threshold=args.threshold, prior=prior, method=args.method or "exact",
+                       ci_kind=args.ci_kind, **_options(args), **_common(args))
 
 
 def _pemi(args) -> be.Evaluation:
@@ -342,6 +150,10 @@ def _judge(args) -> be.Evaluation:
                     ci_kind=args.ci_kind, **_common(args))
 
 
+#: the label models that bounds fits on the weak labels
+LABEL_MODELS = ("dawid_skene", "majority_vote")
+
+
 def _bounds(args) -> be.Evaluation:
     data = _frame(args)
     if not args.weak_cols:
@@ -349,8 +161,76 @@ def _bounds(args) -> be.Evaluation:
     weak = np.column_stack([column(data, c.strip(), "--weak-cols", args.data, integer=True)
                             for c in args.weak_cols.split(",")])
     y_pred = column(data, args.pred_col, "--pred-col", args.data, integer=True)
-    return be.bounds(y_pred.astype(np.int64), weak.astype(np.int64),
-                     method=args.method or "exact", **_options(args), **_common(args))
+    label_model = args.label_model or LABEL_MODELS[0]
+    if label_model not in LABEL_MODELS:
+        if "*" not in label_model and "," not in label_model:
+            raise InputError(f"--label-model: {', '.join(LABEL_MODELS)}, or your label model's "
+                             "probabilities: one column per class (in class order), "
+                             f"comma-separated or a prefix such as 'lm_*'; got {label_model!r}")
+        label_model = class_columns(data, label_model, args.data, "--label-model").to_numpy()
+    kwargs: dict[str, Any] = {"model": args.model or "m1"}
+    if args.gold_col:
+        if (args.method or "exact") not in ("pymc", "both"):
+            raise InputError("--gold-col: the gold labels enter the PyMC model m3; add "
+                             "--method pymc (or both)")
+        kwargs = {"model": args.model or "m3",
+                  "labels": column(data, args.gold_col, "--gold-col", args.data,
+                                   missing_ok=True, integer=True)}
+    return be.bounds(y_pred.astype(np.int64), weak.astype(np.int64), label_model=label_model,
+                     method=args.method or "exact", **kwargs, **_options(args), **_common(args))
+
+
+def _mvu(args) -> be.Evaluation:
+    """The saved classifier on DATA's features (empty cells: missing), the imputer fitted on
+    --train."""
+    data = _frame(args)
+    classifier = load_classifier(args.classifier, trust=_words(args.trust),
+                                 trust_all=args.trust_all, unsafe_pickle=args.unsafe_pickle)
+    names = _words(args.feature_cols) or [str(c) for c in getattr(
+        classifier, "feature_names_in_", ())]
+    if not names:
+        raise InputError("--feature-cols is required: the classifier does not name its "
+                         "features (it was fitted on an array)")
+    index = (pd.Index(column(data, args.id_col, "--id-col", args.data, numeric=False),
+                      name=args.id_col) if args.id_col else data.index)
+
+    def features(frame, path, missing_ok):
+        return pd.DataFrame({c: column(frame, c, "--feature-cols", path, missing_ok=missing_ok)
+                             for c in names}, index=frame.index)
+
+    train = features(read_table(args.train, "--train"), args.train, False) if args.train else None
+    return be.mvu(classifier, features(data, args.data, True).set_index(index), train=train,
+                  imputer=args.imputer, method=args.method or "exact", threshold=args.threshold,
+                  draws=args.draws, ci_kind=args.ci_kind, **_common(args))
+
+
+def _decisions(ev: be.Evaluation, args) -> pd.DataFrame | None:
+    """MVU's decisions (``decide()``) where --decide-threshold or --collect-cost asks for
+    them."""
+    if args.decide_threshold is None and args.collect_cost is None:
+        return None
+    return ev.decide(args.decide_threshold, collect_cost=args.collect_cost,
+                     change_cost=args.change_cost, costs=_costs(args.costs) if args.costs else None)
+
+
+def _costs(text: str) -> float | dict[str, float]:
+    """--costs: one number (every feature's), or feature=cost pairs separated by commas."""
+    items = [w.partition("=") for w in _words(text)]
+    try:
+        if len(items) == 1 and not items[0][1]:
+            return float(items[0][0])
+        if items and all(eq and name.strip() for name, eq, _ in items):
+            return {name.strip(): float(value) for name, _, value in items}
+    except ValueError:
+        pass
+    raise InputError("--costs: one number (the cost of every feature) or feature=cost pairs "
+                     f"separated by commas; got {text!r}")
+
+
+def _words(text: str | list[str] | None) -> list[str]:
+    """Comma-separated words (of one option, or of a repeated one), stripped."""
+    items = text if isinstance(text, list) else [text or ""]
+    return [w.strip() for item in items for w in item.split(",") if w.strip()]
 
 
 def _common(args) -> dict[str, Any]:
@@ -459,12 +339,13 @@ def _cbpe_dask(args) -> be.Evaluation:
               if args.chunk_col else None)
     labels = (column(data, args.label_col, "--label-col", args.data, numeric=False)
               if args.label_col else None)
-    if args.late_labels:
-        raise InputError("--late-labels: with --scheduler the labels are reported beside the "
-                         "estimates; leave --scheduler out to put them in")
-    return scale.cbpe(scores, threshold=args.threshold, reference=_reference(args),
-                      labels=labels, chunks=chunks, chunk_size=args.chunk_size,
-                      n_chunks=args.n_chunks, ci_prob=args.ci_prob, random_seed=args.seed,
+    if args.late_labels or args.mnar:
+        raise InputError(f"--{'late-labels' if args.late_labels else 'mnar'}: with --scheduler "
+                         "the labels are reported beside the estimates; leave --scheduler out "
+                         "to put them in")
+    return scale.cbpe(scores, threshold=args.threshold, labels=labels, chunks=chunks,
+                      chunk_size=args.chunk_size, n_chunks=args.n_chunks, **_reference(args),
+                      ci_prob=args.ci_prob, random_seed=args.seed,
                       calibration_uncertainty=args.calibration_uncertainty, **_options(args))
 
 
@@ -526,12 +407,22 @@ def _demo(args) -> list[be.Evaluation]:
 
 
 # -------------------------------------------------------------------------------------- output
-def _show(evaluations: list[be.Evaluation], args) -> None:
+def _show(evaluations: list[be.Evaluation], args) -> int:
+    """Print the summaries (and MVU's decisions), write the files asked for; the number of
+    alerts (estimates outside their thresholds: the summaries' ``alert`` column)."""
+    decisions = _decisions(evaluations[0], args) if args.command == "mvu" else None
+    alerts = 0
     with pd.option_context("display.max_rows", None):  # every row, in the tables' own format
         for ev in evaluations:
-            print(ev.summary())
+            summary = ev.summary()
+            print(summary)
             for warning in ev.warnings:
                 print(f"warning: {warning}")
+            print()
+            if "alert" in summary:
+                alerts += int(summary["alert"].fillna(False).astype(bool).sum())
+        if decisions is not None:
+            print(decisions)
             print()
     if getattr(args, "netcdf", None):
         if len(evaluations) != 1:
@@ -540,54 +431,54 @@ def _show(evaluations: list[be.Evaluation], args) -> None:
     if getattr(args, "report", None):
         print(f"report: {be.report(evaluations, args.report)}")
     if getattr(args, "summary", None):
-        print(f"written {write_summary(evaluations[0].summary(), args.summary)}")
+        print(f"written {write_table(evaluations[0].summary(), args.summary)}")
+    if getattr(args, "decisions", None):
+        if decisions is None:
+            raise InputError("--decisions: give --decide-threshold or --collect-cost")
+        print(f"written {write_table(decisions, args.decisions)}")
+    if alerts:
+        print(f"alerts: {alerts} estimate(s) outside their thresholds")
+    return alerts
 
 
-#: the formats of --summary, by suffix
-SUMMARY_FORMATS = (".csv", ".parquet", ".json")
+class _UsageError(InputError):
+    """A usage error found by argparse, in the command ``prog``."""
 
-
-def write_summary(summary: pd.DataFrame, path: str) -> str:
-    """Write a summary with its full precision: CSV, Parquet or JSON (records, one per row,
-    missing values as null) by the suffix of ``path``.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> frame = pd.DataFrame({"mean": [0.25]}, index=pd.Index(["accuracy"], name="metric"))
-    >>> out = write_summary(frame, f"{tempfile.mkdtemp()}/s.json")
-    >>> open(out).read()
-    '[{"metric":"accuracy","mean":0.25}]'
-    """
-    flat = pd.DataFrame(summary).reset_index()
-    suffix = Path(path).suffix.lower()
-    if suffix == ".csv":
-        flat.to_csv(path, index=False)
-    elif suffix == ".parquet":
-        flat.to_parquet(path, index=False)
-    else:  # Python's float repr round-trips (pandas' JSON keeps 15 digits); NaN as null
-        records = flat.astype(object).where(flat.notna(), None).to_dict(orient="records")
-        Path(path).write_text(json.dumps(records, default=lambda v: v.item(),
-                                         separators=(",", ":")))
-    return str(path)
+    def __init__(self, prog: str, message: str):
+        super().__init__(message)
+        self.prog = prog
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse's parser whose usage errors are one line (``--help`` gives the usage)."""
+    """argparse's parser whose usage errors are raised (reported in one line by :func:`main`)
+    and whose ``options`` list the actions of its options."""
+
+    def __init__(self, *args, **kwargs):
+        self.options: list[argparse.Action] = []
+        super().__init__(*args, **kwargs)
+
+    def add_argument(self, *args, **kwargs) -> argparse.Action:
+        action = super().add_argument(*args, **kwargs)
+        if action.dest != "help":
+            self.options.append(action)
+        return action
 
     def error(self, message: str):
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        raise _UsageError(self.prog, message)
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser() -> tuple[argparse.ArgumentParser, dict[str, _Parser]]:
+    """The parser, and the parsers of the commands a config file may run."""
     parser = _Parser(
         prog="bayeval", description=be.__doc__.splitlines()[0],
-        epilog="exit codes: 0 ok, 2 bad usage or input, 1 internal error")
+        epilog="exit codes: 0 ok, 1 an alert fired, 2 bad usage or input, 3 internal error")
     parser.add_argument("--version", action="version", version=f"bayeval {be.__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
+    commands: dict[str, _Parser] = {}
 
-    def add(name: str, func, help_: str, cols: tuple[str, ...]) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help_, description=help_)
+    def add(name: str, func, help_: str, cols: tuple[str, ...], *,
+            groups: bool = True) -> argparse.ArgumentParser:
+        p = commands[name] = sub.add_parser(name, help=help_, description=help_)
         p.add_argument("data", help="CSV or Parquet file")
         for col in cols:
             p.add_argument(f"--{col}-col" if col != "weak" else "--weak-cols",
@@ -599,22 +490,29 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--netcdf", help="write the Evaluation to this netCDF path")
         p.add_argument("--summary", help="write the summary, full precision, to this CSV, "
                                          "Parquet or JSON path (by its suffix)")
-        p.add_argument("--scheduler", help="run on dask: a scheduler address, or 'local' for a "
-                                           "LocalCluster of one process per core (needs the "
-                                           "scale extra); cbpe then reads DATA lazily (a "
-                                           "Parquet file or folder, or CSV) partition by "
-                                           "partition")
-        p.add_argument("--group-col", help="one evaluation per value of this column, gathered "
-                                           "over 'group' (in parallel with --scheduler)")
+        if groups:
+            p.add_argument("--scheduler", help="run on dask: a scheduler address, or 'local' "
+                                               "for a LocalCluster of one process per core "
+                                               "(needs the scale extra); cbpe then reads DATA "
+                                               "lazily (a Parquet file or folder, or CSV) "
+                                               "partition by partition")
+            p.add_argument("--group-col", help="one evaluation per value of this column, "
+                                               "gathered over 'group' (in parallel with "
+                                               "--scheduler)")
         _progress_option(p)
         p.set_defaults(func=func)
         return p
 
+    p = add("labelled", _labelled, "metrics from fully labelled data",
+            ("score", "pred", "label"))
+    _score_cols_option(p)
+    _threshold_option(p)
+    _metrics_option(p)
+    p.add_argument("--prior", help="Beta prior of every rate: 'a,b' (default 1,1)")
+    p.add_argument("--ci-kind", choices=("eti", "hdi"), default="eti",
+                   help="interval of the posterior: eti (equal-tailed, default) or hdi")
     p = add("cbpe", _cbpe, "performance without labels (CBPE)", ("score", "pred", "label"))
-    p.add_argument("--score-cols",
-                   help="K classes: one score column per class, comma-separated (the column "
-                        "names are the classes) or a prefix such as 'p_*' (the classes follow "
-                        "it); labels and predictions name the classes")
+    _score_cols_option(p)
     p.add_argument("--reference", help="labelled reference file (same score columns)")
     p.add_argument("--ref-label-col", help="label column of the reference (--label-col)")
     p.add_argument("--chunk-size", type=int, help="rows per chunk")
@@ -623,7 +521,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--chunk-period",
                    help="chunks by time period of the --chunk-col timestamps: D, W, M, Q, h, "
                         "any pandas period alias, with a multiple (2W)")
-    p.add_argument("--threshold", type=float, default=0.5, help="decision threshold (0.5)")
+    _threshold_option(p)
     p.add_argument("--noise", choices=NOISES, default="none",
                    help="calibration noise: none, beta (with --kappa), learned (drift between "
                         "reference chunks) or binning (one uncertain map); default none")
@@ -635,35 +533,77 @@ def _parser() -> argparse.ArgumentParser:
                    help="your own alert thresholds instead of the reference's: "
                         "metric=lower:upper pairs separated by commas, an end may be empty "
                         "(accuracy=0.8:,f1=0.7:0.95)")
+    p.add_argument("--fail-on-alert", action=argparse.BooleanOptionalAction, default=True,
+                   help="exit with code 1 when an estimate is outside its alert thresholds "
+                        "(default); --no-fail-on-alert exits with 0")
     p.add_argument("--late-labels", help="report (default): the labels of --label-col beside the "
                                          "estimates; estimate: in them")
-    p.add_argument("--calibration-uncertainty", action=argparse.BooleanOptionalAction,
-                   default=True, help="integrate over the posterior of the calibration map "
-                                      "fitted on --reference (default); --no-... gives the "
-                                      "plug-in, conditional on the fitted map")
+    _mnar_option(p)
+    _calibration_uncertainty_option(p, "--reference")
     p = add("pemi", _pemi, "metrics with missing labels (PEMI)", ("score", "label", "pred"))
-    p.add_argument("--threshold", type=float, default=0.5, help="decision threshold (0.5)")
+    _threshold_option(p)
     _metrics_option(p)
     p.add_argument("--calibration", help="platt (default), beta, isotonic, scaling_binning or "
                                          "none, fitted on the labelled rows")
-    p.add_argument("--mnar", help="labels missing not at random: the log-odds shift of the "
-                                  "missing labels, a number or 'mean,sd' of a normal prior")
-    p.add_argument("--calibration-uncertainty", action=argparse.BooleanOptionalAction,
-                   default=True, help="integrate over the posterior of the calibration map "
-                                      "fitted on the labelled rows (default); --no-... gives "
-                                      "the plug-in, conditional on the fitted map")
+    _mnar_option(p)
+    _calibration_uncertainty_option(p, "the labelled rows")
     p = add("judge", _judge, "rate from a noisy judge plus some human labels", ("label", "judge"))
     p.add_argument("--ci-kind", choices=("logit", "wald"), default="logit",
                    help="interval of the estimators: logit (inside [0, 1]) or wald (ppi_py's); "
                         "default logit")
-    p = add("bounds", _bounds, "Frechet bounds from weak labels", ("pred", "weak"))
+    p = add("bounds", _bounds, "Frechet bounds from weak labels", ("pred", "weak", "gold"))
     _metrics_option(p)
+    p.add_argument("--label-model",
+                   help="dawid_skene (default), majority_vote, or your label model's "
+                        "probabilities: one column per class in class order, comma-separated "
+                        "or a prefix such as 'lm_*'")
+    p.add_argument("--model", help="the PyMC model of --method pymc: m1 (default), m2, or m3 "
+                                   "(default with --gold-col)")
+    p = add("mvu", _mvu, "would collecting the missing features change the prediction? (MVU)",
+            ("id",), groups=False)
+    p.add_argument("--classifier", required=True,
+                   help="the saved scikit-learn classifier: a skops file (skops.io.dump; needs "
+                        "the mvu-cli extra)")
+    p.add_argument("--trust", action="append",
+                   help="a type the skops file may hold beyond those skops trusts (repeat, or "
+                        "separate by commas); the command lists the file's untrusted types")
+    p.add_argument("--trust-all", action="store_true",
+                   help="trust every type of the skops file: only for a file you made")
+    p.add_argument("--unsafe-pickle", action="store_true",
+                   help="read --classifier as a pickle or joblib file, which runs any code it "
+                        "holds: only for a file you made or trust")
+    p.add_argument("--feature-cols", help="the features, comma-separated (empty cell = "
+                                          "missing); default: the classifier's feature names")
+    p.add_argument("--train", help="complete training rows (the same feature columns): the "
+                                   "imputer is fitted on them")
+    p.add_argument("--imputer", default="gaussian",
+                   help="gaussian (default), mean, zero, conditional_mean or dmv")
+    p.add_argument("--threshold", type=float,
+                   help="decide class 1 when its probability exceeds this (default: argmax)")
+    p.add_argument("--draws", type=int, default=1000, help="imputations per row (1000)")
+    p.add_argument("--ci-kind", choices=("eti", "hdi"), default="eti",
+                   help="interval kind: eti (equal-tailed, default) or hdi")
+    p.add_argument("--decide-threshold", type=float,
+                   help="decisions: collect the missing features where c_hard is below this")
+    p.add_argument("--collect-cost", type=float,
+                   help="decisions: the cost of collecting a row's missing features, against "
+                        "--change-cost")
+    p.add_argument("--change-cost", type=float, default=1.0,
+                   help="decisions: the cost of a decision that collecting would change (1)")
+    p.add_argument("--costs", help="decisions: the cost of measuring each feature, one number "
+                                   "or feature=cost pairs separated by commas (a plan per row)")
+    p.add_argument("--decisions", help="write the decisions to this CSV, Parquet or JSON path")
+    p = sub.add_parser("run", help="run the command a TOML config file describes",
+                       description="run the command a TOML config file describes: command = "
+                                   "'cbpe' and the tables [input], [options], [output] of its "
+                                   "options (see the command line page of the docs)")
+    p.add_argument("config", help="the TOML file")
     p = sub.add_parser("demo", help="run every method on embedded data and write the report")
     p.add_argument("--out", default="bayeval-demo", help="folder of the report (bayeval-demo)")
     p.add_argument("--seed", type=_seed, default=0, help="random seed (0)")
     _progress_option(p)
     p.set_defaults(func=_demo)
-    return parser
+    return parser, commands
 
 
 def _seed(text: str) -> int:
@@ -678,6 +618,29 @@ def _metrics_option(p: argparse.ArgumentParser) -> None:
                                      "(e.g. accuracy,f1); default: the function's")
 
 
+def _threshold_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--threshold", type=float, default=0.5, help="decision threshold (0.5)")
+
+
+def _score_cols_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--score-cols",
+                   help="K classes: one score column per class, comma-separated (the column "
+                        "names are the classes) or a prefix such as 'p_*' (the classes follow "
+                        "it); labels and predictions name the classes")
+
+
+def _mnar_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--mnar", help="labels missing not at random: the log-odds shift of the "
+                                  "missing labels, a number or 'mean,sd' of a normal prior")
+
+
+def _calibration_uncertainty_option(p: argparse.ArgumentParser, fitted_on: str) -> None:
+    p.add_argument("--calibration-uncertainty", action=argparse.BooleanOptionalAction,
+                   default=True, help="integrate over the posterior of the calibration map "
+                                      f"fitted on {fitted_on} (default); --no-... gives the "
+                                      "plug-in, conditional on the fitted map")
+
+
 def _progress_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bars of sampling on stderr (default: when stderr is a "
@@ -690,6 +653,8 @@ _COL_HELP = {
     "label": "column of labels (empty cell = missing)",
     "judge": "column of the judge's labels or scores",
     "weak": "comma-separated columns of labelling-function votes (-1 = abstain)",
+    "gold": "column of gold labels where known (empty cell = unknown): the PyMC model m3",
+    "id": "column of row ids (the rows of the summary and the decisions; default: row numbers)",
 }
 
 
@@ -700,15 +665,17 @@ def main(argv: list[str] | None = None) -> int:
     ----------
     argv : list of str, optional
         The arguments after ``bayeval`` (default: ``sys.argv[1:]``); ``bayeval --help`` lists
-        the commands, ``bayeval COMMAND --help`` their options.
+        the commands, ``bayeval COMMAND --help`` their options, ``bayeval run CONFIG`` runs
+        the command a TOML file describes (:mod:`bayeval.cli_config`).
 
     Returns
     -------
     int
-        The exit code: :data:`EXIT_OK` (0), :data:`EXIT_USAGE` (2: bad usage or input, with a
-        one-line message on stderr naming the column, option or argument) or
-        :data:`EXIT_ERROR` (1: an internal error). Usage errors found by argparse exit with 2
-        through ``SystemExit``.
+        The exit code: :data:`EXIT_OK` (0), :data:`EXIT_ALERT` (1: an estimate of ``cbpe`` is
+        outside its alert thresholds, unless ``--no-fail-on-alert``), :data:`EXIT_USAGE` (2:
+        bad usage or input, with a one-line message on stderr naming the column, option or
+        argument) or :data:`EXIT_ERROR` (3: an internal error). ``--help`` and ``--version``
+        exit with 0 through ``SystemExit``.
 
     Examples
     --------
@@ -724,33 +691,48 @@ def main(argv: list[str] | None = None) -> int:
     >>> main(["judge", str(path), "--label-col", "human"])  # message on stderr
     2
     """
-    args = _parser().parse_args(argv)
+    parser, commands = _parser()
+    prog, config, names = "bayeval", None, {}
     try:
-        for option in ("report", "netcdf", "summary"):
-            if getattr(args, option, None):
-                check_output(getattr(args, option), f"--{option}")
-        if getattr(args, "summary", None) and (
-                Path(args.summary).suffix.lower() not in SUMMARY_FORMATS):
-            raise InputError(f"--summary: the file's suffix names its format, one of "
-                             f"{', '.join(SUMMARY_FORMATS)}; got {args.summary}")
-        if args.command == "demo":
-            check_output(args.out, "--out", folder=True)
-        with _client(args) as client, _progress(args):
-            evaluations = _run(args, client)
-        evaluations = evaluations if isinstance(evaluations, list) else [evaluations]
-        if args.command == "demo":
-            out = Path(args.out)
-            out.mkdir(parents=True, exist_ok=True)
-            args.report = out / "report.html"
-        _show(evaluations, args)
+        args = parser.parse_args(argv)
+        prog = f"bayeval {args.command}"
+        if args.command == "run":
+            config = args.config
+            command_argv, names = config_argv(
+                config, {name: p.options for name, p in commands.items()})
+            args = parser.parse_args(command_argv)
+        alerts = _execute(args)
     except ValueError as err:  # bad input, from the command line or the library's validation
-        print(f"bayeval {args.command}: error: {' '.join(str(err).split())}", file=sys.stderr)
+        message = " ".join(str(err).split())
+        if isinstance(err, _UsageError):
+            prog = prog if names else err.prog
+            message += f" (see {err.prog} --help)"
+        if names:  # the config file was read: its options as it names them
+            message = f"{config}: {in_config_terms(message, names)}"
+        print(f"{prog}: error: {message}", file=sys.stderr)
         return EXIT_USAGE
     except Exception as err:  # an internal error: say so, without a traceback
-        print(f"bayeval {args.command}: internal error: {type(err).__name__}: {err}",
-              file=sys.stderr)
+        print(f"{prog}: internal error: {type(err).__name__}: {err}", file=sys.stderr)
         return EXIT_ERROR
-    return EXIT_OK
+    return EXIT_ALERT if alerts and getattr(args, "fail_on_alert", False) else EXIT_OK
+
+
+def _execute(args) -> int:
+    """Check the outputs, evaluate, show and write: the number of alerts."""
+    for option in ("report", "netcdf", "summary", "decisions"):
+        if getattr(args, option, None):
+            check_output(getattr(args, option), f"--{option}",
+                         table=option in ("summary", "decisions"))
+    if args.command == "demo":
+        check_output(args.out, "--out", folder=True)
+    with _client(args) as client, _progress(args):
+        evaluations = _run(args, client)
+    evaluations = evaluations if isinstance(evaluations, list) else [evaluations]
+    if args.command == "demo":
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        args.report = out / "report.html"
+    return _show(evaluations, args)
 
 
 if __name__ == "__main__":
