@@ -53,7 +53,13 @@ from bayeval.methods.judge.fast import (
     youden,
     z_value,
 )
-from bayeval.methods.judge.graded import graded_input, judge_graded
+from bayeval.methods.judge.graded import (
+    MU_MODELS,
+    default_mu_model,
+    graded_input,
+    judge_cells,
+    judge_graded,
+)
 from bayeval.methods.judge.models import (
     TARGET_ACCEPT,
     VARIANTS,
@@ -87,11 +93,6 @@ METHODS = (*ESTIMATORS, "all", *BAYES)
 CI_KINDS = ("logit", "wald")
 ROGAN_GLADEN = ("rogan_gladen", "rogan_gladen_adjusted")
 BINARY_ONLY = (*ROGAN_GLADEN, "mle")
-MU_MODELS = ("cell", "linear", "bins")
-#: quantile bins of the labelled judge scores for ``mu_model="bins"``
-N_BINS = 10
-#: ``mu_model=None`` uses cells up to this many distinct judge values, else bins
-MAX_CELLS = 20
 #: Youden's kappa below this: a weak judge
 WEAK_KAPPA = 0.2
 #: posterior mean within 0.25 SE of the EIF estimate, sd ratio within 0.9-1.1, at m >= 100
@@ -221,14 +222,7 @@ def refuse_counts(c: Counts) -> None:
 # ============================================================================= fast paths
 def _cells(y, yhat, yhat_u, mu_model: str):
     """(labelled count, labelled sum of y, unlabelled count) per judge value or score bin."""
-    if mu_model == "bins":
-        edges = np.unique(np.quantile(yhat, np.linspace(0, 1, N_BINS + 1)[1:-1]))
-        k_l, k_u = (np.searchsorted(edges, v, side="right") for v in (yhat, yhat_u))
-        size = edges.size + 1
-    else:
-        values = np.unique(np.concatenate([yhat, yhat_u]))
-        k_l, k_u = np.searchsorted(values, yhat), np.searchsorted(values, yhat_u)
-        size = values.size
+    k_l, k_u, size = judge_cells(yhat, yhat_u, mu_model)
     return (np.bincount(k_l, minlength=size), np.bincount(k_l, weights=y, minlength=size),
             np.bincount(k_u, minlength=size))
 
@@ -285,7 +279,7 @@ def _fast_paths(y, yhat, yhat_u, binary: bool, names, z: float, mu_model) -> tup
         cells = counts.cells()
         notes += _judge_notes(counts, info)
     else:
-        mu_model = mu_model or ("cell" if np.unique(yhat).size <= MAX_CELLS else "bins")
+        mu_model = mu_model or default_mu_model(yhat, yhat_u)
         cells = None if mu_model == "linear" else _cells(y, yhat, yhat_u, mu_model)
         if cells is not None and (cells[0] == 0).any():
             share = cells[2][cells[0] == 0].sum() / yhat_u.size
@@ -470,7 +464,8 @@ def judge(y, yhat, yhat_unlabeled=None, *, data=None, method: str = "eif",
     mu_model : {"cell", "linear", "bins"}, optional
         Calibration curve :math:`E[Y \mid \hat Y]` of the EIF estimator for a non-binary judge:
         cell means per judge value, a least-squares line, or cell means over 10 quantile bins of
-        the labelled scores. Default: cells up to 20 distinct values, else bins.
+        the labelled scores. Default: cells up to 20 distinct judge values over all items,
+        else bins.
     weights : mapping, optional
         Categories only: a weight per category (e.g. ``{"A": 1, "tie": 0.5, "B": 0}``), adding
         the estimand :math:`\sum_k w_k\pi_k`.

@@ -41,6 +41,7 @@ __all__ = [
     "Estimate",
     "Moments",
     "by_name",
+    "cell_variance",
     "classical",
     "eif_cells",
     "eif_linear",
@@ -572,7 +573,8 @@ def eif_cells(c, s, u) -> Estimate:
     the delta-method variance; for a binary judge :math:`\hat\theta = \hat\mu_0 +
     (\hat\mu_1 - \hat\mu_0)\bar p_N` is the joint MLE (:func:`mle`) exactly. A judge value that
     no labelled item has (:math:`c_k = 0`) takes the labelled mean :math:`\bar Y` as its cell
-    mean, with variance :math:`\bar Y(1-\bar Y)/m`.
+    mean, and the second term is :func:`cell_variance` (the empty cells share that one
+    :math:`\bar Y`, so their errors add up).
 
     Returns
     -------
@@ -595,12 +597,49 @@ def eif_cells(c, s, u) -> Estimate:
     y_bar = s.sum(-1, keepdims=True) / m
     seen = c > 0
     mu = np.where(seen, s / np.where(seen, c, 1.0), y_bar)
-    size = np.where(seen, c, m)
     p_bar = (c + u) / n_total
     theta = np.sum(p_bar * mu, axis=-1, keepdims=True)
     var = (np.sum(p_bar * (mu - theta) ** 2, axis=-1, keepdims=True) / n_total
-           + np.sum(p_bar**2 * mu * (1 - mu) / size, axis=-1, keepdims=True))
+           + cell_variance(c, p_bar, mu * (1 - mu), y_bar * (1 - y_bar)))
     return Estimate(theta[..., 0], np.sqrt(var[..., 0]))
+
+
+def cell_variance(c, p_bar, sigma2, s2_y) -> np.ndarray:
+    r"""The labelled cell means' part of the EIF's delta-method variance.
+
+    A cell without labelled items takes the labelled mean :math:`\bar Y`; all such cells
+    share it, so their share :math:`P_\varnothing = \sum_{c_k = 0}\bar p_k` counts once:
+
+    .. math:: \sum_{c_k > 0}\bar p_k^2\frac{\sigma_k^2}{c_k}
+              + P_\varnothing^2\frac{s^2_Y}{m}
+              + 2P_\varnothing\sum_{c_k > 0}\bar p_k\frac{\sigma_k^2}{m},
+
+    the last term the covariance of :math:`\bar Y` with the cell means it pools.
+
+    Parameters
+    ----------
+    c, p_bar, sigma2 : arrays of shape (..., K)
+        Labelled counts, the cells' shares of all items and the within-cell variances of
+        :math:`Y`.
+    s2_y : array of shape (..., 1)
+        The variance of the labelled :math:`Y`.
+
+    Returns
+    -------
+    numpy.ndarray of shape (..., 1)
+
+    Examples
+    --------
+    >>> float(cell_variance(np.array([4.0, 0.0]), np.array([0.5, 0.5]), np.array([0.25, 0.0]),
+    ...                     np.array([0.25]))[0])  # .25 * .25/4 + .25 * .25/4 + 2 * .25 * .25/4
+    0.0625
+    """
+    seen = c > 0
+    m = c.sum(-1, keepdims=True)
+    empty = np.sum(np.where(seen, 0.0, p_bar), axis=-1, keepdims=True)
+    own = np.where(seen, sigma2 / np.where(seen, c, 1.0), 0.0)
+    return (np.sum(p_bar**2 * own, axis=-1, keepdims=True) + empty**2 * s2_y / m
+            + 2 * empty * np.sum(np.where(seen, p_bar * sigma2, 0.0), axis=-1, keepdims=True) / m)
 
 
 # ------------------------------------------------------------------------ binary-judge only

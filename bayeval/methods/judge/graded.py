@@ -33,6 +33,7 @@ from bayeval.evaluation import SAMPLE_DIMS, Evaluation
 from bayeval.methods.judge.fast import (
     Estimate,
     by_name,
+    cell_variance,
     interval,
     moments,
     ppi_pp_lambda,
@@ -162,6 +163,21 @@ def judge_cells(yhat, yhat_unlabeled, mu_model: str) -> tuple[np.ndarray, np.nda
     return np.searchsorted(values, yhat), np.searchsorted(values, yhat_unlabeled), values.size
 
 
+def default_mu_model(yhat, yhat_unlabeled) -> str:
+    """``mu_model=None``: cells (``"cell"``) when the judge gives at most :data:`MAX_CELLS`
+    distinct values over all items, else quantile bins (``"bins"``). Counted over all items: a
+    continuous judge on few labelled items would otherwise get cells that no unlabelled item
+    falls in.
+
+    Examples
+    --------
+    >>> default_mu_model(np.array([1.0, 2.0]), np.linspace(0, 1, 50))
+    'bins'
+    """
+    values = np.unique(np.concatenate([yhat, yhat_unlabeled]))
+    return "cell" if values.size <= MAX_CELLS else "bins"
+
+
 # ============================================================================= fast paths
 def eif_graded_cells(c, s, ss, u) -> Estimate:
     r"""The EIF estimator with cell means of a graded outcome, pooled over all items.
@@ -177,7 +193,8 @@ def eif_graded_cells(c, s, ss, u) -> Estimate:
     the delta-method variance (Chen et al. 2026, eq. 15). For 0/1 outcomes
     :math:`\hat\sigma_k^2 = \hat\mu_k(1-\hat\mu_k)` and this is
     :func:`~bayeval.methods.judge.fast.eif_cells`. A cell without labelled items takes the
-    labelled mean :math:`\bar Y` with variance :math:`s^2(Y)/m`.
+    labelled mean :math:`\bar Y`, and the second term is
+    :func:`~bayeval.methods.judge.fast.cell_variance` (those cells share one :math:`\bar Y`).
 
     Parameters
     ----------
@@ -198,23 +215,23 @@ def eif_graded_cells(c, s, ss, u) -> Estimate:
     """
     c, s, ss, u = (np.asarray(a, dtype=float) for a in (c, s, ss, u))
     m, n_total = c.sum(), c.sum() + u.sum()
-    y_bar = s.sum() / m
     seen = c > 0
-    size = np.where(seen, c, m)
+    size = np.where(seen, c, 1.0)
+    y_bar = s.sum() / m
     mu = np.where(seen, s / size, y_bar)
-    sigma2 = np.where(seen, ss / size - mu**2, ss.sum() / m - y_bar**2)
+    sigma2 = np.maximum(np.where(seen, ss / size - mu**2, 0.0), 0.0)
     p_bar = (c + u) / n_total
     theta = np.sum(p_bar * mu)
     var = (np.sum(p_bar * (mu - theta) ** 2) / n_total
-           + np.sum(p_bar**2 * np.maximum(sigma2, 0.0) / size))
-    return Estimate(theta, np.sqrt(var))
+           + cell_variance(c, p_bar, sigma2, np.array([max(ss.sum() / m - y_bar**2, 0.0)])))
+    return Estimate(theta, float(np.sqrt(var[0])))
 
 
 def _estimates(y, yhat, yhat_u, names, mu_model: str | None):
     """Estimates by name, the data summary and the notes, for one dataset."""
     mo = moments(y, yhat, yhat_u)
     notes: list[str] = []
-    mu_model = mu_model or ("cell" if np.unique(yhat).size <= MAX_CELLS else "bins")
+    mu_model = mu_model or default_mu_model(yhat, yhat_u)
     fns = by_name(mo, None, None, 0.0)  # its "eif" is eif_linear: mu_model="linear"
     if mu_model != "linear":
         k_l, k_u, size = judge_cells(yhat, yhat_u, mu_model)
@@ -290,8 +307,8 @@ def judge_graded(y, yhat, yhat_unlabeled, *, y_range=None, method: str = "eif",
         integer ratings (:func:`~bayeval.methods.judge.graded_models.ordinal_model`) and keeps
         the EIF estimate as the closed form, which :meth:`JudgeGraded.check` compares it with.
     mu_model : {"cell", "linear", "bins"}, optional
-        The EIF's calibration curve; default cells up to 20 distinct judge values, else 10
-        quantile bins. For ``"pymc"`` the cells are the judge ratings of the model.
+        The EIF's calibration curve; default cells up to 20 distinct judge values over all
+        items, else 10 quantile bins. For ``"pymc"`` the cells are the judge ratings of the model.
     prior : dict, optional
         ``"pymc"`` only: the ordinal model's priors
         (:func:`~bayeval.methods.judge.graded_models.ordinal_model`).

@@ -126,6 +126,25 @@ def test_graded_fast_path_data_summary_and_saved_class():
     assert isinstance(be.load(ev.to_netcdf(_tmp_nc())), JudgeGraded)
 
 
+def test_a_continuous_judge_on_few_labelled_items_gets_bins_not_empty_cells():
+    # 15 labelled scores are 15 distinct values, but the 3,000 unlabelled ones are all new:
+    # cells counted on the labelled items alone would leave every unlabelled item without one
+    rng = np.random.default_rng(5)
+    truth = rng.random(3015)
+    score = np.clip(truth + rng.normal(0, 0.1, truth.size), 0, 1)
+    y = (rng.random(truth.size) < truth).astype(float) * 0.8 + 0.1  # a bounded outcome
+    ev = be.judge(y[:15], score[:15], score[15:], method="all")
+    assert str(ev.tree["data"].to_dataset()["mu_model"].values) == "bins"
+    sd = ev.closed_form["sd"]  # the judge helps: cells would have left the labelled mean
+    assert float(sd.sel(estimator="eif")) < 0.8 * float(sd.sel(estimator="classical"))
+    # asked for, such cells fall back to the labelled mean, whose error is one error shared by
+    # every empty cell: the se is about the labelled mean's, not the sum of 3,000 small ones
+    for outcome in (y, np.round(y)):  # graded and 0/1
+        ev = be.judge(outcome[:15], score[:15], score[15:], method="all", mu_model="cell")
+        sd = ev.closed_form["sd"]
+        assert float(sd.sel(estimator="eif")) > 0.8 * float(sd.sel(estimator="classical"))
+
+
 def _tmp_nc() -> str:
     import tempfile
 
