@@ -732,7 +732,8 @@ class Evaluation:
         return files.write(self.tree, path)
 
     def equals(self, other: Evaluation) -> bool:
-        """True when both trees hold identical groups, values and attributes (also ``==``).
+        """True when both trees hold identical groups, values and attributes (also ``==``),
+        but for the time each was created.
 
         Parameters
         ----------
@@ -750,7 +751,16 @@ class Evaluation:
         >>> a.equals(a), a.equals(b)
         (True, False)
         """
-        return isinstance(other, Evaluation) and self.tree.identical(other.tree)
+        if not isinstance(other, Evaluation):
+            return False
+        trees = []
+        for ev in (self, other):
+            tree = ev.tree.copy(deep=False)
+            meta = ev.meta
+            meta.pop("created_at", None)
+            tree.attrs = {**tree.attrs, "bayeval": json.dumps(meta, sort_keys=True)}
+            trees.append(tree)
+        return trees[0].identical(trees[1])
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Evaluation) and self.equals(other)

@@ -1,5 +1,7 @@
 """Evaluation: summary, check, diagnostics, sensitivity and the netCDF round trip."""
 
+import json
+
 import numpy as np
 import pytest
 import xarray as xr
@@ -197,3 +199,14 @@ def test_a_file_without_the_checksum_is_read_in_a_worker(saved, tmp_path):
     path = tmp_path / "plain.nc"
     ev.tree.to_netcdf(path, engine="h5netcdf")
     assert be.load(path) == ev
+
+
+def test_equal_evaluations_made_at_different_times_are_equal(tmp_path):
+    # == compares content: calls a second apart (a busy machine) gave unequal evaluations
+    ev = be.labelled(labels=[1, 0, 1, 1], y_pred=[1, 0, 0, 1])
+    later = be.load(ev.to_netcdf(str(tmp_path / "ev.nc")))
+    meta = later.meta
+    meta["created_at"] = "2000-01-01T00:00:00+00:00"
+    later.tree.attrs["bayeval"] = json.dumps(meta)
+    assert later == ev and later.meta["created_at"] != ev.meta["created_at"]
+    assert be.labelled(labels=[1, 0, 1, 1], y_pred=[1, 0, 0, 1], ci_prob=0.9) != ev
