@@ -118,8 +118,8 @@ def _labelled(args) -> be.Evaluation:
     """Every row labelled: the scores or the predictions, and the labels."""
     if not args.label_col:
         raise InputError("--label-col is required")
-    rows = _rows(args, _frame(args), args.data, labels_missing_ok=False)
     prior = _numbers(args.prior, "--prior", (2,)) if args.prior else (1.0, 1.0)
+    rows = _rows(args, _frame(args), args.data, labels_missing_ok=False)
     return be.labelled(rows.get("scores"), rows["labels"], y_pred=rows.get("y_pred"),
                        threshold=args.threshold, prior=prior, method=args.method or "exact",
                        ci_kind=args.ci_kind, **_options(args), **_common(args))
@@ -183,6 +183,7 @@ def _bounds(args) -> be.Evaluation:
 def _mvu(args) -> be.Evaluation:
     """The saved classifier on DATA's features (empty cells: missing), the imputer fitted on
     --train."""
+    _decide(args)  # its options checked before any work
     data = _frame(args)
     classifier = load_classifier(args.classifier, trust=_words(args.trust),
                                  trust_all=args.trust_all, unsafe_pickle=args.unsafe_pickle)
@@ -204,13 +205,16 @@ def _mvu(args) -> be.Evaluation:
                   draws=args.draws, ci_kind=args.ci_kind, **_common(args))
 
 
-def _decisions(ev: be.Evaluation, args) -> pd.DataFrame | None:
-    """MVU's decisions (``decide()``) where --decide-threshold or --collect-cost asks for
-    them."""
+def _decide(args) -> dict[str, Any] | None:
+    """The arguments of MVU's ``decide()`` where --decide-threshold or --collect-cost asks for
+    its decisions."""
     if args.decide_threshold is None and args.collect_cost is None:
+        for option in ("costs", "decisions"):
+            if getattr(args, option):
+                raise InputError(f"--{option}: give --decide-threshold or --collect-cost")
         return None
-    return ev.decide(args.decide_threshold, collect_cost=args.collect_cost,
-                     change_cost=args.change_cost, costs=_costs(args.costs) if args.costs else None)
+    return {"threshold": args.decide_threshold, "collect_cost": args.collect_cost,
+            "change_cost": args.change_cost, "costs": _costs(args.costs) if args.costs else None}
 
 
 def _costs(text: str) -> float | dict[str, float]:
@@ -410,7 +414,8 @@ def _demo(args) -> list[be.Evaluation]:
 def _show(evaluations: list[be.Evaluation], args) -> int:
     """Print the summaries (and MVU's decisions), write the files asked for; the number of
     alerts (estimates outside their thresholds: the summaries' ``alert`` column)."""
-    decisions = _decisions(evaluations[0], args) if args.command == "mvu" else None
+    decide = _decide(args) if args.command == "mvu" else None
+    decisions = None if decide is None else evaluations[0].decide(**decide)
     alerts = 0
     with pd.option_context("display.max_rows", None):  # every row, in the tables' own format
         for ev in evaluations:
@@ -432,9 +437,7 @@ def _show(evaluations: list[be.Evaluation], args) -> int:
         print(f"report: {be.report(evaluations, args.report)}")
     if getattr(args, "summary", None):
         print(f"written {write_table(evaluations[0].summary(), args.summary)}")
-    if getattr(args, "decisions", None):
-        if decisions is None:
-            raise InputError("--decisions: give --decide-threshold or --collect-cost")
+    if decisions is not None and args.decisions:
         print(f"written {write_table(decisions, args.decisions)}")
     if alerts:
         print(f"alerts: {alerts} estimate(s) outside their thresholds")

@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import bayeval as be
 from bayeval.evaluation import load
 
 
@@ -341,3 +342,234 @@ def test_argparse_errors_are_one_line(command):
     run = command("cbpe", "x.csv", "--chunk-size", "ten")
     assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1
     assert "invalid int value: 'ten'" in run.stderr
+
+
+# ------------------------------------------------------------------------------------ labelled
+def test_labelled_equals_the_function(command, tmp_path):
+    from bayeval import datasets
+
+    d = datasets.breast_cancer()
+    frame = pd.DataFrame({"score": d.scores, "label": d.labels,
+                          "pred": (d.scores >= 0.3).astype(int)})
+    frame.to_csv(tmp_path / "labelled.csv", index=False)
+    for options, kwargs in [(["--score-col", "score", "--threshold", "0.3"], {"scores": "score",
+                                                                                "threshold": 0.3}),
+                            (["--pred-col", "pred"], {"y_pred": "pred"})]:
+        run = command("labelled", tmp_path / "labelled.csv", "--label-col", "label", *options,
+                      "--metrics", "accuracy,recall", "--prior", "0.5,0.5", "--summary",
+                      tmp_path / "s.csv")
+        assert run.returncode == 0 and run.stderr == "", run.stderr
+        expected = be.labelled(labels="label", data=frame, metrics=["accuracy", "recall"],
+                               prior=(0.5, 0.5), **kwargs).summary().reset_index()
+        got = pd.read_csv(tmp_path / "s.csv")
+        assert got["metric"].tolist() == ["accuracy", "recall"]
+        for name in ("mean", "lower", "upper"):
+            np.testing.assert_array_equal(got[name], expected[name])
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--score-col", "score"], "--label-col is required"),
+    (["--score-col", "score", "--label-col", "label"],
+     "--label-col: column 'label' of {d}/pemi.csv has 86 empty cells"),
+    (["--score-col", "score", "--label-col", "label", "--prior", "1"],
+     "--prior: expected 2 number(s), got '1'"),
+])
+def test_labelled_bad_input_is_a_usage_error(command, files, args, message):
+    run = command("labelled", files / "pemi.csv", *args)
+    assert run.returncode == 2, (run.stdout, run.stderr)
+    assert message.format(d=files) in run.stderr and len(run.stderr.strip().splitlines()) == 1
+
+
+# -------------------------------------------------------------------------------------- bounds
+def test_bounds_label_models_equal_the_function(command, weak_file, tmp_path):
+    frame = pd.read_csv(weak_file)
+    rng = np.random.default_rng(3)
+    probs = rng.dirichlet([2, 2], len(frame))
+    frame["lm_0"], frame["lm_1"] = probs[:, 0], probs[:, 1]
+    path = tmp_path / "weak.csv"
+    frame.to_csv(path, index=False)
+    weak = ["lf1", "lf2", "lf3"]
+    for option, label_model in [("majority_vote", "majority_vote"), ("lm_*", probs),
+                                ("lm_0,lm_1", probs)]:
+        run = command("bounds", path, "--pred-col", "pred", "--weak-cols", ",".join(weak),
+                      "--label-model", option, "--metrics", "accuracy", "--netcdf",
+                      tmp_path / "b.nc")
+        assert run.returncode == 0, run.stderr
+        expected = be.bounds("pred", weak, data=frame, label_model=label_model,
+                             metrics=["accuracy"]).closed_form
+        got = load(tmp_path / "b.nc").closed_form
+        for name in ("lower_bound", "upper_bound", "lower", "upper"):
+            np.testing.assert_allclose(got[name], expected[name], rtol=0, atol=1e-12)
+    run = command("bounds", path, "--pred-col", "pred", "--weak-cols", "lf1,lf2,lf3",
+                  "--label-model", "lm_0")
+    assert run.returncode == 2 and "--label-model: dawid_skene, majority_vote, or" in run.stderr
+
+
+def test_bounds_gold_labels_go_to_model_m3(command, weak_file, tmp_path, monkeypatch):
+    """--gold-col passes the gold labels (NaN where unknown) and model m3; it needs the PyMC
+    model (sampled elsewhere: tests/methods/bounds)."""
+    frame = pd.read_csv(weak_file)
+    frame["gold"] = np.where(np.arange(len(frame)) % 10 == 0, frame["pred"], np.nan)
+    path = tmp_path / "gold.csv"
+    frame.to_csv(path, index=False)
+    run = command("bounds", path, "--pred-col", "pred", "--weak-cols", "lf1,lf2,lf3",
+                  "--gold-col", "gold")
+    assert run.returncode == 2 and "--gold-col: the gold labels enter the PyMC model m3; " \
+                                   "add --method pymc" in run.stderr
+    seen = {}
+
+    def bounds(y_pred, weak, **kwargs):
+        seen.update(kwargs)
+        raise ValueError("stop here")
+
+    monkeypatch.setattr(be, "bounds", bounds)
+    run = command("bounds", path, "--pred-col", "pred", "--weak-cols", "lf1,lf2,lf3",
+                  "--gold-col", "gold", "--method", "pymc")
+    assert run.returncode == 2 and "stop here" in run.stderr
+    assert seen["model"] == "m3" and seen["method"] == "pymc"
+    np.testing.assert_array_equal(seen["labels"], frame["gold"].to_numpy())
+
+
+# ----------------------------------------------------------------------------------------- mvu
+@pytest.fixture(scope="module")
+def mvu_files(tmp_path_factory):
+    """A logistic regression on three named features, its training rows, and 12 rows to decide
+    on, some with a missing feature; the model saved with joblib (and skops if installed)."""
+    import joblib
+    from sklearn.linear_model import LogisticRegression
+
+    folder = tmp_path_factory.mktemp("mvu")
+    rng = np.random.default_rng(7)
+    train = pd.DataFrame(rng.multivariate_normal([0, 0, 0], [[1, 0.6, 0], [0.6, 1, 0.3],
+                                                             [0, 0.3, 1]], 400),
+                         columns=["age", "dose", "weight"])
+    y = (train.sum(axis=1) + rng.normal(size=400) > 0).astype(int)
+    model = LogisticRegression().fit(train, y)
+    rows = train.head(12).copy()
+    rows.iloc[::3, 1] = np.nan
+    rows.iloc[1::4, 0] = np.nan
+    rows.insert(0, "patient", [f"p{i}" for i in range(12)])
+    train.to_csv(folder / "train.csv", index=False)
+    rows.to_csv(folder / "rows.csv", index=False)
+    joblib.dump(model, folder / "model.joblib")
+    return folder, model, train, rows
+
+
+def _mvu_expected(model, train, rows, **kwargs):
+    features = rows.set_index("patient")[["age", "dose", "weight"]]
+    return be.mvu(model, features, train=train, **kwargs)
+
+
+def test_mvu_from_a_skops_file_equals_the_function(command, mvu_files, tmp_path):
+    skops = pytest.importorskip("skops.io")
+    folder, model, train, rows = mvu_files
+    skops.dump(model, tmp_path / "model.skops")
+    run = command("mvu", folder / "rows.csv", "--classifier", tmp_path / "model.skops",
+                  "--train", folder / "train.csv", "--id-col", "patient", "--seed", "1",
+                  "--summary", tmp_path / "s.parquet", "--decide-threshold", "0.9",
+                  "--costs", "age=1,dose=2,weight=1", "--decisions", tmp_path / "d.csv")
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+    ev = _mvu_expected(model, train, rows, random_seed=1)
+    expected = ev.summary()
+    got = pd.read_parquet(tmp_path / "s.parquet")
+    assert got["instance"].tolist() == [f"p{i}" for i in range(12)]  # the --id-col ids
+    for name in ("c_hard", "mean", "lower", "upper"):
+        np.testing.assert_array_equal(got[name], expected[name])
+    decisions = pd.read_csv(tmp_path / "d.csv")
+    want = ev.decide(0.9, costs={"age": 1, "dose": 2, "weight": 1})
+    assert decisions["collect"].tolist() == want["collect"].tolist()
+    assert decisions["first"].fillna("").tolist() == want["first"].fillna("").tolist()
+    assert "collect" in run.stdout and "written" in run.stdout
+
+
+def test_mvu_refuses_untrusted_skops_types_unless_trusted(command, mvu_files, tmp_path):
+    skops = pytest.importorskip("skops.io")
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    folder, _, train, _ = mvu_files
+    model = HistGradientBoostingClassifier(max_iter=5).fit(train, train["age"] > 0)
+    skops.dump(model, tmp_path / "hgb.skops")
+    untrusted = skops.get_untrusted_types(file=tmp_path / "hgb.skops")
+    assert untrusted  # skops does not trust the trees' node arrays by default
+    args = ("mvu", folder / "rows.csv", "--classifier", tmp_path / "hgb.skops", "--train",
+            folder / "train.csv", "--draws", "50", "--seed", "0")
+    run = command(*args)
+    assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1
+    assert "holds types that skops does not trust by default: " + ", ".join(untrusted) \
+        in run.stderr and "--trust TYPE" in run.stderr
+    trusted = [a for t in untrusted for a in ("--trust", t)]
+    for extra in (trusted, ["--trust-all"]):
+        run = command(*args, *extra)
+        assert run.returncode == 0 and run.stderr == "", run.stderr
+        assert "c_hard" in run.stdout
+
+
+def test_mvu_reads_pickle_only_with_unsafe_pickle(command, mvu_files, tmp_path):
+    folder, model, train, rows = mvu_files
+    args = ("mvu", folder / "rows.csv", "--classifier", folder / "model.joblib", "--train",
+            folder / "train.csv", "--id-col", "patient", "--netcdf", tmp_path / "m.nc")
+    run = command(*args)
+    assert run.returncode == 2 and "is a pickle file, which runs any code" in run.stderr
+    assert "--unsafe-pickle" in run.stderr and not (tmp_path / "m.nc").exists()
+    run = command(*args, "--unsafe-pickle")
+    assert run.returncode == 0, run.stderr
+    assert "UserWarning: --unsafe-pickle: loading" in run.stderr  # the one line of warning
+    got = load(tmp_path / "m.nc").summary()
+    np.testing.assert_array_equal(got["c_hard"], _mvu_expected(model, train, rows).summary()[
+        "c_hard"])
+
+
+def test_mvu_without_skops_names_the_extra(command, mvu_files, tmp_path, monkeypatch):
+    import sys
+
+    (tmp_path / "model.skops").write_bytes(b"PK")
+    monkeypatch.setitem(sys.modules, "skops", None)  # as if it were not installed
+    monkeypatch.setitem(sys.modules, "skops.io", None)
+    run = command("mvu", mvu_files[0] / "rows.csv", "--classifier", tmp_path / "model.skops")
+    assert run.returncode == 2
+    assert "reading a skops file needs skops: pip install 'bayeval[mvu-cli]'" in run.stderr
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--feature-cols", "age,dose,height"], "--feature-cols: column 'height' is not in"),
+    (["--collect-cost", "0.1", "--costs", "age=1,dose"],
+     "--costs: one number (the cost of every feature) or feature=cost pairs"),
+    (["--costs", "1"], "--costs: give --decide-threshold or --collect-cost"),
+    (["--decide-threshold", "0.9", "--decisions", "{t}/d.xlsx"],
+     "--decisions: the file's suffix names its format"),
+    (["--decisions", "{t}/d.csv"], "--decisions: give --decide-threshold or --collect-cost"),
+    (["--id-col", "nope"], "--id-col: column 'nope' is not in"),
+])
+def test_mvu_bad_options_are_usage_errors(command, mvu_files, tmp_path, args, message):
+    folder = mvu_files[0]
+    run = command("mvu", folder / "rows.csv", "--classifier", folder / "model.joblib",
+                  "--unsafe-pickle", "--train", folder / "train.csv",
+                  *(a.format(t=tmp_path) for a in args))
+    assert run.returncode == 2, (run.stdout, run.stderr)
+    assert message in run.stderr
+
+
+# ---------------------------------------------------------------------------------- exit codes
+def test_exit_codes_alert_usage_internal(command, cbpe_files, monkeypatch):
+    """1 when an estimate is outside its alert thresholds (0 with --no-fail-on-alert), 2 for
+    bad usage, 3 for an internal error."""
+    from bayeval.cli import EXIT_ALERT, EXIT_ERROR, EXIT_OK, EXIT_USAGE
+
+    assert (EXIT_OK, EXIT_ALERT, EXIT_USAGE, EXIT_ERROR) == (0, 1, 2, 3)
+    args = ("cbpe", cbpe_files / "prod.parquet", "--score-col", "score", "--metrics",
+            "accuracy", "--n-chunks", "2")
+    run = command(*args, "--alert-thresholds", "accuracy=0.99:")  # breast cancer: about 0.96
+    assert run.returncode == 1 and "alerts: 2 estimate(s) outside their thresholds" in run.stdout
+    assert run.stderr == ""
+    assert command(*args, "--alert-thresholds", "accuracy=0.99:",
+                   "--no-fail-on-alert").returncode == 0
+    assert command(*args, "--alert-thresholds", "accuracy=0.5:").returncode == 0
+    assert command(*args, "--n-chunks", "x").returncode == 2
+
+    def broken(*a, **k):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(be, "cbpe", broken)
+    run = command(*args)
+    assert run.returncode == 3
+    assert run.stderr.strip() == "bayeval cbpe: internal error: RuntimeError: a bug"
