@@ -350,7 +350,7 @@ def markdown(df: pd.DataFrame) -> str:
               " seconds per call, the whole period's mean share of rows where the reference is "
               "thin (`sparse_share`), the share of replications where it warned, and the "
               "calibrators chosen", "",
-              head + "width whole (accuracy) | width chunk (accuracy) | ratio whole | "
+              head + f"width whole ({metrics[0]}) | width chunk ({metrics[0]}) | ratio whole | "
               "ratio chunk | s per call | sparse share | warned | calibrators |",
               rule + "---|" * 8]
     for key, frame in groups:
