@@ -50,7 +50,8 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
-from scipy import special, stats
+import scipy
+from scipy import special
 
 from bayeval.calibration import (
     CALIBRATORS,
@@ -360,7 +361,7 @@ def _jeffreys(features: np.ndarray, ys: np.ndarray, counts: np.ndarray, proposal
                             + np.linalg.pinv(information(centre[None])[0]))
     scale += 1e-12 * np.trace(scale) * np.eye(k)
     try:
-        t = stats.multivariate_t(centre, scale, df=4)
+        t = scipy.stats.multivariate_t(centre, scale, df=4)
     except (np.linalg.LinAlgError, ValueError):  # singular, e.g. one distinct score
         return proposal
     draws, logw = np.empty((0, k)), np.empty(0)
