@@ -17,7 +17,8 @@ paper's truth, ``coverage``) and the population mean :math:`(1 + 2 + \mu_3)/3`
 (``coverage_pop``), which the intervals estimate.
 
 ``python -m benchmarks.judge_graded --replications 2000 --ci-prob 0.95`` prints the markdown
-table per cell (coverage and width with SEs) that ``docs/reproductions.md`` summarises.
+table per cell (coverage and width with SEs); the ``judge_continuous`` experiment of
+``benchmarks.reproductions`` runs :func:`run` and summarises it in ``docs/reproductions.md``.
 """
 
 from __future__ import annotations
@@ -58,11 +59,13 @@ def replicate(mu3: float, fraction: float, ci_prob: float, rng: np.random.Genera
     return {"intervals": out, "target": float(y[~labelled].mean()), "pop": (3 + mu3) / 3}
 
 
-def run(replications: int, ci_prob: float, seed: int = SEED) -> pd.DataFrame:
-    """Coverage and width per (fraction, mu3, estimator), with Monte-Carlo SEs."""
+def run(replications: int, ci_prob: float, seed: int = SEED, fractions=FRACTIONS,
+        mu3s=MU3) -> pd.DataFrame:
+    """Coverage and width per (fraction, mu3, estimator), with Monte-Carlo SEs; each cell has its
+    own seed, so a subset of the cells gives the same numbers as the full grid."""
     rows = []
-    for fraction in FRACTIONS:
-        for mu3 in MU3:
+    for fraction in fractions:
+        for mu3 in mu3s:
             rng = np.random.default_rng([seed, int(mu3), round(fraction * 100)])
             reps = [replicate(mu3, fraction, ci_prob, rng) for _ in range(replications)]
             for name in ESTIMATORS:
