@@ -318,7 +318,8 @@ def judge_continuous(replications: int = 1000, fractions=graded.FRACTIONS, mu3s=
                         f"criterion: every cell within 0.02 of {ci_prob}; coverage of the "
                         f"unlabelled mean (the paper's truth): {spread(est, 'coverage')}"
                         + extra.get(est, ""),
-                        agrees=all(abs(c - ci_prob) <= 0.02 for c in cov.values()), se=se,
+                        agrees=all(round(abs(c - ci_prob), 9) <= 0.02 for c in cov.values()),
+                        se=se,
                         values=cov))
     rows.append(row(exp, "classical (human labels only): coverage of E[Y], min-max (mean)",
                     "–", spread("classical", "coverage_pop"),
