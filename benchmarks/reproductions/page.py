@@ -23,6 +23,7 @@ EXPERIMENTS: dict[str, Experiment] = {k: v for m in _MODULES.values()
                                       for k, v in m.EXPERIMENTS.items()}
 NOT_REPRODUCIBLE = {method: m.NOT_REPRODUCIBLE for method, m in _MODULES.items()}
 
+
 def _fmt(v) -> str:
     if v is None:
         return "–"
@@ -39,8 +40,8 @@ def _cell(v) -> str:
     return _fmt(v).replace("|", "\\|")
 
 
-
 def render(results: dict[str, tuple[list[dict], float]], total: float) -> str:
+    """The markdown page of ``results`` (experiment name -> rows, seconds), run in ``total`` s."""
     lines = [
         "# Reproductions of the papers' results",
         "",
@@ -92,6 +93,7 @@ def render(results: dict[str, tuple[list[dict], float]], total: float) -> str:
 
 
 def main(selected: list[str]) -> int:
+    """Run the ``selected`` experiments, print their rows; with none, run all, write the page."""
     unknown = [s for s in selected if s not in EXPERIMENTS]
     if unknown:
         print(f"unknown experiment(s) {unknown}; choose from {list(EXPERIMENTS)}",
@@ -111,7 +113,3 @@ def main(selected: list[str]) -> int:
         OUT.write_text(render(results, time.perf_counter() - start))
         print(f"written to {OUT}")
     return 0
-
-
-
-
