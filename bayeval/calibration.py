@@ -302,7 +302,7 @@ class Isotonic(Calibrator):
     def _fit(self, s: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None) -> None:
         """Pool-adjacent-violators on the distinct scores, weighted by their counts (or summed
         row weights; distinct scores of zero weight are left out)."""
-        from sklearn.isotonic import isotonic_regression
+        from scipy.optimize import isotonic_regression
 
         if not (s[1:] >= s[:-1]).all():
             order = np.argsort(s)
@@ -316,8 +316,7 @@ class Isotonic(Calibrator):
         else:
             counts, sums = np.add.reduceat(weights, first), np.add.reduceat(weights * y, first)
             first, sums, counts = first[counts > 0], sums[counts > 0], counts[counts > 0]
-        fitted = isotonic_regression(sums / counts, sample_weight=counts,
-                                     y_min=0.0, y_max=1.0)
+        fitted = isotonic_regression(sums / counts, weights=counts).x  # rates: in [0, 1]
         step = fitted[1:] != fitted[:-1]  # the ends of each constant run define the map
         keep = np.r_[True, step] | np.r_[step, True]
         self.x_, self.y_ = s[first][keep], fitted[keep]

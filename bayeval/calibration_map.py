@@ -264,15 +264,11 @@ def _reduced(s: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.n
 
 
 def _pav(y: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Weighted isotonic (non-decreasing) least squares of ``y`` in the given order."""
-    try:  # scikit-learn's compiled pool-adjacent-violators, without its argument checks
-        from sklearn._isotonic import _inplace_contiguous_isotonic_regression
-    except ImportError:  # pragma: no cover - a scikit-learn without it
-        from sklearn.isotonic import isotonic_regression
-        return isotonic_regression(y, sample_weight=w)
-    y, w = y.copy(), w.copy()
-    _inplace_contiguous_isotonic_regression(y, w)
-    return y
+    """Weighted isotonic (non-decreasing) least squares of ``y`` in the given order
+    (pool-adjacent-violators, SciPy's)."""
+    from scipy.optimize import isotonic_regression
+
+    return isotonic_regression(y, weights=w).x
 
 
 def _isotonic_draws(x, pos, neg, knots, gammas_pos, gammas_neg) -> np.ndarray:
