@@ -107,8 +107,12 @@ def test_the_command_line_page_runs_as_written(tmp_path):
     test_cli.py runs)."""
     blocks = re.findall(r"```bash\n(.*?)```", (ROOT / "docs" / "cli.md").read_text(), re.S)
     assert len(blocks) >= 6
+    # an empty home, but matplotlib's font list and PyTensor's compiled code from the shared
+    # caches: built anew in each command they took most of its time
     env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "MPLBACKEND": "Agg",
-           "OPENBLAS_NUM_THREADS": "1", "HOME": str(tmp_path)}
+           "OPENBLAS_NUM_THREADS": "1", "HOME": str(tmp_path),
+           "MPLCONFIGDIR": str(ROOT / ".cache" / "matplotlib"),
+           "PYTENSOR_FLAGS": os.environ["PYTENSOR_FLAGS"]}
     for block in blocks:
         if block.startswith("bayeval demo"):
             continue
