@@ -568,8 +568,8 @@ def _with_reported(frame: pd.DataFrame, closed_form) -> pd.DataFrame:
 def _feature_costs(costs, names) -> np.ndarray:
     """Per-feature costs (d,) from one number, an array or a dict by feature name."""
     if isinstance(costs, dict):
-        unknown = [k for k in costs if k not in list(names)]
-        lacking = [n for n in names if n not in costs]
+        unknown = [str(k) for k in costs if k not in list(names)]
+        lacking = [str(n) for n in names if n not in costs]
         if unknown or lacking:
             raise ValueError(f"costs must give every feature's cost; unknown {unknown}, "
                              f"missing {lacking}.")

@@ -98,8 +98,8 @@ def test_plans_need_the_run_and_valid_costs(tmp_path):
     ev = mvu(CLF, x, imputer=IMPUTER)
     with pytest.raises(ValueError, match="costs must be positive"):
         ev.decide(0.9, costs=[1.0, 2.0])
-    with pytest.raises(ValueError, match="unknown \\['age'\\]"):
-        ev.decide(0.9, costs={"age": 1.0})
+    with pytest.raises(ValueError, match="unknown \\['age'\\], missing \\['0', '1'"):
+        ev.decide(0.9, costs={"age": 1.0})  # names as the user wrote them, not np.str_('0')
     ev.to_netcdf(tmp_path / "mvu.nc")
     from bayeval import load
     from bayeval.methods.mvu import MVUEvaluation
