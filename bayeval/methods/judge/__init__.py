@@ -8,9 +8,10 @@ from bayeval.methods.judge.api import (
     ppi_mean_ci,
     ppi_mean_pointestimate,
 )
+from bayeval.methods.judge.compare import compare_systems
 from bayeval.methods.judge.models import VARIANTS, model
 
-__all__ = ["eif_agreement", "judge", "labels_needed", "model", "ppi_mean_ci",
+__all__ = ["compare_systems", "eif_agreement", "judge", "labels_needed", "model", "ppi_mean_ci",
            "ppi_mean_pointestimate"]
 
 __getattr__ = renamed_builders(__name__, model, VARIANTS)
