@@ -588,14 +588,14 @@ def cbpe(scores, *, y_pred=None, data=None, threshold: float = 0.5, reference=No
     late_labels : {"report", "estimate"}
         ``"report"``: the labels are reported beside the estimates. ``"estimate"``: they enter
         them (noise ``"none"``, ``method="exact"``): a chunk with labels gets the law of its
-        realized metric over all its rows given them, its unlabelled rows' labels drawn from a
-        Platt map learned on its labels (with its posterior; the reference's map when it has
-        fewer than :data:`~bayeval.methods.cbpe.late_labels.MIN_CLASS_LABELS` of a class); the
-        whole period mixes over joint draws of every map; the variable ``late_labels`` says
-        what each chunk got (:mod:`bayeval.methods.cbpe.late_labels`).
+        realized metric over all its rows given them, its unlabelled rows' labels drawn from
+        the reference's map recalibrated by its labels,
+        :math:`\mathrm{logit}\,q=a+b\,\mathrm{logit}\,p` (with the posterior of
+        :math:`(a, b)`); the whole period mixes over joint draws of every map; the variable
+        ``late_labels`` says what each chunk got (:mod:`bayeval.methods.cbpe.late_labels`).
     mnar : float or (mean, sd), optional
         With ``late_labels="estimate"``: the shift :math:`\delta` of the log-odds of the
-        unlabelled rows of chunks that learn a map (labels missing not at random given the
+        unlabelled rows of chunks with labels (labels missing not at random given the
         score; a number fixes it, ``(mean, sd)`` is a normal prior), as in :func:`bayeval.pemi`.
     chunks : array-like, optional
         A chunk key per row (dates, periods, batch ids); chunks in order of first appearance;
@@ -807,9 +807,8 @@ def cbpe(scores, *, y_pred=None, data=None, threshold: float = 0.5, reference=No
                 zip(rows, sums, strict=True)]
                if "roc_auc" in metrics else None)
         if late_labels == "estimate" and labels is not None:
-            drawn, used = fold_labels(scores, y_pred == 1, labels, chunking, calibrate(scores),
-                                      posterior, isinstance(cal, SplitAtThreshold), delta,
-                                      bool(calibration_uncertainty), random_seed)
+            drawn, used = fold_labels(scores, labels, chunking, calibrate(scores), posterior,
+                                      delta, bool(calibration_uncertainty), random_seed)
             laws, expected, auc = folded_laws(drawn, used, chunking, y_pred == 1,
                                               isinstance(cal, SplitAtThreshold), laws, expected,
                                               auc, zero_division)

@@ -8,21 +8,22 @@ labelled rows (``realized``, beside the estimates). With ``late_labels="estimate
 .. math:: TP=TP_K+\sum_{i\in U,\hat y_i=1}Y_i,\qquad FN=FN_K+\sum_{i\in U,\hat y_i=0}Y_i,
 
 :math:`TP_K, FN_K` the counts of the labelled rows and :math:`U` the unlabelled ones, whose
-labels are :math:`Y_i\sim\mathrm{Bernoulli}(q_i)` independently given the map. As in PEMI
-(Dervovic & Cashmore, "Model Evaluation in the Dark", AISTATS 2025), :math:`q_i` is a Platt map
-:math:`\sigma(a\,\mathrm{logit}\,s_i+b)` of the raw score learned from the chunk's labelled rows
-(labels missing at random given the score), with the posterior of :math:`(a, b)` mixed in
-(:func:`bayeval.calibration_map.map_posterior`), and shifted on the log-odds scale,
+labels are :math:`Y_i\sim\mathrm{Bernoulli}(q_i)` independently given the map, as in PEMI
+(Dervovic & Cashmore, "Model Evaluation in the Dark", AISTATS 2025). :math:`q_i` is the
+reference's map :math:`p` **recalibrated** by the chunk's labels (labels missing at random given
+the score), :math:`\mathrm{logit}\,q_i=a+e^{\beta}\,\mathrm{logit}\,p(s_i)`, with the
+posterior of :math:`(a,\beta)` under a prior centred on the reference's map
+(:func:`recalibration`), and shifted on the log-odds scale,
 :math:`\sigma(\mathrm{logit}\,q_i+\delta)`, by ``mnar=``: a number fixes :math:`\delta`,
-``(mean, sd)`` puts a normal prior on it.
+``(mean, sd)`` puts a normal prior on it. Labels consistent with the reference leave the map
+nearly the reference's, so the interval narrows by the variance of the labelled rows; a drift
+of :math:`P(Y\mid s)` moves it. Any number of labels is recalibrated: the prior keeps a few
+labels of one class from moving the map further than they show.
 
-A chunk whose labelled rows hold fewer than :data:`MIN_CLASS_LABELS` of either class learns no
-map: its labelled rows are fixed and its other rows take the reference's map, as the chunks
-without labels do. The whole period is one window whose law mixes over joint draws: draw
-:math:`m` takes the :math:`m`-th draw of the reference's map, of every chunk's map (their
-posteriors are independent, so pairing them by index is a draw of the joint) and of
-:math:`\delta` (one shift for the period, as one missingness mechanism); given it the unknown
-labels are independent, and the counts' laws are those of CBPE
+The whole period is one window whose law mixes over joint draws: draw :math:`m` takes the
+:math:`m`-th draw of the reference's map, every chunk's recalibration drawn given it, and
+:math:`\delta`'s draw (one shift for the period, as one missingness mechanism); given it the
+unknown labels are independent, and the counts' laws are those of CBPE
 (:meth:`~bayeval.methods.cbpe.fast.CountLaw.from_draws` up to
 :data:`~bayeval.calibration_map.EXACT_MAP_ROWS` unlabelled rows,
 :meth:`~bayeval.methods.cbpe.fast.CountLaw.with_map` beyond).
@@ -37,8 +38,7 @@ import numpy as np
 import xarray as xr
 from scipy import special
 
-from bayeval.calibration import Platt
-from bayeval.calibration_map import DRAWS, EXACT_MAP_ROWS, MapPosterior, draw_pmfs, map_posterior
+from bayeval.calibration_map import DRAWS, EXACT_MAP_ROWS, MapPosterior, draw_pmfs
 from bayeval.chunks import Chunking
 from bayeval.confusion import MetricDistribution
 from bayeval.confusion_moments import auc_count_moments
@@ -52,15 +52,13 @@ from bayeval.methods.cbpe.auc import (
 )
 from bayeval.methods.cbpe.fast import CountLaw, NormalLaw, Window
 from bayeval.metrics import auc_value, metric_value
-from bayeval.validation import as_choice, as_prior
+from bayeval.validation import as_choice, as_prior, as_seed
 
-__all__ = ["AUC_DRAWS", "LATE_LABELS", "MIN_CLASS_LABELS", "RowDraws", "add_realized",
-           "as_late_labels", "fold_labels", "realized", "realized_metrics", "window_law"]
+__all__ = ["AUC_DRAWS", "CANDIDATES", "LATE_LABELS", "POINTS", "SCALES", "Recalibration",
+           "RowDraws", "add_realized", "as_late_labels", "fold_labels", "realized",
+           "realized_metrics", "recalibration", "window_law"]
 
 LATE_LABELS = ("report", "estimate")
-MIN_CLASS_LABELS = 10
-"""A chunk learns its own map when its labelled rows hold at least this many of each class
-(a logistic map of two coefficients; with fewer, one class or none, the reference's map)."""
 AUC_DRAWS = 100
 """ROC-AUC's normal law in a long window with late labels mixes the exact moments under this
 many of the joint draws (evenly spaced)."""
@@ -179,6 +177,231 @@ def add_realized(closed: xr.Dataset, realized_values: np.ndarray,
 
 
 # ---------------------------------------------------------------------------------------------
+# the recalibration of the reference's map by a chunk's labels
+
+
+SCALES = np.geomspace(0.001, 2.0, 16)
+r"""The grid of the prior scale :math:`\tau` of the recalibration :math:`(a,\beta)`, with
+equal prior mass on each point: log-uniform, the same mass on each decade of drift size, from
+0.001 (no realistic number of labels tells such a drift from none) to 2 (a shift of two units
+of log-odds, a slope :math:`e^{\beta}` between :math:`e^{-2}` and :math:`e^{2}`: beyond the
+concept shifts of the coverage designs, :math:`a=-1.5` or :math:`e^{\beta}=0.625`). Half the
+mass lies below 0.05, on drifts that a few hundred labels cannot see, so a chunk whose labels
+agree with the reference keeps nearly its map; a drift they can see moves the scale's posterior
+to its size."""
+CANDIDATES = 64
+"""Candidates per draw of the sampling-importance-resampling of the recalibration's posterior."""
+POINTS = 500
+"""Distinct labelled scores of a chunk above which they are pooled into this many equal-count
+bins for the recalibration."""
+_DF = 4  # degrees of freedom of the proposal's Student-t components
+_CLIP = 1e-9  # the reference's probabilities enter the recalibration clipped to [_CLIP, 1-_CLIP]
+
+
+def _logit(p: np.ndarray) -> np.ndarray:
+    return special.logit(np.clip(p, _CLIP, 1.0 - _CLIP))
+
+
+@dataclass(frozen=True)
+class Recalibration:
+    r"""A recalibration :math:`q=\sigma(a+e^{\beta}\,\mathrm{logit}\,p)` of the reference's
+    probabilities :math:`p`: one :math:`(a,\beta)` (the plug-in) or one per draw.
+
+    Attributes
+    ----------
+    a, beta : ndarray, shape () or (M,)
+    scales : ndarray, shape (len(SCALES),)
+        The posterior of :math:`\tau` on :data:`SCALES` (at the reference's plug-in map).
+
+    Examples
+    --------
+    >>> Recalibration(np.array(0.0), np.array(0.0), np.ones(1)).predict(np.array([0.2, 0.7]))
+    array([0.2, 0.7])
+    >>> Recalibration(np.array([-1.0, 0.0]), np.array([0.0, np.log(2.0)]), np.ones(1)).predict(
+    ...     np.array([[0.5], [0.5]])).round(4).tolist()
+    [[0.2689], [0.5]]
+    """
+
+    a: np.ndarray
+    beta: np.ndarray
+    scales: np.ndarray
+
+    def predict(self, p: np.ndarray) -> np.ndarray:
+        """:math:`q` of probabilities ``p``: shape (n,) for the plug-in, (M, n) with draws (``p``
+        of shape (n,) or one row per draw)."""
+        if self.a.ndim == 0:
+            return special.expit(self.a + np.exp(self.beta) * _logit(p))
+        return special.expit(self.a[:, None] + np.exp(self.beta)[:, None] * _logit(p))
+
+
+def _pooled(s: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows sorted by score pooled by distinct score (or :data:`POINTS` equal-count bins): the
+    index of each row's pool, its positives and its rows."""
+    first = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
+    if first.size > POINTS:
+        first = first[np.unique(np.linspace(0, first.size, POINTS, endpoint=False)
+                                .astype(np.int64))]
+    pool = np.repeat(np.arange(first.size), np.diff(np.r_[first, s.size]))
+    return pool, np.bincount(pool, weights=y), np.bincount(pool).astype(float)
+
+
+def _loglik(a, beta, x, k, n) -> np.ndarray:
+    """Binomial log-likelihood of ``k`` positives of ``n`` at reference log-odds ``x`` (last
+    axis), for coefficients broadcast against ``x[..., 0]``."""
+    eta = a[..., None] + np.exp(beta)[..., None] * x
+    return (k * eta - n * np.logaddexp(0.0, eta)).sum(axis=-1)
+
+
+def _laplace(x: np.ndarray, k: np.ndarray, n: np.ndarray):
+    r"""The posterior mode of :math:`(a,\beta)` at every prior scale of :data:`SCALES`, by
+    Fisher scoring, with the information there and the Laplace approximation of the log
+    evidence; ``x`` has one row per reference draw. Shapes (D, G, 2), (D, G, 2, 2), (D, G)."""
+    prec = 1.0 / SCALES**2
+    theta = np.zeros((x.shape[0], SCALES.size, 2))
+    xs = x[:, None, :]
+    for _ in range(100):
+        b = np.exp(theta[..., 1])[..., None]
+        q = special.expit(theta[..., :1] + b * xs)
+        resid, weight, bx = k - n * q, n * q * (1.0 - q), b * xs
+        grad = np.stack([resid.sum(-1), (resid * bx).sum(-1)], axis=-1) - prec[:, None] * theta
+        info = np.stack([weight.sum(-1), (weight * bx).sum(-1), (weight * bx).sum(-1),
+                         (weight * bx * bx).sum(-1)], axis=-1).reshape(*theta.shape, 2)
+        info += prec[:, None, None] * np.eye(2)
+        step = np.linalg.solve(info, grad[..., None])[..., 0]
+        step = np.clip(step, -1.0, 1.0)  # damped: beta enters through exp
+        theta += step
+        if np.abs(step).max() <= 1e-10:
+            break
+    _, logdet = np.linalg.slogdet(info)
+    evidence = (_loglik(theta[..., 0], theta[..., 1], xs, k, n) - 2.0 * np.log(SCALES)
+                - (theta**2).sum(-1) / (2.0 * SCALES**2) - 0.5 * logdet)
+    return theta, info, evidence
+
+
+def _normalised(logw: np.ndarray) -> np.ndarray:
+    w = np.exp(logw - logw.max(axis=-1, keepdims=True))
+    return w / w.sum(axis=-1, keepdims=True)
+
+
+def recalibration(scores: np.ndarray, labels: np.ndarray, p: np.ndarray,
+                  reference: MapPosterior | None = None, *, draws: int = 0,
+                  random_seed=None) -> Recalibration:
+    r"""The posterior of the recalibration of the reference's map by a chunk's labels.
+
+    The labelled rows' labels are :math:`Y_i\sim\mathrm{Bernoulli}(q_i)` with
+
+    .. math:: \mathrm{logit}\,q_i=a+e^{\beta}\,\mathrm{logit}\,p(s_i),\qquad
+       (a,\beta)\mid\tau\sim N(0,\tau^2 I),\qquad \log\tau\sim\mathrm{Uniform}
+       \text{ on the grid } \texttt{SCALES},
+
+    :math:`p` the reference's map: logistic recalibration of a prediction model by its
+    calibration intercept and slope (Cox 1958; Steyerberg et al. 2004) with a positive slope
+    (a temperature, Guo et al. 2017) and a scale-mixture prior centred on the reference's map
+    :math:`(a,\beta)=(0,0)`. The data choose the scale, as the closed testing procedure of
+    Vergouwe et al. (2017) chooses between keeping and updating a model, but by averaging:
+    labels consistent with the reference put the posterior of :math:`\tau` on its small values
+    and leave the map nearly the reference's, a drift of the log-odds moves it to the scale of
+    the drift. Given each :math:`\tau` the posterior is approximated by Laplace's method (the
+    mode by Fisher scoring, the expected information), :math:`\tau`'s posterior by the Laplace
+    evidence, and the mixture of these normals, as Student-t with 4 degrees of freedom (the
+    posterior of the slope has a heavier tail), is the proposal of
+    sampling-importance-resampling (Rubin 1988) with :data:`CANDIDATES` candidates per draw,
+    weighted by the exact posterior of :math:`(a,\beta)` (:math:`\tau` summed out).
+
+    With the reference's map posterior, draw :math:`m` is drawn given the reference's draw
+    :math:`m`, so that the pair is a draw of the joint posterior in which the chunk's labels
+    update the recalibration and not the reference's map (a cut, Plummer 2015: the
+    reference's map is learned from the reference alone, as for the chunks without labels).
+
+    Parameters
+    ----------
+    scores, labels : ndarray
+        The chunk's labelled rows.
+    p : ndarray
+        The reference's plug-in probabilities of those rows.
+    reference : MapPosterior, optional
+        The posterior of the reference's map (None: the map is taken as exact).
+    draws : int
+        0: the plug-in, the posterior mean of :math:`(a,\beta)` under the Laplace mixture at the
+        reference's plug-in map; else the number of draws (the reference's, when given).
+    random_seed : None, int or Generator
+
+    Returns
+    -------
+    Recalibration
+
+    References
+    ----------
+    Cox, D. R. (1958). Two further applications of a model for binary regression. Biometrika
+    45, 562-565. Steyerberg, E. W. et al. (2004). Validation and updating of predictive
+    logistic regression models. Statistics in Medicine 23, 2567-2586. Guo, C. et al. (2017). On
+    calibration of modern neural networks. ICML. Vergouwe, Y. et al. (2017). A closed testing
+    procedure to select an appropriate method for updating prediction models. Statistics in
+    Medicine 36, 4529-4539. Rubin, D. B. (1988). Using the SIR algorithm to simulate posterior
+    distributions. Bayesian Statistics 3. Plummer, M. (2015). Cuts in Bayesian graphical
+    models. Statistics and Computing 25, 37-43.
+
+    Examples
+    --------
+    Labels drawn from the reference's map (a calibrated score) and from a map one unit of
+    log-odds lower:
+
+    >>> rng = np.random.default_rng(0)
+    >>> s = rng.beta(2, 2, 300)
+    >>> same = recalibration(s, (rng.random(300) < s).astype(float), s)
+    >>> drift = recalibration(s, (rng.random(300) < special.expit(special.logit(s) - 1))
+    ...                       .astype(float), s)
+    >>> bool(abs(same.a) < 0.05), round(float(drift.a), 2)
+    (True, -0.73)
+    >>> round(float(SCALES @ same.scales), 2), round(float(SCALES @ drift.scales), 2)  # E tau
+    (0.06, 0.77)
+    >>> post = recalibration(s, (rng.random(300) < s).astype(float), s, draws=400,
+    ...                      random_seed=1)
+    >>> post.a.shape, bool(post.a.std() < 0.15)
+    ((400,), True)
+    """
+    order = np.argsort(scores, kind="stable")
+    s, y, p = scores[order], np.asarray(labels, float)[order], p[order]
+    pool, k, n = _pooled(s, y)
+    x = (np.bincount(pool, weights=_logit(p)) / n)[None]
+    theta, info, evidence = _laplace(x, k, n)
+    w = _normalised(evidence)
+    if not draws:
+        mean = np.einsum("dg,dgj->j", w, theta)
+        return Recalibration(mean[0], mean[1], w[0])
+    rng = as_seed(random_seed)
+    if reference is not None:  # the draws of the reference's map at the pools' mean scores
+        x = _logit(reference.predict(np.bincount(pool, weights=s) / n))
+        theta, info, evidence = _laplace(x, k, n)
+    chol = np.linalg.cholesky(np.linalg.inv(info))
+    with np.errstate(divide="ignore"):
+        log_weights = np.log(_normalised(evidence)) + 0.5 * np.linalg.slogdet(info)[1]
+    out = np.empty((draws, 2))
+    for start in range(0, draws, 100):
+        m = np.arange(start, min(start + 100, draws))
+        d = m if x.shape[0] > 1 else np.zeros(m.size, np.int64)
+        pick = (rng.random((m.size, CANDIDATES, 1))
+                > np.cumsum(_normalised(evidence[d]), axis=1)[:, None]
+                ).sum(-1).clip(max=SCALES.size - 1)  # a scale per candidate
+        rows = d[:, None]
+        z = rng.standard_normal((m.size, CANDIDATES, 2))
+        z *= np.sqrt(_DF / rng.chisquare(_DF, (m.size, CANDIDATES, 1)))  # Student-t
+        cand = theta[rows, pick] + np.einsum("mcij,mcj->mci", chol[rows, pick], z)
+        # the mixture proposal's log density and the posterior's (tau summed out), + constants
+        diff = cand[:, :, None, :] - theta[d][:, None]
+        maha = np.einsum("mcgi,mcgij,mcgj->mcg", diff, info[d][:, None], diff)
+        proposal = special.logsumexp(log_weights[d][:, None]
+                                     - (_DF + 2) / 2 * np.log1p(maha / _DF), axis=-1)
+        prior = special.logsumexp(-2.0 * np.log(SCALES) - (cand**2).sum(-1)[..., None]
+                                  / (2.0 * SCALES**2), axis=-1)
+        target = _loglik(cand[..., 0], cand[..., 1], x[d][:, None, :], k, n) + prior
+        chosen = (rng.random((m.size, 1)) > np.cumsum(_normalised(target - proposal), axis=1)
+                  ).sum(-1).clip(max=CANDIDATES - 1)
+        out[m] = cand[np.arange(m.size), chosen]
+    return Recalibration(out[:, 0], out[:, 1], w[0])
+
+
+# ---------------------------------------------------------------------------------------------
 # labels in the estimate
 
 
@@ -215,8 +438,8 @@ late_labels='report' to report the labels beside the estimates.
     if mnar is None:
         return late_labels, 0.0, 0.0
     if late_labels != "estimate" or labels is None:
-        raise ValueError("mnar= shifts the labels of the unlabelled rows of chunks that learn a "
-                         "map from their late labels: give labels= with late_labels='estimate'.")
+        raise ValueError("mnar= shifts the labels of the unlabelled rows of chunks with late "
+                         "labels: give labels= with late_labels='estimate'.")
     if isinstance(mnar, (int, float, np.number)) and not isinstance(mnar, bool):
         if np.isfinite(mnar):
             return late_labels, float(mnar), 0.0
@@ -243,17 +466,18 @@ class RowDraws:
     Attributes
     ----------
     scores : ndarray, shape (n,)
+    p : ndarray, shape (n,)
+        The reference's plug-in probabilities.
     plugin : ndarray, shape (n,)
-        The label of a labelled row; else the plug-in probability (the fitted map, shifted by
-        :math:`\delta`'s mean).
+        The label of a labelled row; else the plug-in probability (the reference's map, or a
+        chunk's recalibration of it shifted by :math:`\delta`'s mean).
     source : ndarray of int, shape (n,)
         -2 for a labelled row, -1 for the reference's map, :math:`c\ge0` for chunk
-        :math:`c`'s map.
+        :math:`c`'s recalibration.
     reference : MapPosterior, optional
         The posterior of the reference's map (None: taken as exact).
     maps : dict
-        Chunk :math:`c`'s map: its :class:`~bayeval.calibration_map.MapPosterior`, or the
-        fitted :class:`~bayeval.calibration.Platt` map alone.
+        Chunk :math:`c`'s :class:`Recalibration` (its draws, or the plug-in alone).
     delta : float
         :math:`\delta`'s mean.
     deltas : ndarray, optional
@@ -263,24 +487,24 @@ class RowDraws:
 
     Examples
     --------
-    Four labelled rows and two from a map fitted on them (1/2 at 0.5), shifted by
-    :math:`\delta=\ln 4`:
+    Four labelled rows and two recalibrated by :math:`a=\ln 2` (and slope 1), shifted by
+    :math:`\delta=\ln 2`:
 
     >>> s = np.array([0.2, 0.4, 0.6, 0.8, 0.5, 0.5])
-    >>> y = np.array([0.0, 1.0, 0.0, 1.0])
-    >>> cal = Platt().fit(s[:4], y)
-    >>> rows = RowDraws(s, np.r_[y, _shift(cal.predict(s[4:]), np.log(4.0))],
-    ...                 np.array([-2, -2, -2, -2, 0, 0]), None, {0: cal}, float(np.log(4.0)),
-    ...                 None, 0)
+    >>> recal = Recalibration(np.array(np.log(2.0)), np.array(0.0), SCALES)
+    >>> q = _shift(recal.predict(s[4:]), np.log(2.0))
+    >>> rows = RowDraws(s, s, np.r_[0.0, 1.0, 0.0, 1.0, q], np.array([-2, -2, -2, -2, 0, 0]),
+    ...                 None, {0: recal}, float(np.log(2.0)), None, 0)
     >>> rows.plugin.round(4).tolist(), rows.varies(np.arange(6))
     ([0.0, 1.0, 0.0, 1.0, 0.8, 0.8], False)
     """
 
     scores: np.ndarray
+    p: np.ndarray
     plugin: np.ndarray
     source: np.ndarray
     reference: MapPosterior | None
-    maps: dict[int, Any]
+    maps: dict[int, Recalibration]
     delta: float
     deltas: np.ndarray | None
     draws: int
@@ -289,14 +513,14 @@ class RowDraws:
         """Whether the probabilities of ``rows`` differ between draws."""
         source = self.source[rows]
         chunks = np.unique(source[source >= 0])
-        learned = any(isinstance(self.maps[c], MapPosterior) for c in chunks)
-        return bool((self.reference is not None and (source == _REFERENCE).any()) or learned
+        drawn = any(self.maps[c].a.ndim for c in chunks)
+        return bool((self.reference is not None and (source >= _REFERENCE).any()) or drawn
                     or (chunks.size and self.deltas is not None))
 
     def predict(self, rows: np.ndarray) -> np.ndarray:
-        """Probabilities of ``rows`` under each draw, shape (draws, rows): a labelled row's
-        label, the reference's draw, or the chunk map's draw shifted by the draw's
-        :math:`\\delta`."""
+        r"""Probabilities of ``rows`` under each draw, shape (draws, rows): a labelled row's
+        label, the reference's draw, or the chunk's recalibration of it shifted by the draw's
+        :math:`\delta`."""
         out = np.broadcast_to(self.plugin[rows], (self.draws, rows.size)).copy()
         source, s = self.source[rows], self.scores[rows]
         mine = source == _REFERENCE
@@ -304,7 +528,9 @@ class RowDraws:
             out[:, mine] = self.reference.predict(s[mine])
         for c in np.unique(source[source >= 0]):
             mine = source == c
-            q = self.maps[c].predict(s[mine])
+            p = (self.p[rows][mine] if self.reference is None else
+                 self.reference.predict(s[mine]))
+            q = self.maps[c].predict(p)
             delta = self.delta if self.deltas is None else self.deltas[:, None]
             out[:, mine] = _shift(q, delta) if np.any(delta) else q
         return out
@@ -336,7 +562,7 @@ def window_law(rows: RowDraws, window: np.ndarray, positive: np.ndarray,
     Three labelled rows (TP 1, FN 1) and two at 0.5 predicted positive:
 
     >>> s = np.array([0.9, 0.8, 0.3, 0.6, 0.7])
-    >>> rows = RowDraws(s, np.r_[1.0, 0.0, 1.0, 0.5, 0.5], np.array([-2, -2, -2, -1, -1]),
+    >>> rows = RowDraws(s, s, np.r_[1.0, 0.0, 1.0, 0.5, 0.5], np.array([-2, -2, -2, -1, -1]),
     ...                 None, {}, 0.0, None, 0)
     >>> law, expected = window_law(rows, np.arange(5), s >= 0.5, split=True)
     >>> law.tp_start, law.tp.round(2).tolist(), law.fn_start, expected
@@ -377,8 +603,8 @@ def window_auc(rows: RowDraws, window: np.ndarray,
     else 1:
 
     >>> s = np.array([0.1, 0.4, 0.6, 0.9])
-    >>> rows = RowDraws(s, np.r_[0.0, 0.5, 0.5, 1.0], np.array([-2, -1, -1, -2]), None, {},
-    ...                 0.0, None, 0)
+    >>> rows = RowDraws(s, s, np.r_[0.0, 0.5, 0.5, 1.0], np.array([-2, -1, -1, -2]), None,
+    ...                 {}, 0.0, None, 0)
     >>> law, plugin = window_auc(rows, np.arange(4), 0.0)
     >>> law.values.tolist(), law.probs.round(4).tolist(), round(law.mean, 4)
     ([0.75, 1.0], [0.25, 0.75], 0.9375)
@@ -406,18 +632,17 @@ def window_auc(rows: RowDraws, window: np.ndarray,
                      float(np.mean([law.p_undefined for law in laws]))), plugin
 
 
-def fold_labels(scores: np.ndarray, positive: np.ndarray, labels: np.ndarray,
-                chunking: Chunking, p: np.ndarray, posterior: MapPosterior | None, split: bool,
-                delta: tuple[float, float], uncertainty: bool, random_seed,
-                ) -> tuple[RowDraws, list[str]]:
+def fold_labels(scores: np.ndarray, labels: np.ndarray, chunking: Chunking, p: np.ndarray,
+                posterior: MapPosterior | None, delta: tuple[float, float], uncertainty: bool,
+                random_seed) -> tuple[RowDraws, list[str]]:
     """The rows' sources of probability and what each chunk gets (``"none"``: no label, CBPE's
-    law; ``"fixed"``: its labels fixed, the reference's map for the others; ``"learned"``: its
-    labels fixed, its own map for the others), then the whole period (``"combined"`` when a
+    law; ``"recalibrated"``: its labels fixed, the reference's map recalibrated by them for
+    the others; ``"known"``: every label known), then the whole period (``"combined"`` when a
     chunk has labels).
 
     ``p`` are the reference's calibrated probabilities and ``posterior`` its map's posterior;
-    a chunk's Platt map is fitted on its labelled raw scores, with its posterior (seeded from
-    ``random_seed`` and the chunk) when ``uncertainty``.
+    a chunk's :func:`recalibration` is drawn (seeded from ``random_seed`` and the chunk) when
+    ``uncertainty``, else its plug-in.
 
     Examples
     --------
@@ -426,10 +651,10 @@ def fold_labels(scores: np.ndarray, positive: np.ndarray, labels: np.ndarray,
     >>> s = rng.random(200)
     >>> y = np.where(np.arange(200) < 100, np.nan, (rng.random(200) < s ** 2).astype(float))
     >>> y[150:] = np.nan  # the second chunk: 50 labels
-    >>> rows, used = fold_labels(s, s >= 0.5, y, make_chunks(200, n_chunks=2), s, None, True,
-    ...                          (0.0, 0.0), True, 0)
+    >>> rows, used = fold_labels(s, y, make_chunks(200, n_chunks=2), s, None, (0.0, 0.0),
+    ...                          True, 0)
     >>> used, rows.draws, int((rows.source == 1).sum())
-    (['none', 'learned', 'combined'], 400, 50)
+    (['none', 'recalibrated', 'combined'], 400, 50)
     """
     known = ~np.isnan(labels)
     plugin = np.where(known, labels, p)
@@ -437,28 +662,23 @@ def fold_labels(scores: np.ndarray, positive: np.ndarray, labels: np.ndarray,
     draws = DRAWS if posterior is None else posterior.draws
     maps, used = {}, []
     for c, rows in enumerate(chunking.rows()):
-        mine = rows[known[rows]]
-        y = labels[mine].astype(np.int8)
-        if not mine.size:
-            used.append("none")
+        mine, unknown = rows[known[rows]], rows[~known[rows]]
+        if not mine.size or not unknown.size:
+            used.append("known" if mine.size else "none")
             continue
-        if min(int(y.sum()), int(y.size - y.sum())) < MIN_CLASS_LABELS:
-            used.append("fixed")
-            continue
-        used.append("learned")
-        cal = Platt().fit(scores[mine], y)
+        used.append("recalibrated")
         seed = None if random_seed is None else np.random.default_rng([int(random_seed), 18, c])
-        maps[c] = (map_posterior(cal, scores[mine], y, draws=draws, random_seed=seed)
-                   if uncertainty else cal)
-        unknown = rows[~known[rows]]
+        plug = recalibration(scores[mine], labels[mine], p[mine])
+        maps[c] = (recalibration(scores[mine], labels[mine], p[mine], posterior, draws=draws,
+                                 random_seed=seed) if uncertainty else plug)
         source[unknown] = c
-        plugin[unknown] = _shift(cal.predict(scores[unknown]), delta[0])
+        plugin[unknown] = _shift(plug.predict(p[unknown]), delta[0])
     deltas = None
     if delta[1] > 0:  # stratified quantiles of N(mean, sd^2), in random order
         rng = np.random.default_rng(None if random_seed is None else [int(random_seed), 19])
         deltas = delta[0] + delta[1] * special.ndtri((rng.permutation(draws) + 0.5) / draws)
     used.append("combined" if known.any() else "none")
-    rows = RowDraws(scores, plugin, source, posterior, maps, delta[0], deltas, draws)
+    rows = RowDraws(scores, p, plugin, source, posterior, maps, delta[0], deltas, draws)
     return rows, used
 
 
@@ -475,22 +695,22 @@ def folded_laws(rows: RowDraws, used: list[str], chunking: Chunking, positive: n
     >>> s = np.linspace(0.05, 0.95, 40)
     >>> y = np.where(np.arange(40) < 20, np.nan, (s > 0.5).astype(float))
     >>> chunking = make_chunks(40, n_chunks=2)
-    >>> rows, used = fold_labels(s, s >= 0.5, y, chunking, s, None, True, (0.0, 0.0), True, 0)
+    >>> rows, used = fold_labels(s, y, chunking, s, None, (0.0, 0.0), True, 0)
     >>> laws = [CountLaw.poisson_binomial(s[r], s[r] >= 0.5) for r in chunking.rows()]
     >>> laws, expected, _ = folded_laws(rows, used, chunking, s >= 0.5, True, laws + [None],
     ...                                 [None] * 3, None, 0.0)
     >>> used, [law.cells for law in laws[1:]], expected[1]  # chunk 2: all known, one class
-    (['none', 'fixed', 'combined'], [1, 21], (20.0, 0.0))
+    (['none', 'known', 'combined'], [1, 21], (20.0, 0.0))
     """
     laws, expected = list(laws), list(expected)
     auc = None if auc is None else list(auc)
-    learned = "learned" in used
+    recalibrated = "recalibrated" in used
     order = np.argsort(rows.scores, kind="stable")
     windows = [*chunking.rows(order), order]
     for i, (window, kind) in enumerate(zip(windows, used, strict=True)):
         if kind == "none":
             continue
-        laws[i], expected[i] = window_law(rows, window, positive, split and not learned)
+        laws[i], expected[i] = window_law(rows, window, positive, split and not recalibrated)
         if auc is not None:
             auc[i] = window_auc(rows, window, zero_division)
     return laws, expected, auc
@@ -501,9 +721,9 @@ def late_label_notes(used: list[str], chunk_labels, delta: tuple[float, float]) 
 
     Examples
     --------
-    >>> late_label_notes(["none", "learned", "fixed", "combined"], ["a", "b", "c"],
+    >>> late_label_notes(["none", "recalibrated", "known", "combined"], ["a", "b", "c"],
     ...                  (0.0, 0.0))  # doctest: +ELLIPSIS
-    ["late_labels='estimate': the estimates ... chunk(s) 'c' had fewer than 10 labels of a ..."]
+    ["late_labels='estimate': the estimates ... chunk(s) 'b': the unlabelled rows' labels ..."]
     """
     def named(kind):
         return ", ".join(repr(str(c)) for c, k in zip(chunk_labels, used, strict=False)
@@ -517,10 +737,8 @@ def late_label_notes(used: list[str], chunk_labels, delta: tuple[float, float]) 
     text = ("late_labels='estimate': the estimates are laws of each chunk's realized metric "
             "over all its rows given its known labels (realized is that of the labelled rows "
             "only)")
-    if "learned" in used:
-        text += (f"; chunk(s) {named('learned')}: the unlabelled rows' labels from a Platt map "
-                 f"learned on the chunk's labels, its posterior mixed in{shift}")
-    if "fixed" in used:
-        text += (f"; chunk(s) {named('fixed')} had fewer than {MIN_CLASS_LABELS} labels of a "
-                 "class to learn a map: their other rows take the reference's map")
+    if "recalibrated" in used:
+        text += (f"; chunk(s) {named('recalibrated')}: the unlabelled rows' labels from the "
+                 "reference's map recalibrated by the chunk's labels (logit q = a + b logit p), "
+                 f"its posterior mixed in{shift}")
     return [text + "."]
