@@ -11,9 +11,9 @@ of the Chatbot Arena example that the paper's code ships
 (github.com/yiqunchen/debias-llm-as-a-judge, ``data/judge_results``; every estimator depends on
 the items only through their (Y, judge) pair). No network.
 
-``python -m benchmarks.reproductions`` runs everything (about 7 minutes on 2 cores) and writes the
-page (``page.render``); ``python -m benchmarks.reproductions judge_arena mvu_synthetic`` runs some
-experiments and prints their rows without writing it.
+``python -m benchmarks.reproductions`` runs everything and writes the page, with the time of
+each experiment (``page.render``); ``python -m benchmarks.reproductions judge_arena
+mvu_synthetic`` runs some experiments and prints their rows without writing it.
 """
 
 from .bounds import bounds_breast_cancer, bounds_validity, bounds_weak_label_choice
