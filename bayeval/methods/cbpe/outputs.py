@@ -486,6 +486,20 @@ def reference_outputs(data: xr.Dataset, reference: Any, outputs: Outputs,
 
     ``reference`` has the reference's ``scores``, ``labels``, ``y_pred`` and ``chunking``
     (:class:`bayeval.methods.cbpe.api.Reference`).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> from bayeval.chunks import make_chunks
+    >>> ref = SimpleNamespace(scores=np.array([0.9, 0.2, 0.7, 0.4]),
+    ...                       labels=np.array([1, 0, 0, 0]), y_pred=np.array([1, 0, 1, 0]),
+    ...                       chunking=make_chunks(4, n_chunks=2))
+    >>> data = xr.Dataset({"reference_realized": (("reference_chunk", "metric"), [[1.0], [0.5]])},
+    ...                   coords={"reference_chunk": ["r0", "r1"], "metric": ["accuracy"]})
+    >>> reference_outputs(data, ref, Outputs(True, None, None, False, False), 0.0).tolist()
+    [[1.0, 1.0, 0.0, 0.0], [0.0, 1.0, 1.0, 0.0]]
+    >>> data["metric"].values.tolist()  # doctest: +NORMALIZE_WHITESPACE
+    ['accuracy', 'true_positive', 'true_negative', 'false_positive', 'false_negative']
     """
     if reference is None:
         return np.empty((0, len(outputs.names)))
@@ -569,6 +583,20 @@ def with_outputs(closed: xr.Dataset, outputs: Outputs, laws: list[CountLaw],
 
     ``options`` are ``(ci_prob, ci_kind, zero_division)``; variables of ``closed`` over
     ``metric`` that the outputs lack (the PMFs) are NaN for them.
+
+    Examples
+    --------
+    >>> from bayeval.chunks import make_chunks
+    >>> law = CountLaw.poisson_binomial(np.array([0.9, 0.8, 0.3]), np.array([1, 1, 0]))
+    >>> chunking = make_chunks(3, n_chunks=1)
+    >>> closed = xr.Dataset({"mean": (("chunk", "metric"), [[0.8], [0.8]])},
+    ...                     coords={"chunk": [*chunking.labels, "all"], "metric": ["accuracy"]})
+    >>> none = (np.full(4, np.nan),) * 2
+    >>> ds = with_outputs(closed, Outputs(True, None, None, False, False), [law, law], [],
+    ...                   [(1.7, 0.3)] * 2, chunking, None, np.array([1, 1, 0]),
+    ...                   np.array([0.9, 0.8, 0.3]), (0.95, "eti", 0.0), none)
+    >>> ds["mean"].isel(chunk=0).round(4).values.tolist()  # accuracy, then TP, TN, FP, FN
+    [0.8, 1.7, 0.7, 0.3, 0.3]
     """
     ci_prob, ci_kind, zero_division = options
     extra = output_table(laws, windows, expected, chunking.labels, outputs, ci_prob, ci_kind,
