@@ -1,17 +1,31 @@
-"""CBPE's alerts are NannyML's: the same thresholds (mean +- 3 sd of the reference chunks'
-realized metrics) and the same alerts on weekly chunks of a drifting DataFrame. Needs NannyML
-(the ``bench`` extra); without it the thresholds are checked against NannyML's rule written out."""
+"""CBPE against NannyML where NannyML is installed (the ``bench`` extra): the same alert
+thresholds (mean +- 3 sd of the reference chunks' realized metrics) and alerts on weekly chunks of
+a drifting DataFrame, and NannyML's point estimates of the confusion cells, business value and
+average precision to 1e-9. Without NannyML the thresholds are checked against its rule written
+out (the outputs against exact enumeration: test_outputs.py)."""
 
 import numpy as np
 import pytest
 
 from bayeval.methods.cbpe import cbpe
-from benchmarks.bench_cbpe import ALERT_WEEKS, SEED, alerts_vs_nannyml, weekly
+from benchmarks.bench_cbpe import (
+    ALERT_WEEKS,
+    SEED,
+    alerts_vs_nannyml,
+    outputs_vs_nannyml,
+    weekly,
+)
 
 
 def test_alerts_equal_nannyml_s():
     pytest.importorskip("nannyml")
     result = alerts_vs_nannyml()
+    assert result["ok"], result["note"]
+
+
+def test_outputs_equal_nannyml_s_point_estimates():
+    pytest.importorskip("nannyml")
+    result = outputs_vs_nannyml()
     assert result["ok"], result["note"]
 
 
