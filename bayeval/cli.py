@@ -243,7 +243,7 @@ def _common(args) -> dict[str, Any]:
 
 def _options(args) -> dict[str, Any]:
     """The options a subcommand mirrors from its function, where given: --metrics,
-    --calibration, --alert-thresholds, --late-labels, --mnar."""
+    --calibration, --alert-thresholds, --late-labels, --mnar and cbpe's outputs' options."""
     out: dict[str, Any] = {}
     if getattr(args, "metrics", None):
         out["metrics"] = [m.strip() for m in args.metrics.split(",")]
@@ -254,6 +254,12 @@ def _options(args) -> dict[str, Any]:
         out["alert_thresholds"] = alert_thresholds(args.alert_thresholds)
     if getattr(args, "mnar", None):
         out["mnar"] = _numbers(args.mnar, "--mnar", (1, 2))
+    for name in ("normalize_confusion_matrix", "normalize_business_value"):
+        if getattr(args, name, None):
+            out[name] = getattr(args, name)
+    if getattr(args, "business_value_matrix", None):
+        values = _numbers(args.business_value_matrix, "--business-value-matrix", (4,))
+        out["business_value_matrix"] = [list(values[:2]), list(values[2:])]
     return out
 
 
@@ -337,6 +343,11 @@ def _cbpe_dask(args) -> be.Evaluation:
     if args.chunk_period:
         raise InputError("--chunk-period: with --scheduler chunks are by --chunk-col key, "
                          "--chunk-size or --n-chunks; leave --scheduler out for periods")
+    for option in ("normalize_confusion_matrix", "business_value_matrix",
+                   "normalize_business_value"):
+        if getattr(args, option):
+            raise InputError(f"--{option.replace('_', '-')}: the confusion cells and business "
+                             "value are not partitioned; leave --scheduler out for them")
     data = _read_lazy(args.data)
     scores = column(data, args.score_col, "--score-col", args.data, numeric=False)
     chunks = (column(data, args.chunk_col, "--chunk-col", args.data, numeric=False)
@@ -541,6 +552,15 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, _Parser]]:
                         "(default); --no-fail-on-alert exits with 0")
     p.add_argument("--late-labels", help="report (default): the labels of --label-col beside the "
                                          "estimates; estimate: in them")
+    p.add_argument("--normalize-confusion-matrix", choices=("all", "true", "pred"),
+                   help="with confusion_matrix in --metrics: its cells as shares of all rows, "
+                        "of the true class or of the predicted class (default: counts)")
+    p.add_argument("--business-value-matrix",
+                   help="with business_value in --metrics: the values of a true negative, a "
+                        "false positive, a false negative and a true positive, separated by "
+                        "commas (NannyML's [[tn, fp], [fn, tp]])")
+    p.add_argument("--normalize-business-value", choices=("per_prediction",),
+                   help="with business_value: per prediction instead of the total")
     _mnar_option(p)
     _calibration_uncertainty_option(p, "--reference")
     p = add("pemi", _pemi, "metrics with missing labels (PEMI)", ("score", "label", "pred"))

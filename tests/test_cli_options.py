@@ -1,6 +1,6 @@
 """The command line's options that mirror the functions' (--metrics, --calibration,
---alert-thresholds, --late-labels, --mnar): each equals the function called with the same
-arguments, and a malformed value is a usage error (exit 2, one line)."""
+--alert-thresholds, --late-labels, --mnar, cbpe's outputs' options): each equals the function
+called with the same arguments, and a malformed value is a usage error (exit 2, one line)."""
 
 import numpy as np
 import pandas as pd
@@ -47,6 +47,30 @@ def test_cbpe_options_equal_the_function(command, frames, tmp_path):
     assert list(got["metric"].values) == ["accuracy", "f1"]
     for name in ("mean", "lower", "upper", "lower_threshold", "upper_threshold"):
         np.testing.assert_allclose(got[name], expected[name], rtol=0, atol=1e-12)
+
+
+def test_cbpe_output_options_equal_the_function(command, frames, tmp_path):
+    folder, ref, prod = frames
+    out = tmp_path / "outputs.nc"
+    run = command("cbpe", folder / "prod.csv", "--score-col", "score",
+                  "--reference", folder / "ref.csv", "--ref-label-col", "label",
+                  "--n-chunks", "2", "--seed", "3", "--metrics", "confusion_matrix,business_value",
+                  "--normalize-confusion-matrix", "true", "--business-value-matrix",
+                  "0,-20,-50,100", "--normalize-business-value", "per_prediction",
+                  "--no-fail-on-alert", "--netcdf", out)
+    assert run.returncode == 0, run.stderr
+    expected = be.cbpe(prod["score"], reference=(ref["score"], ref["label"]), n_chunks=2,
+                       random_seed=3, metrics=["confusion_matrix", "business_value"],
+                       normalize_confusion_matrix="true",
+                       business_value_matrix=[[0, -20], [-50, 100]],
+                       normalize_business_value="per_prediction").closed_form
+    got = _closed(out)
+    assert list(got["metric"].values) == list(expected["metric"].values)
+    for name in ("mean", "lower", "upper"):
+        np.testing.assert_allclose(got[name], expected[name], rtol=0, atol=1e-12)
+    bad = command("cbpe", folder / "prod.csv", "--score-col", "score", "--metrics",
+                  "business_value", "--business-value-matrix", "0,1,2")
+    assert bad.returncode == 2 and "--business-value-matrix: expected 4" in bad.stderr
 
 
 def test_pemi_and_bounds_options_equal_the_functions(command, frames, tmp_path):
