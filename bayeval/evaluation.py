@@ -55,7 +55,11 @@ def _versions() -> dict[str, str]:
     return {pkg: version(pkg) for pkg in _VERSIONS}
 
 
-def _interval_label(ci_prob: float, ci_kind: str) -> str:
+def _interval_label(ci_prob: float, ci_kind: str, named: str | None = None) -> str:
+    """The caption's intervals: equal-tailed or highest-density (of a law, or of draws), or a
+    frequentist kind that a closed form names (``named``: e.g. ``"wald"``)."""
+    if named is not None:
+        return f"{100 * ci_prob:g}% {'Wald' if named == 'wald' else named} confidence intervals"
     kind = "equal-tailed" if ci_kind == "eti" else "highest-density"
     return f"{100 * ci_prob:g}% {kind} intervals ({ci_kind})"
 
@@ -367,8 +371,9 @@ class Evaluation:
             ci_prob = as_ci_prob(self.ci_prob if ci_prob is None else ci_prob)
             ci_kind = as_choice(ci_kind or self.ci_kind, "ci_kind", CI_KINDS)
             frame = draws_summary(self.draws, ci_prob, ci_kind)
+        named = self.meta.get("interval_kind") if source == "closed_form" else None
         caption = (f"{self.meta['method']} ({self.meta['variant']}), {source.replace('_', ' ')}:"
-                   f" {_interval_label(ci_prob, ci_kind)}")
+                   f" {_interval_label(ci_prob, ci_kind, named)}")
         return table(frame, caption, ci_prob=ci_prob, ci_kind=ci_kind, source=source)
 
     # -------------------------------------------------------------------------------- check

@@ -590,7 +590,7 @@ def judge(y, yhat, yhat_unlabeled=None, *, data=None, method: str = "eif",
                    + (f"; not computed{where}: {', '.join(left_out)}" if left_out else ""))
     return Evaluation.create(closed_form=estimates_dataset(results, groups, z, ci_kind),
                              data=_stack(infos, groups), warnings=notes, description=description,
-                             **common)
+                             interval_kind=ci_kind, **common)
 
 
 def _bayes(checked, groups, tags, method, variant, prior, ci_prob, random_seed, sample_kwargs,

@@ -341,7 +341,8 @@ def judge_categories(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: f
             warnings.warn(note, UserWarning, stacklevel=4)
         return JudgeClasses.create(
             closed_form=_closed_form(out, w, classes, z_value(ci_prob), ci_kind, ci_prob),
-            warnings=notes, description=what + f"{ci_kind} intervals", **common)
+            warnings=notes, description=what + f"{ci_kind} intervals", interval_kind=ci_kind,
+            **common)
     pm_model = class_model(c.table, c.unlabelled, class_coordinate(classes), alpha=alpha,
                            variant=model)
     tree = sample(pm_model, random_seed, {"target_accept": 0.95, **(sample_kwargs or {})})

@@ -414,7 +414,7 @@ def compare_systems(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: fl
     >>> ev = compare_systems(right[:200], said[:200], said[200:], method="all", random_seed=1)
     >>> ev.summary()[["mean", "sd", "p_value", "prob_greater"]].round(3)
     ... # doctest: +NORMALIZE_WHITESPACE
-    judge_compare (all), closed form: 95% equal-tailed intervals (eti)
+    judge_compare (all), closed form: 95% Wald confidence intervals
                         mean     sd  p_value  prob_greater
     estimator
     naive             -0.049  0.011    0.000           NaN
@@ -530,7 +530,7 @@ def compare_systems(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: fl
         method="judge_compare", variant=method, closed_form=closed, draws=draws,
         estimand=None if draws is None else "posterior/theta", iid_draws=True, ci_prob=ci_prob,
         ci_kind="eti", random_seed=random_seed, assumptions=ASSUMPTIONS, warnings=notes,
-        data=xr.Dataset(info), systems=names,
+        data=xr.Dataset(info), systems=names, interval_kind=ci_kind,
         description=(f"difference of the {scale} of {names[0]} and {names[1]} from {d.size} "
                      f"prompts graded by humans and {d_hat_u.size} by the judge only "
                      f"({ci_kind} intervals, {alternative}, null {null:g})"))

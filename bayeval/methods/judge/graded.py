@@ -366,7 +366,8 @@ def judge_graded(y, yhat, yhat_unlabeled, *, y_range=None, method: str = "eif",
         warnings.warn(note, UserWarning, stacklevel=4)  # the user's call of judge()
     if not bayes:
         return JudgeGraded.create(
-            closed_form=closed, data=xr.Dataset(info), warnings=notes, **common,
+            closed_form=closed, data=xr.Dataset(info), warnings=notes, interval_kind=ci_kind,
+            **common,
             description=f"{scale} from {y.size} human ratings and {yhat_u.size} judge-only "
                         f"items ({ci_kind} intervals)")
     from bayeval.methods.judge.graded_models import sample_ordinal
