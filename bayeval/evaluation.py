@@ -148,7 +148,9 @@ class Evaluation:
             True when the draws are independent (forward sampling), so that Monte-Carlo errors
             use N instead of ArviZ's effective sample size.
         random_seed, description, assumptions, warnings, extra
-            Kept in the metadata for the summary and the report.
+            Kept in the metadata for the summary and the report; an ``interval_kind`` among
+            ``extra`` (e.g. ``"wald"``) names a frequentist closed form's intervals in the
+            summary's caption.
         data : xr.Dataset, optional
             A summary of the input data (sizes, class balance...), kept as group ``data``.
         ci_prob, ci_kind
