@@ -53,7 +53,14 @@ import xarray as xr
 from bayeval.check import compare
 from bayeval.evaluation import SAMPLE_DIMS, Evaluation
 from bayeval.methods.judge.categories import ClassCounts, posterior_draws
-from bayeval.methods.judge.fast import Estimate, by_name, moments, ppi_pp_lambda, reported
+from bayeval.methods.judge.fast import (
+    Estimate,
+    by_name,
+    moments,
+    ppi_pp_lambda,
+    reported,
+    z_value,
+)
 from bayeval.methods.judge.graded import efficiency, eif_graded_cells
 from bayeval.table import Table, table
 from bayeval.validation import aligned, as_array, as_choice, as_ci_prob, as_seed, describe
@@ -281,7 +288,7 @@ def p_value(est: Estimate, null: float = 0.0, alternative: str = "two-sided") ->
 
 def _interval(est: Estimate, ci_prob: float, kind: str, alternative: str, width: float):
     """Reported estimate and interval on [-width, width]; one-sided ones open to the range end."""
-    z = float(scipy.special.ndtri((1 + ci_prob) / 2 if alternative == "two-sided" else ci_prob))
+    z = z_value(ci_prob) if alternative == "two-sided" else float(scipy.special.ndtri(ci_prob))
     mean, lower, upper = (float(v) for v in reported(est, z, kind, -width, width))
     if alternative == "larger":
         upper = width
