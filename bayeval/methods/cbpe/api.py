@@ -49,22 +49,12 @@ labels arrive, the realized metrics are reported beside the estimates, and with
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import xarray as xr
 
-from bayeval.calibration import (
-    CALIBRATORS,
-    Calibrator,
-    Identity,
-    SplitAtThreshold,
-    binned_error,
-    cross_fitted,
-    make_calibrator,
-    select_calibrator,
-)
+from bayeval.calibration import CALIBRATORS, Calibrator, Identity, SplitAtThreshold
 from bayeval.calibration_map import (
     EXACT_MAP_ROWS,
     SPARSE_ROWS,
@@ -74,7 +64,7 @@ from bayeval.calibration_map import (
     sparse_bins,
     support_counts,
 )
-from bayeval.chunks import WHOLE, Chunking, make_chunks
+from bayeval.chunks import WHOLE, make_chunks
 from bayeval.classes import binary_input
 from bayeval.evaluation import CI_KINDS, Evaluation
 from bayeval.methods.cbpe.auc import window_auc_law
@@ -111,6 +101,8 @@ from bayeval.methods.cbpe.models import (
     predictive_v2b,
 )
 from bayeval.methods.cbpe.outputs import as_outputs, reference_outputs, with_outputs
+from bayeval.methods.cbpe.reference import Reference, period_chunks, reference_period
+from bayeval.methods.cbpe.result import CBPEEvaluation
 from bayeval.metrics import BINARY_METRICS, REGISTRY
 from bayeval.metrics import METRICS as CONFUSION_METRICS
 from bayeval.sampling import sample
@@ -126,7 +118,6 @@ from bayeval.validation import (
     as_positive_int,
     as_predictions,
     as_prior,
-    as_reference,
     as_sample_kwargs,
     as_scores,
     as_threshold,
@@ -135,10 +126,9 @@ from bayeval.validation import (
     named_columns,
 )
 
-__all__ = ["ALERT_SD", "ASSUMPTIONS", "METRICS", "NOISES", "SHIFT_WARN", "Reference",
-           "add_support", "alert_bounds", "cbpe", "check_metrics", "check_options",
-           "estimates", "evaluation", "map_uncertainty", "reference_period", "size_notes",
-           "without_reference"]
+__all__ = ["ALERT_SD", "ASSUMPTIONS", "METRICS", "NOISES", "SHIFT_WARN", "add_support",
+           "alert_bounds", "cbpe", "check_metrics", "check_options", "estimates", "evaluation",
+           "map_uncertainty", "size_notes", "without_reference"]
 
 METRICS = BINARY_METRICS
 METHODS = ("exact", "pymc", "both")
@@ -169,19 +159,6 @@ ASSUMPTIONS = (
 # inputs
 
 
-def _reference_rows(reference: Any, threshold: float, chunks: Any) -> tuple[Any, ...]:
-    """(scores, labels, y_pred) of the reference, with both classes, and its chunk keys, paired
-    with its rows by index as its parts are (:func:`~bayeval.validation.aligned`)."""
-    if chunks is not None and isinstance(reference, (tuple, list)):
-        parts = dict(zip(("reference scores", "reference labels", "reference y_pred"),
-                         reference, strict=False))
-        chunks = aligned(**parts, reference_chunks=chunks, keys=("reference_chunks",))[-1]
-    scores, labels, y_pred = as_reference(reference, with_y_pred=True, both_classes=True)
-    y_pred = as_predictions(y_pred, scores, threshold, name="reference y_pred",
-                            thresholded=True)
-    return scores, labels, y_pred, chunks
-
-
 def check_metrics(metrics: Any, noise: str) -> tuple[str, ...]:
     """The metric names, checked (default: all of them; no ROC-AUC with a noise model).
 
@@ -195,32 +172,6 @@ def check_metrics(metrics: Any, noise: str) -> tuple[str, ...]:
         raise ValueError("metrics: roc_auc is estimated with noise='none' only (its moments "
                          "assume independent labels); drop it or use noise='none'.")
     return names
-
-
-def _calibrate(reference, calibration, class_conditional: bool, threshold: float,
-               random_seed) -> tuple[Calibrator, np.ndarray, xr.Dataset]:
-    """The fitted calibrator, cross-fitted reference probabilities and a report of the errors.
-
-    The cross-fitted (out-of-fold) probabilities estimate the calibration error honestly and
-    give V2b's reference bins centres that were not fitted to their own labels.
-    """
-    scores, labels = reference
-    split = threshold if class_conditional else None
-    report = xr.Dataset({"ace_raw": binned_error(scores, labels, 20)})
-    if isinstance(calibration, Calibrator):
-        cal = calibration if calibration.fitted else calibration.fit(scores, labels)
-        oof = cal.predict(scores)
-    elif calibration == "auto":
-        cal, errors, oof = select_calibrator(scores, labels, threshold=split,
-                                             random_seed=random_seed)
-        report["heldout_error"] = ("calibrator", errors["heldout_error"].to_numpy())
-        report = report.assign_coords(calibrator=list(errors.index))
-    else:
-        cal = make_calibrator(calibration, split).fit(scores, labels)
-        oof = cross_fitted(calibration, scores, labels, threshold=split,
-                           random_seed=random_seed)
-    report["ace_calibrated_heldout"] = binned_error(oof, labels, 20)
-    return cal, oof, report
 
 
 def check_options(calibration, threshold, zero_division, noise, kappa, kappa_prior, n_bins):
@@ -320,83 +271,6 @@ def alert_bounds(realized_ref: np.ndarray, metrics, alert_thresholds,
             j = metrics.index(metric)
             lower[j], upper[j] = lo, hi
     return lower, upper
-
-
-# ---------------------------------------------------------------------------------------------
-# the reference period
-
-
-@dataclass(frozen=True, eq=False)
-class Reference:
-    """The labelled reference: rows, cross-fitted probabilities, chunks and realized metrics.
-
-    Examples
-    --------
-    >>> from bayeval import datasets
-    >>> ref = datasets.calibrated_scores(400, random_seed=0)
-    >>> reference, cal, data = reference_period((ref.scores, ref.labels), 0.5, "none", True,
-    ...                                         0, None, 100, (["accuracy"], 0.0, 1.0), [], None)
-    >>> reference.chunking.labels[:2], reference.realized.round(2).ravel().tolist()
-    (('[0:99]', '[100:199]'), [0.61, 0.69, 0.7, 0.72])
-    """
-
-    scores: np.ndarray
-    labels: np.ndarray
-    y_pred: np.ndarray
-    p: np.ndarray
-    chunking: Chunking
-    realized: np.ndarray
-
-
-def reference_period(reference, threshold, calibration, class_conditional, random_seed,
-                     reference_chunks, size, metric_args, notes, alert_thresholds,
-                     chunk_period=None) -> tuple[Reference, Calibrator, xr.Dataset]:
-    """Validate the reference, calibrate on it and compute its chunks' realized metrics.
-
-    Returns the :class:`Reference`, the fitted calibrator and the calibration report (appending
-    to ``notes`` when the reference has too few chunks of ``size`` rows for thresholds). Given
-    ``reference_chunks``, they are the chunk keys (timestamps grouped by ``chunk_period``).
-
-    Examples
-    --------
-    400 labelled rows in chunks of 100, the scores taken as calibrated:
-
-    >>> from bayeval import datasets
-    >>> ref = datasets.calibrated_scores(400, random_seed=0)
-    >>> notes = []
-    >>> reference, cal, data = reference_period((ref.scores, ref.labels), 0.5, "none", True,
-    ...                                         0, None, 100, (["accuracy"], 0.0, 1.0), notes,
-    ...                                         None)
-    >>> cal.name, list(data.data_vars), int(data["reference_chunks"]), notes
-    ('none', ['ace_raw', 'reference_chunks', 'reference_realized'], 4, [])
-    >>> lower, upper = alert_bounds(reference.realized, ["accuracy"], {})
-    >>> bool(lower[0] < reference.realized.mean() < upper[0])
-    True
-    """
-    scores, labels, y_pred, reference_chunks = _reference_rows(reference, threshold,
-                                                               reference_chunks)
-    if calibration == "none":
-        cal, p = Identity().fit(scores, labels), scores
-        data = xr.Dataset({"ace_raw": binned_error(scores, labels, 20)})
-    else:
-        cal, p, data = _calibrate((scores, labels), calibration, class_conditional, threshold,
-                                  random_seed)
-    # near-equal chunks of about ``size`` rows: no short tail chunk, whose realized metrics
-    # (e.g. a precision of 0 or 1 over two rows) would widen the thresholds to nothing
-    chunking = (make_chunks(scores.size, chunks=reference_chunks, chunk_period=chunk_period)
-                if reference_chunks is not None else
-                make_chunks(scores.size, n_chunks=max(1, round(scores.size / size))))
-    realized_ref, _ = realized(labels.astype(float), y_pred, scores, chunking, *metric_args,
-                               whole=False)
-    data["reference_chunks"] = len(chunking.labels)
-    data["reference_realized"] = xr.DataArray(
-        realized_ref, dims=("reference_chunk", "metric"),
-        coords={"reference_chunk": list(chunking.labels), "metric": list(metric_args[0])})
-    if len(chunking.labels) < 2 and not alert_thresholds:
-        notes.append(f"alert thresholds need at least 2 reference chunks of {size} rows; the "
-                     f"reference has {scores.size} rows. Give reference_chunks= or "
-                     "alert_thresholds=.")
-    return Reference(scores, labels, y_pred, p, chunking, realized_ref), cal, data
 
 
 def map_uncertainty(cal: Calibrator | None, ref: Reference | None, learned: bool, wanted: bool,
@@ -505,9 +379,11 @@ def estimates(laws: list[CountLaw], auc: list[tuple[NormalLaw, float]] | None,
 def evaluation(*, chunk_labels, sizes: np.ndarray, noise: str, calibration: str, split: bool,
                variant: str, ci_prob: float, ci_kind: str, random_seed, data: xr.Dataset,
                notes: list[str], partitioned: bool = False, map_draws: int = 0,
-               **result: Any) -> Evaluation:
+               reference: xr.Dataset | None = None, **result: Any) -> CBPEEvaluation:
     """CBPE's Evaluation, in memory or partitioned: metadata, description and warnings (the
-    chunk sizes' first, then ``notes``) around ``result`` (``closed_form``, draws...).
+    chunk sizes' first, then ``notes``) around ``result`` (``closed_form``, draws...), with
+    the reference period's chunks (:func:`~bayeval.methods.cbpe.reference.period_chunks`) as
+    its group ``reference`` where they were estimated.
 
     Examples
     --------
@@ -529,11 +405,15 @@ def evaluation(*, chunk_labels, sizes: np.ndarray, noise: str, calibration: str,
     where = ", partitioned" if partitioned else ""
     description = (f"CBPE, noise={noise}, calibration={calibration}{split_text}{where}: "
                    f"{len(chunk_labels)} chunk(s) of {sizes.sum()} rows and the whole period")
-    return Evaluation.create(method="cbpe", variant=variant, ci_prob=ci_prob, ci_kind=ci_kind,
-                             random_seed=random_seed, data=data, assumptions=ASSUMPTIONS,
-                             description=description, warnings=size_notes(sizes) + notes,
-                             noise=noise, calibration=calibration,
-                             calibration_uncertainty=bool(map_draws), **result)
+    ev = CBPEEvaluation.create(method="cbpe", variant=variant, ci_prob=ci_prob,
+                               ci_kind=ci_kind, random_seed=random_seed, data=data,
+                               assumptions=ASSUMPTIONS, description=description,
+                               warnings=size_notes(sizes) + notes, noise=noise,
+                               calibration=calibration, calibration_uncertainty=bool(map_draws),
+                               **result)
+    if reference is not None:
+        ev.tree["reference"] = xr.DataTree(reference)
+    return ev
 
 
 # ---------------------------------------------------------------------------------------------
@@ -766,24 +646,35 @@ def cbpe(scores, *, y_pred=None, data=None, threshold: float = 0.5, reference=No
     calibrate, cal_name = (np.asarray, "none") if cal is None else (cal.calibrated, cal.name)
     thresholds = alert_bounds(ref.realized if ref else np.empty((0, len(metrics))), metrics,
                               alert_thresholds)
+    realized_ref = ref.realized if ref else None
     if outputs is not None:  # the same from the outputs' realized values on the reference
-        out_thresholds = alert_bounds(reference_outputs(data, ref, outputs, zero_division),
-                                      outputs.names, alert_thresholds, outputs.limits)
+        out_realized = reference_outputs(data, ref, outputs, zero_division)
+        out_thresholds = alert_bounds(out_realized, outputs.names, alert_thresholds,
+                                      outputs.limits)
+        realized_ref = np.hstack([realized_ref, out_realized]) if ref else None
 
     p = calibrate(scores) if noise != "none" or method != "exact" else None
     cells, ref_cells, grid, shared = None, None, None, None
     if noise != "none":
         edges = bin_edges(*((ref.scores, ref.y_pred) if ref else (scores, y_pred)), n_bins)
-        cells = bin_cells(scores, p, y_pred, chunking.codes, edges)
         if noise == "beta":
-            grid = beta_grid(cells, [float(kappa)], np.ones(1))
+            kappas = [float(kappa)], np.ones(1)
         else:  # binning: the reference's bins pooled; learned: per reference chunk
             codes = ref.chunking.codes if noise == "learned" else np.zeros_like(ref.y_pred)
             ref_cells = bin_cells(ref.scores, ref.p, ref.y_pred, codes, edges, labels=ref.labels)
-            shared = reference_bins(cells, ref_cells) if noise == "binning" else None
-            grid = beta_grid(cells, *_kappa_grid(ref_cells, kappa_prior, data), shared)
-    closed = None
-    if method != "pymc":
+            kappas = _kappa_grid(ref_cells, kappa_prior, data)
+
+        def noise_grid(s, p, pred, codes):  # the cells of rows and their rates' Beta grid
+            found = bin_cells(s, p, pred, codes, edges)
+            bins = reference_bins(found, ref_cells) if noise == "binning" else None
+            return found, beta_grid(found, *kappas, bins), bins
+
+        cells, grid, shared = noise_grid(scores, p, y_pred, chunking.codes)
+
+    def fast_path(scores, y_pred, labels, chunking, cells, grid, analysis=True) -> xr.Dataset:
+        """The closed form of the chunks of ``scores``, then of their whole period; of the
+        analysis, with its late labels and its support on the reference."""
+        late = analysis and late_labels == "estimate"
         rows = windows(scores, chunking, calibrate, threshold)
         expected = [(float(np.compress(w.y_pred, w.p).sum()),
                      float(np.compress(~w.y_pred, w.p).sum())) for w in rows]
@@ -806,27 +697,32 @@ def cbpe(scores, *, y_pred=None, data=None, threshold: float = 0.5, reference=No
         auc = ([window_auc_law(w, zero_division, posterior, s) for w, s in
                 zip(rows, sums, strict=True)]
                if "roc_auc" in metrics else None)
-        if late_labels == "estimate" and labels is not None:
+        if late and labels is not None:
             drawn, used = fold_labels(scores, labels, chunking, calibrate(scores), posterior,
                                       delta, bool(calibration_uncertainty), random_seed)
             laws, expected, auc = folded_laws(drawn, used, chunking, y_pred == 1,
                                               isinstance(cal, SplitAtThreshold), laws, expected,
                                               auc, zero_division)
-            notes += late_label_notes(used, chunking.labels, delta)
+            notes.extend(late_label_notes(used, chunking.labels, delta))
         closed = estimates(laws, auc, expected, chunking.labels,
                            chunking.sizes, metrics, ci_prob, ci_kind, zero_division, beta,
                            thresholds)
         if labels is not None:
             add_realized(closed, *realized(labels, y_pred, scores, chunking, metrics,
                                            zero_division, beta))
-            if late_labels == "estimate":
+            if late:
                 closed["late_labels"] = ("chunk", used)
-        if ref is not None:
+        if ref is not None and analysis:
             add_support(closed, [support_counts(w.s) for w in rows[:-1]], ref.scores, notes)
         if outputs is not None:
             closed = with_outputs(closed, outputs, laws, rows, expected, chunking, labels,
                                   y_pred, scores, (ci_prob, ci_kind, zero_division),
                                   out_thresholds, posterior, random_seed)
+        return closed
+
+    closed = period = None
+    if method != "pymc":
+        closed = fast_path(scores, y_pred, labels, chunking, cells, grid)
     elif labels is not None:  # no fast path: the realized metrics and thresholds go with the data
         dims = ("chunk", "metric")
         lower, upper = threshold_grid(thresholds, len(chunking.labels) + 1)
@@ -835,6 +731,11 @@ def cbpe(scores, *, y_pred=None, data=None, threshold: float = 0.5, reference=No
         add_realized(observed, *realized(labels, y_pred, scores, chunking, metrics, zero_division,
                                          beta))
         data = data.merge(observed)
+    if ref is not None:  # its chunks estimated as analysis chunks are, beside their realized
+        found = (noise_grid(ref.scores, calibrate(ref.scores), ref.y_pred, ref.chunking.codes)[:2]
+                 if noise != "none" else (None, None))
+        period = period_chunks(fast_path(ref.scores, ref.y_pred, None, ref.chunking, *found,
+                                         analysis=False), realized_ref)
 
     def result(**parts):  # a Calibrator is used as given: split only when fitted here
         split = class_conditional and not isinstance(calibration, Calibrator)
@@ -842,7 +743,7 @@ def cbpe(scores, *, y_pred=None, data=None, threshold: float = 0.5, reference=No
                           calibration=cal_name, split=split, variant=method, ci_prob=ci_prob,
                           ci_kind=ci_kind, random_seed=random_seed, data=data, notes=notes,
                           map_draws=0 if posterior is None else posterior.draws,
-                          closed_form=closed, **parts)
+                          closed_form=closed, reference=period, **parts)
 
     if method == "exact":
         return result()

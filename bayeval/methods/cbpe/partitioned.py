@@ -46,7 +46,6 @@ from bayeval.methods.cbpe.api import (
     estimates,
     evaluation,
     map_uncertainty,
-    reference_period,
     without_reference,
 )
 from bayeval.methods.cbpe.auc import (
@@ -65,6 +64,7 @@ from bayeval.methods.cbpe.fast import (
     with_whole,
 )
 from bayeval.methods.cbpe.late_labels import add_realized, realized_metrics
+from bayeval.methods.cbpe.reference import reference_period
 from bayeval.metrics import counts_of
 from bayeval.partitions import (
     RANGE_SAMPLE,
