@@ -50,9 +50,10 @@ def chunk_axis(keys: list[str]) -> tuple[np.ndarray, bool]:
     return np.arange(len(keys)), False
 
 
-def time_ticks(ax: Axes, keys: list[str], dates: bool) -> None:
+def time_ticks(ax: Axes, keys: list[str], dates: bool, before: int = 0) -> None:
     """Ticks that do not overlap: dates by matplotlib's concise date formatter (none before the
-    first chunk), else at most about eight chunk labels (every k-th).
+    first chunk), else chunk labels every k-th, k such that they fit in the axis (which
+    ``before`` positions of the reference period share with the chunks).
 
     Examples
     --------
@@ -81,32 +82,45 @@ def time_ticks(ax: Axes, keys: list[str], dates: bool) -> None:
         ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
         return
     width = max(len(k) for k in keys)
-    step = max(1, -(-len(keys) * width // 70))  # about 70 characters across the axis
+    step = max(1, -(-(len(keys) + before) * width // 70))  # about 70 characters across
     ax.xaxis.set_major_locator(FixedLocator(np.arange(0, len(keys), step)))
     ax.xaxis.set_major_formatter(FuncFormatter(
         lambda x, _: keys[round(x)] if 0 <= round(x) < len(keys) else ""))
 
 
-def reference_period(ax: Axes, x: np.ndarray, realized: np.ndarray) -> None:
-    """The reference chunks' realized metric, grey on a grey band, one chunk spacing before
-    the first analysis chunk and spaced as the analysis chunks are.
+def reference_period(ax: Axes, x: np.ndarray, realized: np.ndarray,
+                     estimate: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+                     color: str = "C0") -> None:
+    """The reference chunks before the first analysis chunk, spaced as the analysis chunks
+    are, on a grey band that a dotted line separates from the analysis: their estimate
+    (``(mean, lower, upper)``, dashed, its interval a light band in ``color``) where given,
+    and their realized metric (grey diamonds).
 
     Examples
     --------
     >>> import matplotlib.pyplot as plt
     >>> fig, ax = plt.subplots()
-    >>> reference_period(ax, np.arange(4), np.array([0.8, 0.82, 0.79]))
-    >>> ax.lines[0].get_xdata().tolist()
+    >>> realized = np.array([0.8, 0.82, 0.79])
+    >>> reference_period(ax, np.arange(4), realized, (realized + 0.01, realized - 0.03,
+    ...                                               realized + 0.04))
+    >>> [line.get_label() for line in ax.lines]
+    ['estimate (reference)', 'realized (reference)', 'reference | analysis']
+    >>> ax.lines[1].get_xdata().tolist()
     [-4.0, -3.0, -2.0]
     >>> plt.close(fig)
     """
-    if not np.isfinite(realized).any():
+    if not np.isfinite(realized).any() and estimate is None:
         return
     step = np.median(np.diff(x)) if x.size > 1 else (
         np.timedelta64(1, "D") if np.issubdtype(x.dtype, np.datetime64) else 1)
     at = x[0] - step * np.arange(realized.size + 1, 1, -1)
     ax.axvspan(at[0] - step / 2, at[-1] + step / 2, color="0.93", lw=0, label="reference period")
+    if estimate is not None:
+        mean, lower, upper = estimate
+        ax.fill_between(at, lower, upper, color=color, alpha=0.1, lw=0)
+        ax.plot(at, mean, "--", color=color, lw=1.1, alpha=0.8, label="estimate (reference)")
     ax.plot(at, realized, "D", color="0.45", ms=3.5, mfc="none", label="realized (reference)")
+    ax.axvline(x[0] - step, color="0.55", lw=0.8, ls=":", label="reference | analysis")
     ax.text(at[realized.size // 2], 0.97, "reference", transform=ax.get_xaxis_transform(),
             ha="center", va="top", fontsize=8, color="0.4")
 

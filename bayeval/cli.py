@@ -422,9 +422,14 @@ def _demo(args) -> list[be.Evaluation]:
 
 
 # -------------------------------------------------------------------------------------- output
+#: the columns of cbpe's reference chunks printed below the summary
+REFERENCE_COLUMNS = ("mean", "lower", "upper", "realized", "lower_threshold", "upper_threshold")
+
+
 def _show(evaluations: list[be.Evaluation], args) -> int:
-    """Print the summaries (and MVU's decisions), write the files asked for; the number of
-    alerts (estimates outside their thresholds: the summaries' ``alert`` column)."""
+    """Print the summaries (cbpe's reference chunks below its own, with their realized
+    metrics; MVU's decisions), write the files asked for; the number of alerts (estimates of
+    the analysis period outside their thresholds: the summaries' ``alert`` column)."""
     decide = _decide(args) if args.command == "mvu" else None
     decisions = None if decide is None else evaluations[0].decide(**decide)
     alerts = 0
@@ -432,6 +437,10 @@ def _show(evaluations: list[be.Evaluation], args) -> int:
         for ev in evaluations:
             summary = ev.summary()
             print(summary)
+            if "reference" in ev.tree.children:  # cbpe: the reference chunks, labelled
+                reference = ev.summary(period="reference")
+                print()
+                print(reference[[c for c in REFERENCE_COLUMNS if c in reference]])
             for warning in ev.warnings:
                 print(f"warning: {warning}")
             print()

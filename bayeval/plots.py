@@ -606,8 +606,9 @@ def chunks(ev: Evaluation, coords: dict | None = None) -> Figure:
     rows): the estimate per chunk (without the whole period ``all``) with its interval as a
     band, the realized values where labels are known, the alert thresholds learned on the
     reference (dashed), the chunks in alert (red, with ``p_alert``, the probability that the
-    chunk's metric is outside the thresholds), and before them the reference period's realized
-    values (grey band). Chunks keyed by dates sit on a date axis, others
+    chunk's metric is outside the thresholds), and before them the reference period's chunks
+    on a grey band, their estimates (dashed, where they were estimated) and realized values.
+    Chunks keyed by dates sit on a date axis, others
     on their index. The estimate is the fast path's, else the draws' mean and interval
     (realized values and thresholds then come from the data)."""
     import matplotlib.pyplot as plt
@@ -619,7 +620,8 @@ def chunks(ev: Evaluation, coords: dict | None = None) -> Figure:
     keys = [str(c) for c in cf["chunk"].values]
     x, dates = chunk_axis(keys)
     data = ev.tree["data"].to_dataset() if "data" in ev.tree.children else xr.Dataset()
-    reference = data.get("reference_realized")
+    period = ev.tree["reference"].to_dataset() if "reference" in ev.tree.children else None
+    reference = data.get("reference_realized") if period is None else period["realized"]
     fig, axes = plt.subplots(len(panels), 1, sharex=True, squeeze=False,
                              figsize=(10, 0.9 + 1.6 * len(panels)), layout="constrained")
     for ax, (title, sel) in zip(axes[:, 0], panels, strict=True):
@@ -634,7 +636,10 @@ def chunks(ev: Evaluation, coords: dict | None = None) -> Figure:
                     mfc="none", label="realized")
         threshold_steps(ax, x, m)
         if reference is not None and set(sel) == {"metric"}:
-            reference_period(ax, x, reference.sel(metric=sel["metric"]).values)
+            estimate = None if period is None else tuple(
+                period[v].sel(metric=sel["metric"]).values for v in ("mean", "lower", "upper"))
+            reference_period(ax, x, reference.sel(metric=sel["metric"]).values, estimate,
+                             FAST_COLOR)
         if "alert" in m and m["alert"].values.astype(bool).any():
             alert = m["alert"].values.astype(bool)
             ax.plot(x[alert], m["mean"].values[alert], "o", ms=9, mfc="none", mew=1.8,
@@ -649,7 +654,7 @@ def chunks(ev: Evaluation, coords: dict | None = None) -> Figure:
         ax.grid(axis="y", color="0.92")
         ax.set_title(title, loc="left", fontweight="bold")
         ax.set_title(_alert_title(m, keys), loc="right", fontsize=8, color="0.35")
-        time_ticks(ax, keys, dates)
+        time_ticks(ax, keys, dates, 0 if reference is None else reference.shape[0] + 1)
     more = f" (first {len(panels)} of {total}; choose with coords=)" if total > len(panels) else ""
     fig.suptitle(f"{ev.meta['method']} ({ev.meta['variant']}): metrics per chunk{more}; "
                  "alerts annotated with p_alert")

@@ -324,6 +324,13 @@ def _answer_cbpe(ev: Evaluation) -> tuple[str, str | None]:
         first = whole[np.isfinite(whole["mean"])].iloc[0]
         text += (f". Over the whole period, {escape(_where(first, dims))} is "
                  f"{_value(first)} ({_level(ev)})")
+    if "reference" in ev.tree.children:  # the estimates checked on the labelled reference
+        ref = ev.tree["reference"].to_dataset()
+        known = np.isfinite(ref["realized"]) & np.isfinite(ref["mean"])
+        inside = known & (ref["realized"] >= ref["lower"]) & (ref["realized"] <= ref["upper"])
+        text += (f". On the reference period ({_count(ref.sizes['chunk'], 'chunk')}, labelled), "
+                 f"the realized metric is inside the estimate's interval in "
+                 f"{int(inside.sum())} of {int(known.sum())} estimates")
     return text + ".", "chunks"
 
 
@@ -475,8 +482,11 @@ def _summaries(ev: Evaluation) -> str:
     sources = [s for s, present in (("closed_form", ev.closed_form is not None),
                                     ("draws", ev.draws is not None)) if present]
     out = []
-    for source in sources:
-        summary = _attempt(partial(ev.summary, source))
+    calls = [partial(ev.summary, source) for source in sources]
+    if "reference" in ev.tree.children:  # CBPE's reference chunks, after the analysis
+        calls.append(partial(ev.summary, period="reference"))
+    for source, call in zip([*sources, "reference period"], calls, strict=False):
+        summary = _attempt(call)
         if isinstance(summary, Table):
             first = [c for c in LEADING_COLUMNS if c in summary.columns]
             summary = summary[first + [c for c in summary.columns if c not in first]]
