@@ -185,7 +185,7 @@ def _fitted(cell: Cell, pats, counts):
     else:
         beta = majority_vote(pats, cell.n_classes, counts.sum(axis=1))
     delta = label_model_delta(cell.label_model, pats, counts.sum(axis=1), beta)
-    return beta, {"label_model_pullback": delta.pullback, "label_model_sd": delta.pooled_sd}
+    return beta, delta.error_terms()
 
 
 def run_cell(cell: Cell, replications: int, seed: int = SEED) -> pd.DataFrame:

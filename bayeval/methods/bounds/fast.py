@@ -89,6 +89,18 @@ counts, :math:`\hat\alpha` is binomial around :math:`\alpha`
 and :math:`\hat\beta` fixed, so the two noises of :math:`\hat d` are uncorrelated and their
 variances add.
 
+The delta method is first order, and the bounds are not differentiable in :math:`\beta` at the
+kinks: one refit of the label model moves every pattern at once (its parameters are shared), so
+what the kinks fold out of that error does not average over the patterns. A binary pattern
+predicted as the label model says moves by :math:`\min(\alpha, \beta + \delta) + \min(1 -
+\alpha, 1 - \beta - \delta) - 1 = -|\delta|`, a variance :math:`(1 - 2/\pi)\sigma_\delta^2`
+where the two classes' slopes cancel. With ``label_model_draws`` the variance adds
+:math:`\mathrm{Var}_\delta\,T(\hat\beta + \delta) - \mathrm{Var}_\delta\,\nabla_\beta T
+\cdot\delta` (at least 0) over draws :math:`\delta` of the pooled :math:`\hat\beta`'s error
+from its normal law
+(:meth:`~bayeval.methods.bounds.label_models.LabelModelDelta.pooled_draws`), :math:`T` the
+corrected bound at the observed :math:`\hat\alpha` with the gaps' law :math:`\hat G` held.
+
 **Entropic bounds** (:func:`entropic_bounds`, the estimator of Maia Polo et al., 2024, eq. 2.3):
 the dual of their Thm 2.1 with soft-max temperature :math:`\varepsilon`, solved by L-BFGS on the
 cell counts (equal to the sample-level dual). With the paper's :math:`1/K` inside the log,
@@ -112,7 +124,7 @@ import scipy
 import xarray as xr
 from threadpoolctl import threadpool_limits
 
-from bayeval.methods.bounds.kinks import kink_gaps
+from bayeval.methods.bounds.kinks import gaps_under, kink_gaps
 from bayeval.metrics import REGISTRY
 
 __all__ = [
@@ -324,6 +336,20 @@ def pool_small_cells(cell_counts, beta, *, min_items: int = POOL_BELOW,
     return pooled, pooled_beta, group
 
 
+def _end_gaps(p, a, kink, totals, noise, scale, key, gaps):
+    r"""One end's :math:`\sigma` and :math:`\hat t = (\hat\alpha - \kappa)/\sigma` per
+    (cell, term) and its empirical-Bayes gaps ``(gap, slope, prior)``
+    (:func:`~bayeval.methods.bounds.kinks.kink_gaps`), kept in ``gaps`` under ``key``."""
+    sd = np.sqrt(kink * (1.0 - kink) / np.maximum(totals, 1)[:, None] + noise)
+    t_hat = np.divide(a - kink, sd, out=np.full(sd.shape, np.inf), where=sd > 0)
+    found = None if gaps is None else gaps.get(key)
+    if found is None:
+        found = kink_gaps(t_hat, p[:, None] * sd * scale)
+        if gaps is not None:
+            gaps[key] = found
+    return sd, t_hat, found
+
+
 def _cell_ends(p, alpha, beta, totals, metric, correct, beta_sd=None, gaps=None):
     r"""Each cell's (lower, upper) end of a metric's terms and their slopes in :math:`\alpha`
     and :math:`\beta`: ``[(value, slope_alpha, slope_beta)] * 2``, arrays (cells, terms).
@@ -346,19 +372,55 @@ def _cell_ends(p, alpha, beta, totals, metric, correct, beta_sd=None, gaps=None)
         return out
     noise = 0.0 if beta_sd is None else beta_sd[:, classes] ** 2
     for sign, kink, end in ((-1.0, 1.0 - b, out[0]), (1.0, b, out[1])):
-        sd = np.sqrt(kink * (1.0 - kink) / np.maximum(totals, 1)[:, None] + noise)
-        t_hat = np.divide(a - kink, sd, out=np.full(sd.shape, np.inf), where=sd > 0)
         key = (end is out[0], classes.tobytes(), (scale / scale.sum()).round(12).tobytes())
-        found = None if gaps is None else gaps.get(key)
-        if found is None:
-            found = kink_gaps(t_hat, p[:, None] * sd * scale)
-            if gaps is not None:
-                gaps[key] = found
-        gap, slope = found
+        sd, _, (gap, slope, _) = _end_gaps(p, a, kink, totals, noise, scale, key, gaps)
         # lower: (t-hat^+ - c) sigma, t-hat = (alpha + beta - 1)/sigma; upper: alpha -
         # (t-hat^+ - c) sigma, t-hat = (alpha - beta)/sigma
         end[:] = [end[0] + sign * sd * gap, end[1] + sign * slope, end[2] - slope]
     return out
+
+
+def _label_model_folding(p, alpha, beta, totals, metric, correct, beta_sd, cache, draws):
+    r"""The variance the label model's error adds to a metric's (lower, upper, midpoint)
+    bound beyond its linearisation (module docstring): over draws :math:`\delta` of the
+    pooled :math:`\hat\beta` (``draws``, (S, cells, K)), :math:`\mathrm{Var}\,T(\hat\beta
+    + \delta) - \mathrm{Var}\,\nabla_\beta T\cdot\delta`, at least 0, with the gaps' law
+    :math:`\hat G` held and the denominators at the estimate; ``cache`` (a dict) keeps the
+    draws' moves of each set of terms for the metrics that share them."""
+    classes, weights, (s_h, s_y, s_1) = metric_terms(metric, alpha.shape[1])
+    a, b, delta = alpha[:, classes], beta[:, classes], draws[:, :, classes]
+    scale = weights / (s_h * p @ a + s_y * p @ b + s_1)
+    shifts, linear = [], []
+    for is_lower in (True, False):
+        key = (is_lower, classes.tobytes(), (scale / scale.sum()).round(12).tobytes())
+        if ("folding", *key) not in cache:  # the metrics that weigh the same cells alike
+            moved = np.clip(b + delta, 0.0, 1.0)
+            if is_lower:
+                kink, kink_d, sign = 1.0 - b, 1.0 - moved, -1.0
+                value, value_d = np.maximum(0.0, a + b - 1.0), np.maximum(0.0, a + moved - 1.0)
+                slope = (a + b > 1).astype(float)
+            else:
+                kink, kink_d, sign = b, moved, 1.0
+                value, value_d = np.minimum(a, b), np.minimum(a, moved)
+                slope = (a >= b).astype(float)
+            if correct:
+                noise = 0.0 if beta_sd is None else beta_sd[:, classes] ** 2
+                sd, t_hat, (_, _, prior) = _end_gaps(p, a, kink, totals, noise, scale, key,
+                                                     cache)
+                gap, gap_slope = gaps_under(t_hat, prior)
+                t_d = np.divide(a - kink_d, sd, out=np.full(kink_d.shape, np.inf),
+                                where=sd > 0)
+                value = value + sign * sd * gap
+                value_d = value_d + sign * sd * gaps_under(t_d, prior)[0]
+                slope = slope - gap_slope
+            cache["folding", *key] = (value_d - value, slope)
+        change, slope = cache["folding", *key]
+        shifts.append(np.einsum("z,szk,k->s", p, change, scale))
+        linear.append(np.einsum("z,zk,szk,k->s", p, slope, delta, scale))
+    shifts.append((shifts[0] + shifts[1]) / 2)
+    linear.append((linear[0] + linear[1]) / 2)
+    return [max(0.0, float(np.var(s) - np.var(lin))) for s, lin in zip(shifts, linear,
+                                                                          strict=True)]
 
 
 def _posterior_gaps(counts, kink_lower, kink_upper, prior):
@@ -494,7 +556,8 @@ def _label_model_influence(pullback, fine_counts, fine_beta, group, parts):
 @_single_threaded_blas
 def exact_bounds(cell_counts, beta, metrics: Sequence[str], *,
                  small_pattern_correction: bool = True,
-                 label_model_pullback=None, label_model_sd=None) -> dict[str, dict[str, float]]:
+                 label_model_pullback=None, label_model_sd=None,
+                 label_model_draws=None) -> dict[str, dict[str, float]]:
     r"""Exact Fréchet bounds and their standard errors from cell counts.
 
     Parameters
@@ -520,6 +583,12 @@ def exact_bounds(cell_counts, beta, metrics: Sequence[str], *,
         the sd of the pooled :math:`\hat\beta_{gk}`
         (:meth:`~bayeval.methods.bounds.label_models.LabelModelDelta.pooled_sd`), the label
         model's noise at the kinks; None: no such noise.
+    label_model_draws : callable, optional
+        For the same fitted label model: maps the pooled pattern of each cell to draws of the
+        pooled :math:`\hat\beta`'s error (S, groups, K)
+        (:meth:`~bayeval.methods.bounds.label_models.LabelModelDelta.pooled_draws`); the
+        standard errors then add the variance the bounds' kinks fold out of that error beyond
+        its linearisation (module docstring).
 
     Returns
     -------
@@ -543,10 +612,12 @@ def exact_bounds(cell_counts, beta, metrics: Sequence[str], *,
         counts, beta, group = pool_small_cells(counts, beta)
     p, alpha, n = _plug_in(counts)
     totals = counts.sum(axis=1)
-    beta_sd = None
+    beta_sd = draws = None
     if small_pattern_correction and label_model_sd is not None:
         beta_sd = label_model_sd(group)
-    out, influences, parts, gaps = {}, {}, [], {}
+    if label_model_draws is not None:
+        draws = label_model_draws(group)
+    out, influences, parts, gaps, folding = {}, {}, [], {}, {}
     for metric in metrics:
         if _undefined(p, alpha, beta, metric):
             out[metric] = _nan_result()
@@ -562,6 +633,10 @@ def exact_bounds(cell_counts, beta, metrics: Sequence[str], *,
         res = _result(*bounds_, *ifs, p, alpha, beta, metric, n)
         influences[metric] = ifs
         parts.append(_label_model_gradients(p, alpha, beta, metric, ends, fine_p, group))
+        if draws is not None:
+            folding[metric] = _label_model_folding(p, alpha, beta, totals, metric,
+                                                   small_pattern_correction, beta_sd, gaps,
+                                                   draws)
         # the independence coupling is not a Fréchet end: no bias at kinks, no pooling
         res["label_model"] = _independence_value(fine_p, fine_alpha, fine_beta, metric)
         out[metric] = res
@@ -573,9 +648,12 @@ def exact_bounds(cell_counts, beta, metrics: Sequence[str], *,
         for i, (metric, (if_lower, if_upper)) in enumerate(influences.items()):
             fine = [if_lower[group] + lm[2 * i][:, None], if_upper[group] + lm[2 * i + 1][:, None]]
             res = out[metric]
-            for side, influence in zip(("lower", "upper"), fine, strict=True):
-                res[f"{side}_bound_sd{suffix}"] = _standard_error(fine_p, fine_alpha, influence, n)
-            res["midpoint_sd"] = _standard_error(fine_p, fine_alpha, sum(fine) / 2, n)
+            extra = folding.get(metric, (0.0,) * 3) if suffix == "" else (0.0,) * 3
+            for key, influence, more in zip(
+                    (f"lower_bound_sd{suffix}", f"upper_bound_sd{suffix}", "midpoint_sd"),
+                    (*fine, sum(fine) / 2), extra, strict=True):
+                res[key] = float(np.hypot(_standard_error(fine_p, fine_alpha, influence, n),
+                                          np.sqrt(more)))
     return out
 
 

@@ -38,7 +38,7 @@ from __future__ import annotations
 import numpy as np
 import scipy
 
-__all__ = ["PRIOR_STEPS", "TRUNCATE", "jensen_gap", "kink_gaps"]
+__all__ = ["PRIOR_STEPS", "TRUNCATE", "gaps_under", "jensen_gap", "kink_gaps"]
 
 #: the grid of kink distances t on which the prior is estimated
 GRID = np.linspace(-8.0, 8.0, 161)
@@ -82,7 +82,36 @@ def _posterior(lik, prior):
     return lik * prior / mix[:, None], mix
 
 
-def kink_gaps(t_hat, weight) -> tuple[np.ndarray, np.ndarray]:
+def gaps_under(t_hat, prior) -> tuple[np.ndarray, np.ndarray]:
+    r"""The gaps :math:`c(\hat t) = E_G[\psi(t) \mid \hat t]` and their slopes
+    :math:`c'(\hat t) = \mathrm{Cov}_G(\psi(t), t \mid \hat t)` under a fixed law ``prior``
+    of the distances (on :data:`GRID`, from :func:`kink_gaps`), for any shape of ``t_hat``
+    (0 beyond ``TRUNCATE``; :math:`\hat t` binned at ``BIN``).
+
+    Examples
+    --------
+    >>> prior = np.exp(-0.5 * GRID**2); prior /= prior.sum()  # G = N(0, 1)
+    >>> gap, slope = gaps_under(np.array([0.0, 1.0, 20.0]), prior)
+    >>> gap.round(3).tolist(), slope.round(3).tolist()  # c(0) = (sqrt(1.5) - sqrt(.5)) phi(0)
+    ([0.207, 0.179, 0.0], [0.0, -0.051, 0.0])
+    """
+    t_hat = np.asarray(t_hat, dtype=float)
+    gap, slope = np.zeros(t_hat.shape), np.zeros(t_hat.shape)
+    near = np.abs(t_hat) < TRUNCATE
+    if prior is None or not near.any():
+        return gap, slope
+    # one posterior per bin between the least and the largest, looked up (no sort)
+    where = np.rint(t_hat[near] / BIN).astype(np.int64)
+    first = where.min()
+    bins = np.arange(first, where.max() + 1) * BIN
+    post, _ = _posterior(np.exp(-0.5 * (GRID[None, :] - bins[:, None]) ** 2), prior)
+    c = post @ PSI
+    where -= first
+    gap[near], slope[near] = c[where], (post @ (PSI * GRID) - c * (post @ GRID))[where]
+    return gap, slope
+
+
+def kink_gaps(t_hat, weight) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     r"""Empirical-Bayes Jensen gaps :math:`c_i = E_{\hat G}[\psi(t) \mid \hat t_i]` of cells
     :math:`\hat t_i \sim N(t_i, 1)`, and the derivative of their weighted total.
 
@@ -103,10 +132,13 @@ def kink_gaps(t_hat, weight) -> tuple[np.ndarray, np.ndarray]:
         :math:`\omega_i^{-1}\,dC/d\hat t_i`, :math:`C = \sum_j\omega_j c_j/\sum_j\omega_j`:
         the derivative of cell :math:`i`'s share, the refitted prior's included (reverse
         mode through the EM steps).
+    prior : float array (GRID.size,) or None
+        :math:`\hat G` on :data:`GRID` (None when no cell is near its kink), for
+        :func:`gaps_under`.
 
     Examples
     --------
-    >>> gap, slope = kink_gaps(np.zeros(50), np.ones(50))  # every cell at its kink
+    >>> gap, slope, prior = kink_gaps(np.zeros(50), np.ones(50))  # every cell at its kink
     >>> bool(abs(gap[0] - jensen_gap(0.0)) < 0.1)
     True
     """
@@ -114,7 +146,7 @@ def kink_gaps(t_hat, weight) -> tuple[np.ndarray, np.ndarray]:
     gap, slope = np.zeros(t_hat.shape), np.zeros(t_hat.shape)
     near = (np.abs(t_hat) < TRUNCATE) & (weight > 0)
     if not near.any():
-        return gap, slope
+        return gap, slope, None
     # cells share a likelihood row when their t-hats fall in one bin
     binned, cell_bin = np.unique(np.round(t_hat[near] / BIN), return_inverse=True)
     t_bin = binned * BIN
@@ -150,4 +182,4 @@ def kink_gaps(t_hat, weight) -> tuple[np.ndarray, np.ndarray]:
     floor = spread <= MIN_SPREAD**2
     total += lam @ d_mean + (0.0 if floor else 2 * (t_bin - mean) * (lam @ d_spread))
     gap[near], slope[near] = c[cell_bin], total[cell_bin]
-    return gap, slope
+    return gap, slope, priors[-1]

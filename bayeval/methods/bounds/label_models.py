@@ -36,6 +36,8 @@ LABEL_MODELS = ("majority_vote", "dawid_skene")
 LOW_ACCURACY, EXCESS_MAX = 0.7, 0.05
 #: Dawid-Skene's derivative solves its (parameters x parameters) system directly up to this size
 DENSE_SOLVE = 1500
+#: draws of the label model's error (:meth:`LabelModelDelta.pooled_draws`)
+DRAWS = 400
 #: family-wise false-alarm level of the tests of a Dawid-Skene fit (:func:`dawid_skene_fit`)
 FIT_LEVEL = 0.01
 
@@ -295,7 +297,7 @@ class LabelModelDelta:
     def __init__(self, name: str, patterns, counts, beta, smoothing: float = 1.0):
         self.name, self.patterns = name, patterns
         self.counts, self.beta = np.asarray(counts, dtype=float), np.asarray(beta, dtype=float)
-        self._lu = None
+        self._lu = self._cov = None
         if name == "dawid_skene":
             self.state = _ds_state(patterns, self.counts, self.beta, self.beta.shape[1],
                                    smoothing)
@@ -304,16 +306,17 @@ class LabelModelDelta:
 
     def error_terms(self) -> dict:
         """The fit's error as :func:`~bayeval.methods.bounds.fast.exact_bounds`' arguments
-        ``label_model_pullback`` and ``label_model_sd``.
+        ``label_model_pullback``, ``label_model_sd`` and ``label_model_draws``.
 
         Examples
         --------
         >>> delta = label_model_delta("majority_vote", np.array([[0, 0], [-1, -1]]),
         ...                           np.array([30, 10]), np.array([[1.0, 0.0], [0.9, 0.1]]))
         >>> sorted(delta.error_terms())
-        ['label_model_pullback', 'label_model_sd']
+        ['label_model_draws', 'label_model_pullback', 'label_model_sd']
         """
-        return {"label_model_pullback": self.pullback, "label_model_sd": self.pooled_sd}
+        return {"label_model_pullback": self.pullback, "label_model_sd": self.pooled_sd,
+                "label_model_draws": self.pooled_draws}
 
     def _spread(self, v):
         """A v_E + v_m for a batch v (n, D), shape (n, patterns, K)."""
@@ -356,7 +359,9 @@ class LabelModelDelta:
 
     def _covariance(self) -> np.ndarray:
         r""":math:`\mathrm{Cov}\,\hat x = (I - J_x)^{-1}\Phi_c\Sigma_c\Phi_c^\top(I - J_x)^{-\top}`,
-        :math:`\Sigma_c = \mathrm{diag}(c) - cc^\top/n` (multinomial counts)."""
+        :math:`\Sigma_c = \mathrm{diag}(c) - cc^\top/n` (multinomial counts), built once."""
+        if self._cov is not None:
+            return self._cov
         one_hot, c, *_, post = self.state
         k = post.shape[1]
         n_out = one_hot.shape[1]
@@ -374,7 +379,49 @@ class LabelModelDelta:
         q -= np.outer(mean, mean) / c.sum()
         lu = self._factor()
         half = scipy.linalg.lu_solve(lu, q)
-        return scipy.linalg.lu_solve(lu, half.T)
+        self._cov = scipy.linalg.lu_solve(lu, half.T)
+        return self._cov
+
+    def _pooled_rows(self, group):
+        r"""The pooled patterns' weights :math:`w_u = c_u/c_g` and, for Dawid–Skene, the
+        gradients :math:`a_{gk} = \sum_{u\in g} w_u\,\partial r_{uk}/\partial x` of each pooled
+        :math:`\hat\beta_{gk}` in the fit's expected counts, a list over k of (groups, D)."""
+        group = np.asarray(group)
+        n_groups, k = int(group.max()) + 1, self.beta.shape[1]
+        sizes = np.bincount(group, self.counts, minlength=n_groups)
+        weight = self.counts / np.maximum(sizes[group], 1e-300)
+        if self.name == "majority_vote":
+            return weight, None
+        one_hot, _, expected, sums, mass, post = self.state
+        n_lfs = sums.shape[0]
+        member = scipy.sparse.csr_matrix((weight, (group, np.arange(len(group)))),
+                                         shape=(n_groups, len(group)))
+        jr = post[:, :, None] * (np.eye(k)[None] - post[:, None, :])  # (P, k, y)
+        lf_of = np.repeat(np.arange(n_lfs), k + 1)
+        rows = []
+        for cls in range(k):
+            a = np.zeros((n_groups, self.dim))
+            e_part = a[:, :self.n_e].reshape(n_groups, -1, k)  # a view: (groups, O, K)
+            for y in range(k):
+                mixed = member @ one_hot.multiply(jr[:, cls, y][:, None])  # (groups, O)
+                total = member @ jr[:, cls, y]
+                e_part[:, :, y] = (mixed.toarray() / expected[:, y]
+                                   - total[:, None] / sums[lf_of, y])
+                a[:, self.n_e + y] = total / mass[y]
+            rows.append(a)
+        return weight, rows
+
+    def _silent_covariance(self):
+        r"""Majority vote: the pattern without votes (or None) and the covariance of its prior,
+        :math:`\sum_{u\,\text{voting}} c_u (s_u - \beta)(s_u - \beta)^\top
+        / (\sum_{u\,\text{voting}} c_u)^2`."""
+        silent = (self.patterns == -1).all(axis=1)
+        voting = self.counts * ~silent
+        if not silent.any() or voting.sum() == 0:
+            return None, None
+        u = int(np.flatnonzero(silent)[0])
+        dev = majority_vote(self.patterns, self.beta.shape[1]) - self.beta[u]
+        return u, (voting[:, None] * dev).T @ dev / voting.sum() ** 2
 
     def pooled_sd(self, group, chunk: int = 2048) -> np.ndarray:
         r"""Sampling sd of the pooled label model :math:`\hat\beta_{gk} = \sum_{u \in g}
@@ -391,39 +438,51 @@ class LabelModelDelta:
         """
         group = np.asarray(group)
         n_groups, k = int(group.max()) + 1, self.beta.shape[1]
-        sizes = np.bincount(group, self.counts, minlength=n_groups)
-        weight = self.counts / np.maximum(sizes[group], 1e-300)
-        if self.name == "majority_vote":
-            out = np.zeros((n_groups, k))
-            silent = (self.patterns == -1).all(axis=1)
-            voting = self.counts * ~silent
-            if silent.any() and voting.sum() > 0:
-                share = majority_vote(self.patterns, k)
-                u = np.flatnonzero(silent)[0]
-                var = voting @ (share - self.beta[u]) ** 2 / voting.sum() ** 2
-                out[group[u]] = weight[u] * np.sqrt(var)
-            return out
-        one_hot, _, expected, sums, mass, post = self.state
-        n_lfs = sums.shape[0]
-        cov = self._covariance()
-        member = scipy.sparse.csr_matrix((weight, (group, np.arange(len(group)))),
-                                         shape=(n_groups, len(group)))
-        jr = post[:, :, None] * (np.eye(k)[None] - post[:, None, :])  # (P, k, y)
-        lf_of = np.repeat(np.arange(n_lfs), k + 1)
+        weight, rows = self._pooled_rows(group)
         var = np.zeros((n_groups, k))
-        for cls in range(k):
-            a = np.zeros((n_groups, self.dim))
-            e_part = a[:, :self.n_e].reshape(n_groups, -1, k)  # a view: (groups, O, K)
-            for y in range(k):
-                mixed = member @ one_hot.multiply(jr[:, cls, y][:, None])  # (groups, O)
-                total = member @ jr[:, cls, y]
-                e_part[:, :, y] = (mixed.toarray() / expected[:, y]
-                                   - total[:, None] / sums[lf_of, y])
-                a[:, self.n_e + y] = total / mass[y]
+        if rows is None:
+            u, cov = self._silent_covariance()
+            if u is not None:
+                var[group[u]] = weight[u] ** 2 * np.diag(cov)
+            return np.sqrt(var)
+        cov = self._covariance()
+        for cls, a in enumerate(rows):
             for start in range(0, n_groups, chunk):
                 block = a[start:start + chunk]
                 var[start:start + chunk, cls] = ((block @ cov) * block).sum(axis=1)
         return np.sqrt(np.maximum(var, 0.0))
+
+    def pooled_draws(self, group, n_draws: int = DRAWS, seed: int = 0) -> np.ndarray:
+        r"""Draws of the pooled label model's error :math:`\hat\beta_g - \beta_g` from its
+        normal approximation (the delta method's, as :meth:`pooled_sd`), shape
+        (n_draws, groups, K): one draw moves every pooled pattern together, as one refit
+        of the label model does.
+
+        Dawid–Skene: :math:`\delta_{gk} = a_{gk}^\top\xi`, :math:`\xi \sim
+        N(0, \mathrm{Cov}\,\hat x)`. Majority vote: the prior of the pattern without votes
+        moves, :math:`w_u\,N(0, \mathrm{Cov}\,\hat\beta_u)`.
+        """
+        group = np.asarray(group)
+        n_groups, k = int(group.max()) + 1, self.beta.shape[1]
+        rng = np.random.default_rng(seed)
+        weight, rows = self._pooled_rows(group)
+        out = np.zeros((n_draws, n_groups, k))
+        if rows is None:
+            u, cov = self._silent_covariance()
+            if u is not None:
+                out[:, group[u]] = weight[u] * _normal_draws(cov, n_draws, rng)
+            return out
+        xi = _normal_draws(self._covariance(), n_draws, rng)  # (S, D)
+        for cls, a in enumerate(rows):
+            out[:, :, cls] = xi @ a.T
+        return out
+
+
+def _normal_draws(cov, n_draws, rng):
+    """Draws of N(0, cov), cov symmetrised and its rounding-error negative eigenvalues cut."""
+    values, vectors = np.linalg.eigh((cov + cov.T) / 2)
+    root = vectors * np.sqrt(np.maximum(values, 0.0))
+    return rng.standard_normal((n_draws, len(values))) @ root.T
 
 
 def _mv_pullback(patterns, counts, beta, grad):
