@@ -3,9 +3,9 @@
 Rows, all measured in one run:
 
 * ``judge.ppi_py``: 90 % PPI (``lam=1``) and PPI++ (``lam=None``, tuned and clipped) intervals of
-  :func:`bayeval.methods.judge.api.ppi_mean_ci` against ``ppi_py.ppi_mean_ci`` (PyPI ``ppi-python``)
-  on the same arrays, 2,000 labelled and 10^6 unlabelled items: identical to 1e-10; time ratio.
-  Without ppi_py installed the rows say so (``ok`` None).
+  :func:`bayeval.methods.judge.ppi_py_api.ppi_mean_ci` against ``ppi_py.ppi_mean_ci`` (PyPI
+  ``ppi-python``) on the same arrays, 2,000 labelled and 10^6 unlabelled items: identical to
+  1e-10; time ratio. Without ppi_py installed the rows say so (``ok`` None).
 * ``judge.model_a``: ``judge(..., method="pymc")`` (Model A, NUTS, 2 x 1000 draws) with 10^7
   against 10^3 unlabelled items, after one warm-up fit (compilation cached): ratio <= 1.5.
 * ``judge.arena``: the paper's real data (Chatbot Arena pairs judged by GPT-4o-mini and

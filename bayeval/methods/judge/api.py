@@ -17,9 +17,10 @@ humans give :math:`Y \in \{0, 1\}` for a random subset of :math:`m` of them. The
   :func:`~bayeval.methods.judge.conjugate.conjugate_posterior`, which ``method="both"`` attaches
   as the check of the sampler.
 
-:func:`eif_agreement` compares a posterior with the EIF estimate (Bernstein–von Mises),
-:func:`labels_needed` plans the number of human labels, and :func:`ppi_mean_ci`,
-:func:`ppi_mean_pointestimate` are ppi_py's interface.
+:func:`eif_agreement` compares a posterior with the EIF estimate (Bernstein–von Mises).
+``sample_weight`` runs the weighted estimators of :mod:`bayeval.methods.judge.weighted`, and
+``null`` adds the p-values (or the posterior probability :math:`P(\theta > \theta_0)`) of
+:class:`~bayeval.methods.judge.result.JudgeEvaluation`.
 """
 
 from __future__ import annotations
@@ -30,13 +31,14 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import scipy
 import xarray as xr
+from scipy import special
 
 from bayeval.deprecation import renamed_arguments
 from bayeval.evaluation import SAMPLE_DIMS, Evaluation
 from bayeval.methods.judge.categories import CLASS_ESTIMATORS
 from bayeval.methods.judge.categories_api import categorical_input, judge_categories
+from bayeval.methods.judge.compare import ALTERNATIVES, p_value
 from bayeval.methods.judge.conjugate import conjugate_posterior
 from bayeval.methods.judge.fast import (
     ESTIMATORS,
@@ -47,7 +49,6 @@ from bayeval.methods.judge.fast import (
     eif_cells,
     mle_parameters,
     moments,
-    ppi_pp,
     ppi_pp_lambda,
     reported,
     youden,
@@ -67,6 +68,10 @@ from bayeval.methods.judge.models import (
     conjugate_prior,
     model,
 )
+from bayeval.methods.judge.result import JudgeEvaluation
+from bayeval.methods.judge.weighted import UNWEIGHTED_ONLY, Sample
+from bayeval.methods.judge.weighted import by_name as weighted_by_name
+from bayeval.methods.judge.weighted import ppi_pp_lambda as weighted_ppi_lambda
 from bayeval.sampling import sample
 from bayeval.table import Table, table
 from bayeval.validation import (
@@ -77,15 +82,13 @@ from bayeval.validation import (
     as_ci_prob,
     as_sample_kwargs,
     as_seed,
+    describe,
     named_columns,
 )
 
 __all__ = [
     "eif_agreement",
     "judge",
-    "labels_needed",
-    "ppi_mean_ci",
-    "ppi_mean_pointestimate",
 ]
 
 BAYES = ("pymc", "both")
@@ -227,14 +230,16 @@ def _cells(y, yhat, yhat_u, mu_model: str):
             np.bincount(k_u, minlength=size))
 
 
-def estimates(mo: Moments, counts: Counts | None, cells, names, z: float
+def estimates(mo: Moments, counts: Counts | None, cells, names, z: float, fns: dict | None = None
               ) -> tuple[dict[str, Estimate], list[str]]:
     r"""The estimators ``names`` of one group (as floats), and the note of those left out.
 
     For a binary judge (``counts`` given), Rogan–Gladen is left out where it divides by
     :math:`\hat\kappa \le 0` (:func:`~bayeval.methods.judge.fast.youden`); for a scored judge
     (``counts`` None), the binary-only estimators are. Arguments as
-    :func:`~bayeval.methods.judge.fast.by_name`.
+    :func:`~bayeval.methods.judge.fast.by_name`, whose estimators ``fns`` replaces (the
+    weighted ones of :func:`bayeval.methods.judge.weighted.by_name`, with ``counts`` the
+    weighted counts).
 
     Raises
     ------
@@ -262,41 +267,59 @@ def estimates(mo: Moments, counts: Counts | None, cells, names, z: float
         names = [n for n in names if n not in unusable]
     else:
         names = [n for n in names if n not in BINARY_ONLY]
-    fns = by_name(mo, counts, cells, z)
+    fns = fns or by_name(mo, counts, cells, z)
     return {name: Estimate(*(float(v) for v in fns[name]())) for name in names}, notes
 
 
-def _fast_paths(y, yhat, yhat_u, binary: bool, names, z: float, mu_model) -> tuple[dict, dict,
-                                                                                  list[str]]:
-    """Estimates by name, the data summary and the warnings of one group."""
+def _weighted_counts(s: Sample) -> Counts:
+    """:class:`Counts` of a binary judge with each item counted by its weight (floats)."""
+    y, yh = s.y.astype(bool), s.yhat.astype(bool)
+    t1 = float(s.v @ s.yhat_u)
+    return Counts(*(float(s.w[a & b].sum()) for a, b in ((y, yh), (y, ~yh), (~y, yh), (~y, ~yh))),
+                  t1=t1, t0=float(s.v.sum()) - t1)
+
+
+def _fast_paths(y, yhat, yhat_u, binary: bool, names, z: float, mu_model,
+                weights: tuple | None = None) -> tuple[dict, dict, list[str]]:
+    """Estimates by name, the data summary and the warnings of one group; ``weights`` (the
+    labelled and unlabelled items' sampling weights) runs the weighted estimators."""
     notes: list[str] = []
     counts = Counts.from_labels(y, yhat, yhat_u) if binary else None
     mo = Moments.from_counts(counts) if binary else moments(y, yhat, yhat_u)
-    lam = ppi_pp_lambda(mo, clip=False)
+    s = None if weights is None else Sample.of(y, yhat, yhat_u, *weights)
+    lam = ppi_pp_lambda(mo, clip=False) if s is None else weighted_ppi_lambda(s, clip=False)
     info = {"m": y.size, "n": yhat_u.size, "m1": int(y.sum()), "m0": int(y.size - y.sum()),
             "lam": float(np.clip(lam, 0, 1)), "lam_unclipped": float(lam)}
+    if s is not None:  # Kish's effective sizes of the weighted samples
+        info.update(m_kish=float(y.size**2 / np.sum(s.w**2)),
+                    n_kish=float(yhat_u.size**2 / np.sum(s.v**2)))
+    rates = counts if s is None or not binary else _weighted_counts(s)
     if binary:
         cells = counts.cells()
-        notes += _judge_notes(counts, info)
+        notes += _judge_notes(counts, info, mle_parameters(rates))
+        cell_index = (yhat, yhat_u, 2)
     else:
         mu_model = mu_model or default_mu_model(yhat, yhat_u)
         cells = None if mu_model == "linear" else _cells(y, yhat, yhat_u, mu_model)
+        cell_index = None if mu_model == "linear" else judge_cells(yhat, yhat_u, mu_model)
         if cells is not None and (cells[0] == 0).any():
             share = cells[2][cells[0] == 0].sum() / yhat_u.size
             notes.append(f"{share:.1%} of the unlabelled items have a judge value that no "
                          "labelled item has; their cell mean falls back to the labelled mean "
                          "(bin the scores or use mu_model='linear').")
-    out, left_out = estimates(mo, counts, cells, names, z)
+    fns = None if s is None else weighted_by_name(s, cell_index)
+    out, left_out = estimates(mo, rates, cells, names, z, fns)
     notes += left_out
-    eif = out.get("eif") or estimates(mo, counts, cells, ("eif",), z)[0]["eif"]
+    eif = out.get("eif") or estimates(mo, rates, cells, ("eif",), z, fns)[0]["eif"]
     info.update(_efficiency(eif, info["m"], info["n"]))
     notes += _estimate_notes(out)
     return out, info, notes
 
 
-def _judge_notes(counts: Counts, info: dict) -> list[str]:
-    """Judge quality for a binary judge: records counts, MLE q0, q1, kappa; returns warnings."""
-    _, q0, q1 = (float(v) for v in mle_parameters(counts))
+def _judge_notes(counts: Counts, info: dict, parameters) -> list[str]:
+    """Judge quality for a binary judge: records counts, the MLE ``parameters`` (theta, q0, q1)
+    and kappa; returns warnings."""
+    _, q0, q1 = (float(v) for v in parameters)
     kappa = q0 + q1 - 1
     info.update({k: int(v) for k, v in counts._asdict().items()}, q0=q0, q1=q1, kappa=kappa)
     notes = []
@@ -350,8 +373,8 @@ def _stack(rows: list[dict], groups) -> xr.Dataset:
                       coords={"group": groups})
 
 
-def estimates_dataset(per_group: list[dict[str, Estimate]], groups, z: float, ci_kind: str
-                      ) -> xr.Dataset:
+def estimates_dataset(per_group: list[dict[str, Estimate]], groups, z: float, ci_kind: str,
+                      alternative: str = "two-sided", null: float | None = None) -> xr.Dataset:
     """The estimates of every group with their intervals, over ``estimator`` (and ``group``).
 
     Parameters
@@ -364,12 +387,18 @@ def estimates_dataset(per_group: list[dict[str, Estimate]], groups, z: float, ci
         Normal quantile of the intervals (:func:`~bayeval.methods.judge.fast.z_value`).
     ci_kind : {"logit", "wald"}
         Interval kind (:func:`~bayeval.methods.judge.fast.interval`).
+    alternative : {"two-sided", "larger", "smaller"}
+        A one-sided alternative opens the interval to 1 (``"larger"``) or 0 (``"smaller"``);
+        ``z`` is then the one-sided quantile.
+    null : float, optional
+        :math:`\theta_0` of the p-values (:func:`~bayeval.methods.judge.compare.p_value`).
 
     Returns
     -------
     xr.Dataset
-        ``mean`` (the estimate), ``sd`` (its standard error), ``lower``, ``upper``; NaN for a
-        group where an estimator was left out (its warning says why).
+        ``mean`` (the estimate), ``sd`` (its standard error), ``lower``, ``upper`` and, with
+        ``null``, ``p_value`` (of the raw estimate; NaN where the se is 0); NaN for a group
+        where an estimator was left out (its warning says why).
 
     Notes
     -----
@@ -385,18 +414,29 @@ def estimates_dataset(per_group: list[dict[str, Estimate]], groups, z: float, ci
     >>> ds = estimates_dataset([{"ppi": Estimate(1.25, 0.2165)}], None, 1.96, "wald")
     >>> [round(float(ds[k].item()), 4) for k in ("mean", "lower", "upper")]
     [1.0, 0.8257, 1.0]
+    >>> ds = estimates_dataset([{"eif": Estimate(0.56, 0.03)}], None, 1.6449, "wald", "larger",
+    ...                        null=0.5)
+    >>> [round(float(ds[k].item()), 4) for k in ("lower", "upper", "p_value")]
+    [0.5107, 1.0, 0.0228]
     """
     names = [n for n in ESTIMATORS if any(n in e for e in per_group)]
     left_out = Estimate(np.nan, np.nan)
     raw = np.array([[e.get(n, left_out).estimate for e in per_group] for n in names])
     sd = np.array([[e.get(n, left_out).se for e in per_group] for n in names])
     mean, lower, upper = reported(Estimate(raw, sd), z, ci_kind)
+    if alternative == "larger":
+        upper = np.where(np.isnan(raw), np.nan, 1.0)
+    elif alternative == "smaller":
+        lower = np.where(np.isnan(raw), np.nan, 0.0)
+    columns = {"mean": mean, "sd": sd, "lower": lower, "upper": upper}
+    if null is not None:
+        columns["p_value"] = np.array([[p_value(Estimate(r, s), null, alternative) if s > 0
+                                        else np.nan for r, s in zip(*row, strict=True)]
+                                       for row in zip(raw, sd, strict=True)])
     dims = ("estimator", "group") if groups is not None else ("estimator",)
     pick = (lambda a: a) if groups is not None else (lambda a: a[:, 0])
     coords = {"estimator": names, **({"group": groups} if groups is not None else {})}
-    return xr.Dataset({k: (dims, pick(v)) for k, v in
-                       (("mean", mean), ("sd", sd), ("lower", lower), ("upper", upper))},
-                      coords=coords)
+    return xr.Dataset({k: (dims, pick(v)) for k, v in columns.items()}, coords=coords)
 
 
 def _warn(notes: list[str], stacklevel: int = 4) -> None:
@@ -411,8 +451,10 @@ def _warn(notes: list[str], stacklevel: int = 4) -> None:
 def judge(y, yhat, yhat_unlabeled=None, *, data=None, method: str = "eif",
           ci_prob: float = 0.95,
           ci_kind: str = "logit", prior=None, model: str = "a", mu_model: str | None = None,
-          weights: Mapping | None = None, y_range=None, random_seed: int | None = None,
-          sample_kwargs: dict[str, Any] | None = None) -> Evaluation:
+          weights: Mapping | None = None, y_range=None, sample_weight=None,
+          sample_weight_unlabeled=None, alternative: str = "two-sided", null: float | None = None,
+          random_seed: int | None = None, sample_kwargs: dict[str, Any] | None = None
+          ) -> Evaluation:
     r"""Rate of :math:`Y = 1` from a noisy judge on all items and human labels on a few.
 
     With labels in K categories (strings such as ``"A"``, ``"B"``, ``"tie"``, a pandas
@@ -472,6 +514,22 @@ def judge(y, yhat, yhat_unlabeled=None, *, data=None, method: str = "eif",
     y_range : (low, high), optional
         The scale of graded human ratings, e.g. ``(1, 5)``: the estimand is their mean
         (:func:`~bayeval.methods.judge.graded.judge_graded`).
+    sample_weight : array-like, optional
+        0/1 labels, fast paths: a sampling weight per labelled item, :math:`w_i \propto
+        1/\pi_i` when item :math:`i` was chosen for a human label with probability
+        :math:`\pi_i` (a stratified or score-dependent design). Relative (rescaled to mean 1);
+        the estimators become their weighted forms (:mod:`bayeval.methods.judge.weighted`;
+        ``rogan_gladen_adjusted`` has none). One array shared by every group.
+    sample_weight_unlabeled : array-like, optional
+        The same for the unlabelled items, :math:`\propto 1/(1 - \pi_i)` (default uniform;
+        with weights on one sample only, the other is uniform).
+    alternative : {"two-sided", "larger", "smaller"}
+        0/1 labels, fast paths: as ppi_py, the p-value's alternative :math:`\theta \ne, >, <
+        \theta_0`; a one-sided alternative makes the intervals one-sided (open to 1 or to 0).
+    null : float, optional
+        0/1 labels: :math:`\theta_0` in [0, 1]. Adds ``p_value`` (the z-test of every
+        estimator) to the fast paths' summary, and ``prob_greater`` :math:`= P(\theta >
+        \theta_0 \mid \text{data})` to the summary of posterior draws.
     random_seed : int, optional
         Seed of the sampler and of the draws of the finite-sample mean.
     sample_kwargs : dict, optional
@@ -481,12 +539,14 @@ def judge(y, yhat, yhat_unlabeled=None, *, data=None, method: str = "eif",
     Returns
     -------
     Evaluation
-        Fast paths: ``closed_form`` over ``estimator`` (and ``group``) with ``mean`` (the
-        estimate), ``sd`` (its standard error), ``lower``, ``upper``. Models: posterior ``theta``,
-        ``theta_finite`` (the mean of all :math:`N` true labels) and the model's parameters;
-        ``"both"`` adds the exact ``closed_form`` (with ``finite_mean``, ``finite_sd``). The
-        ``data`` group holds the counts, the MLE ``q0``, ``q1``, ``kappa``, ppi_py's ``lam``,
-        ``n_effective`` and ``rho2`` (binary judge).
+        A :class:`~bayeval.methods.judge.result.JudgeEvaluation` for 0/1 labels. Fast paths:
+        ``closed_form`` over ``estimator`` (and ``group``) with ``mean`` (the estimate), ``sd``
+        (its standard error), ``lower``, ``upper`` (and ``p_value`` with ``null``). Models:
+        posterior ``theta``, ``theta_finite`` (the mean of all :math:`N` true labels) and the
+        model's parameters; ``"both"`` adds the exact ``closed_form`` (with ``finite_mean``,
+        ``finite_sd``). The ``data`` group holds the counts, the MLE ``q0``, ``q1``, ``kappa``,
+        ppi_py's ``lam``, ``n_effective`` and ``rho2`` (binary judge); with sampling weights
+        also Kish's effective sizes ``m_kish`` and ``n_kish`` of the two samples.
 
     Warns
     -----
@@ -503,13 +563,16 @@ def judge(y, yhat, yhat_unlabeled=None, *, data=None, method: str = "eif",
     ValueError
         Non-binary ``y``; ``y`` and ``yhat`` of different lengths or pandas indexes; a judge
         with one value for every item; for the fast paths, fewer than 2 labelled items of a class
-        or a judge with one value on every labelled item.
+        or a judge with one value on every labelled item; sampling weights of the wrong length,
+        negative or not finite, or given to the generative models; ``null`` outside [0, 1];
+        ``sample_weight``, ``alternative`` or ``null`` with graded or K-category labels.
 
     See Also
     --------
     eif_agreement : the Bernstein–von Mises comparison of a posterior with the EIF estimate.
-    labels_needed : how many human labels a target interval half-width needs.
-    ppi_mean_ci : ppi_py's interface.
+    bayeval.methods.judge.planning.labels_needed : how many human labels a half-width needs.
+    bayeval.methods.judge.planning.plan_budget : human and judge labels under a budget.
+    bayeval.methods.judge.ppi_py_api.ppi_mean_ci : ppi_py's interface.
     bayeval.methods.judge.models.model : the PyMC models of ``method="pymc"``.
 
     Examples
@@ -530,9 +593,33 @@ def judge(y, yhat, yhat_unlabeled=None, *, data=None, method: str = "eif",
     ...                    "llm": np.r_[d.yhat, d.yhat_unlabeled]})
     >>> round(float(judge("human", "llm", data=df).summary().loc["eif", "mean"]), 3)
     0.326
+
+    Is the rate above 0.3? The p-values of the z-tests of :math:`H_0: \theta = 0.3` against
+    :math:`\theta > 0.3`, beside one-sided intervals:
+
+    >>> ev = judge(d.y, d.yhat, d.yhat_unlabeled, method="all", alternative="larger", null=0.3)
+    >>> ev.summary().loc[["classical", "ppi_pp", "eif"], ["lower", "upper", "p_value"]].round(3)
+    ... # doctest: +NORMALIZE_WHITESPACE
+    judge (all), closed form: 95% one-sided (larger) logit confidence intervals
+               lower  upper  p_value
+    estimator
+    classical  0.236    1.0    0.681
+    ppi_pp     0.287    1.0    0.155
+    eif        0.286    1.0    0.150
+
+    The p-value is the z-test of each estimate (ppi_py's); with ``ci_kind="wald"`` an interval
+    excludes :math:`\theta_0` exactly when it is below :math:`1 - ` ``ci_prob``.
     """
     y, yhat, yhat_unlabeled = named_columns(data, y=y, yhat=yhat,
                                             yhat_unlabeled=yhat_unlabeled)
+    decision = {"sample_weight": sample_weight, "sample_weight_unlabeled": sample_weight_unlabeled,
+                "null": null, "alternative": None if alternative == "two-sided" else alternative}
+    given = [k for k, v in decision.items() if v is not None]
+    if given and (y_range is not None or graded_input(y)
+                  or categorical_input(y, yhat, yhat_unlabeled)):
+        raise ValueError(f"{', '.join(given)} apply to 0/1 labels; graded ratings and K "
+                         "categories have no sampling weights, p-values or posterior "
+                         "probabilities yet: leave them at their defaults.")
     if y_range is not None or graded_input(y):
         if weights is not None:
             raise ValueError("weights apply to labels in K categories; graded ratings have a "
@@ -558,27 +645,41 @@ def judge(y, yhat, yhat_unlabeled=None, *, data=None, method: str = "eif",
     ci_prob = as_ci_prob(ci_prob)
     ci_kind = as_choice(ci_kind, "ci_kind", CI_KINDS)
     model = as_choice(model, "model", VARIANTS)
+    alternative = as_choice(alternative, "alternative", ALTERNATIVES)
+    null = _as_null(null)
     if mu_model is not None:
         mu_model = as_choice(mu_model, "mu_model", MU_MODELS)
     bayes = method in BAYES
+    weighted = sample_weight is not None or sample_weight_unlabeled is not None
     if bayes:
         sample_kwargs = as_sample_kwargs(sample_kwargs)
+        if weighted:
+            raise ValueError("sample_weight and sample_weight_unlabeled apply to the "
+                             "frequentist estimators; the generative models assume the labelled "
+                             "items are a random subset. Use method='eif' (or another fast "
+                             "path) with weights.")
     groups, rows = _split_groups(y, yhat, yhat_unlabeled)
     checked = [_validate(*row, bayes=bayes) for row in rows]
     tags = [None] * len(rows) if groups is None else [f"[{g}] " for g in groups]
     common = dict(method="judge", variant=method, ci_prob=ci_prob, ci_kind="eti",
-                  random_seed=random_seed, assumptions=ASSUMPTIONS)
+                  random_seed=random_seed, assumptions=ASSUMPTIONS, null=null)
     if bayes:
         return _bayes(checked, groups, tags, method, model, prior, ci_prob, random_seed,
                       sample_kwargs, common)
-    z = z_value(ci_prob)
+    z = z_value(ci_prob) if alternative == "two-sided" else float(special.ndtri(ci_prob))
     names = ESTIMATORS if method == "all" else (method,)
+    if weighted:
+        if method in UNWEIGHTED_ONLY:
+            raise ValueError(f"method={method!r} smooths counts and has no weighted form; with "
+                             "sample_weight use 'rogan_gladen' or another estimator.")
+        names = tuple(n for n in names if n not in UNWEIGHTED_ONLY)
     results, infos, notes = [], [], []
     for (yy, yh, yu, binary), tag in zip(checked, tags, strict=True):
         if method in BINARY_ONLY and not binary:
             raise ValueError(f"method={method!r} needs binary judge labels (0/1); yhat "
                              f"{tag or ''}has other values. Use method='eif' for scores.")
-        out, info, group_notes = _fast_paths(yy, yh, yu, binary, names, z, mu_model)
+        weights = (sample_weight, sample_weight_unlabeled) if weighted else None
+        out, info, group_notes = _fast_paths(yy, yh, yu, binary, names, z, mu_model, weights)
         results.append(out)
         infos.append(info)
         notes += [(tag or "") + note for note in group_notes]
@@ -586,11 +687,32 @@ def judge(y, yhat, yhat_unlabeled=None, *, data=None, method: str = "eif",
     left_out = [n for n in names if not all(n in r for r in results)]
     where = "" if groups is None else " in every group (NaN where not)"
     description = (f"P(Y = 1) from {infos[0]['m']} human labels and {infos[0]['n']} judge-only "
-                   f"items ({ci_kind} intervals)"
-                   + (f"; not computed{where}: {', '.join(left_out)}" if left_out else ""))
-    return Evaluation.create(closed_form=estimates_dataset(results, groups, z, ci_kind),
-                             data=_stack(infos, groups), warnings=notes, description=description,
-                             interval_kind=ci_kind, **common)
+                   f"items ({ci_kind} intervals"
+                   + ("" if alternative == "two-sided" else f", one-sided: {alternative}")
+                   + ("" if null is None else f", null {null:g}")
+                   + (", sampling weights" if weighted else "") + ")"
+                   + (f"; not computed{where}: {', '.join(left_out)}" if left_out else "")
+                   + ("; rogan_gladen_adjusted has no weighted form" if weighted
+                      and method == "all" else ""))
+    return JudgeEvaluation.create(
+        closed_form=estimates_dataset(results, groups, z, ci_kind, alternative, null),
+        data=_stack(infos, groups), warnings=notes, description=description,
+        interval_kind=ci_kind if alternative == "two-sided" else
+        f"one-sided ({alternative}) {'Wald' if ci_kind == 'wald' else ci_kind}", **common)
+
+
+def _as_null(null) -> float | None:
+    """``null`` as a float in [0, 1], or None."""
+    if null is None:
+        return None
+    try:
+        value = float(null)
+    except (TypeError, ValueError):
+        value = np.nan
+    if not 0 <= value <= 1:
+        raise ValueError(f"null must be a rate in [0, 1] (the theta_0 of the test), got "
+                         f"{describe(null)}.")
+    return value
 
 
 def _bayes(checked, groups, tags, method, variant, prior, ci_prob, random_seed, sample_kwargs,
@@ -627,7 +749,7 @@ def _bayes(checked, groups, tags, method, variant, prior, ci_prob, random_seed, 
         closed = xr.Dataset({k: (dims, v) for k, v in exact_post._asdict().items()},
                             coords=None if groups is None else {"group": groups})
     m, n = int(np.sum(counts.m)), int(np.sum(counts.n))
-    return Evaluation.create(
+    return JudgeEvaluation.create(
         closed_form=closed, draws=draws, estimand="posterior/theta", model=pm_model, data=data,
         warnings=notes, description=f"model {variant.upper()} posterior of P(Y = 1) from {m} human "
                                     f"labels and {n} judge-only items, priors {prior}", **common)
@@ -727,154 +849,3 @@ def eif_agreement(ev: Evaluation) -> Table:
                "empty cells): "
                + ("agree" if passed else "DISAGREE"))
     return table(frame, caption, passed=passed)
-
-
-# ================================================================================ planning
-def labels_needed(half_width: float, *, theta: float, rho2: float, n_total: float | None = None,
-                  ci_prob: float = 0.95) -> int:
-    r"""Human labels needed for an EIF interval of a given half-width.
-
-    With :math:`\mathrm{Var}(\hat\theta_{EIF}) \approx \theta(1-\theta)[\rho^2/N +
-    (1-\rho^2)/m]` and half-width :math:`h = z\sqrt{\mathrm{Var}}`,
-
-    .. math::
-        m = \frac{z^2\theta(1-\theta)(1-\rho^2)}{h^2 - z^2\theta(1-\theta)\rho^2/N},
-
-    where :math:`\rho^2` is the share of the variance of :math:`Y` that the judge explains
-    (:math:`\mathrm{Corr}(Y, \hat Y)^2 = \theta(1-\theta)\kappa^2/(p(1-p))` for a binary judge;
-    a pilot run of :func:`judge` reports it as ``data["rho2"]``).
-
-    Parameters
-    ----------
-    half_width : float
-        Target half-width :math:`h` of the interval.
-    theta, rho2 : float
-        Guesses of the rate and of :math:`\rho^2`.
-    n_total : float, optional
-        Number of items :math:`N` (labelled + judge-only); default unlimited.
-    ci_prob : float
-        Interval level.
-
-    Returns
-    -------
-    int, the smallest :math:`m` (rounded up).
-
-    Examples
-    --------
-    >>> labels_needed(0.03, theta=0.3, rho2=0.5, n_total=10_000)
-    470
-    >>> labels_needed(0.03, theta=0.3, rho2=0.0)  # a useless judge: classical sample size
-    897
-    """
-    ci_prob = as_ci_prob(ci_prob)
-    for name, value, lo, hi in (("theta", theta, 0, 1), ("rho2", rho2, 0, 1)):
-        if not lo <= value <= hi or (name == "theta" and value in (0, 1)):
-            raise ValueError(f"{name} must lie in {'(0, 1)' if name == 'theta' else '[0, 1]'}, "
-                             f"got {value!r}.")
-    if not half_width > 0:
-        raise ValueError(f"half_width must be positive, got {half_width!r}.")
-    if n_total is not None and not n_total >= 1:
-        raise ValueError(f"n_total must be at least 1, got {n_total!r}.")
-    z2v = z_value(ci_prob) ** 2 * theta * (1 - theta)
-    n_inv = 0.0 if n_total is None else 1.0 / n_total
-    room = half_width**2 - z2v * rho2 * n_inv
-    m = z2v * (1 - rho2) / room if room > 0 else np.inf
-    if n_total is not None and m > n_total:
-        raise ValueError(f"half_width {half_width} is out of reach with n_total = {n_total:g} "
-                         f"items: labelling all of them gives {np.sqrt(z2v * n_inv):.4f}.")
-    return int(np.ceil(m - 1e-9))
-
-
-# ========================================================================== ppi_py shim
-def _ppi_inputs(Y, Yhat, Yhat_unlabeled) -> Moments:
-    Y, Yhat = aligned(Y=Y, Yhat=Yhat)
-    Y, Yhat = as_array(Y, "Y"), as_array(Yhat, "Yhat")
-    Yhat_unlabeled = as_array(Yhat_unlabeled, "Yhat_unlabeled")
-    return moments(Y, Yhat, Yhat_unlabeled)
-
-
-def _ppi_lambda(mo: Moments, lam) -> float:
-    if lam is not None:
-        return float(lam)
-    if mo.pooled_yhat_var() == 0:
-        raise ValueError("Yhat and Yhat_unlabeled are constant: the power-tuning lam is "
-                         "undefined; pass lam explicitly.")
-    return float(ppi_pp_lambda(mo, clip=True))
-
-
-def ppi_mean_pointestimate(Y, Yhat, Yhat_unlabeled, lam=None) -> np.ndarray:
-    r"""ppi_py's ``ppi_mean_pointestimate`` for a 1-D mean (labelled ``Y``, ``Yhat`` of size
-    :math:`n`, ``Yhat_unlabeled`` of size :math:`N`, ppi_py's names).
-
-    :math:`\hat\theta = \bar Y + \lambda(\bar{\hat Y}_U - \bar{\hat Y})`; ``lam=None`` tunes
-    :math:`\lambda` and clips it to [0, 1]
-    (:func:`~bayeval.methods.judge.fast.ppi_pp_lambda`), ``lam=1`` is PPI, ``lam=0`` the
-    classical mean.
-
-    Parameters
-    ----------
-    Y, Yhat : array-like, shape (n,)
-        Labels and predictions of the labelled items.
-    Yhat_unlabeled : array-like, shape (N,)
-        Predictions of the unlabelled items.
-    lam : float, optional
-        Power-tuning parameter; None tunes it.
-
-    Returns
-    -------
-    numpy.ndarray
-        Shape (1,).
-
-    Examples
-    --------
-    >>> ppi_mean_pointestimate([1, 0, 1, 1], [1, 0, 0, 1], [1, 1, 0, 1, 0, 1], lam=1)
-    array([0.91666667])
-    """
-    mo = _ppi_inputs(Y, Yhat, Yhat_unlabeled)
-    return np.atleast_1d(ppi_pp(mo, _ppi_lambda(mo, lam)).estimate).astype(float)
-
-
-def ppi_mean_ci(Y, Yhat, Yhat_unlabeled, alpha: float = 0.1, alternative: str = "two-sided",
-                lam=None) -> tuple[np.ndarray, np.ndarray]:
-    r"""ppi_py's ``ppi_mean_ci`` for a 1-D mean: the same numbers, without numba or statsmodels.
-
-    Wald interval :math:`\hat\theta \pm z_{1-\alpha/2}\,\widehat{\mathrm{se}}` of PPI++
-    (:func:`~bayeval.methods.judge.fast.ppi_pp`), ``lam`` as in
-    :func:`ppi_mean_pointestimate`. ppi_py's naming: ``Y``, ``Yhat`` are the :math:`n` labelled
-    items, ``Yhat_unlabeled`` the :math:`N` others (bayeval's :func:`judge` calls them
-    :math:`m` and :math:`n`). ``alternative="larger"`` gives :math:`[\hat\theta -
-    z_{1-\alpha}\,\mathrm{se}, \infty)`, ``"smaller"`` :math:`(-\infty, \hat\theta +
-    z_{1-\alpha}\,\mathrm{se}]`.
-
-    Parameters
-    ----------
-    Y, Yhat, Yhat_unlabeled, lam
-        As in :func:`ppi_mean_pointestimate`.
-    alpha : float
-        One minus the interval's level.
-    alternative : {"two-sided", "larger", "smaller"}
-
-    Returns
-    -------
-    lower, upper : numpy.ndarray
-        Shape (1,) each.
-
-    Examples
-    --------
-    >>> lo, hi = ppi_mean_ci([1, 0, 1, 1, 0, 1], [1, 0, 0, 1, 0, 1], [1, 1, 0, 1, 0, 1, 1, 0])
-    >>> lo.round(4), hi.round(4)
-    (array([0.4454]), array([0.9782]))
-    """
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must lie strictly between 0 and 1, got {alpha!r}.")
-    alternative = as_choice(alternative, "alternative", ("two-sided", "larger", "smaller"))
-    mo = _ppi_inputs(Y, Yhat, Yhat_unlabeled)
-    est = ppi_pp(mo, _ppi_lambda(mo, lam))
-    theta, se = np.atleast_1d(est.estimate).astype(float), np.atleast_1d(est.se).astype(float)
-    if alternative == "two-sided":
-        z = scipy.stats.norm.ppf(1 - alpha / 2)
-        return theta - z * se, theta + z * se
-    z = scipy.stats.norm.ppf(1 - alpha)
-    if alternative == "larger":
-        return theta - z * se, np.full_like(theta, np.inf)
-    return np.full_like(theta, -np.inf), theta + z * se

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from bayeval.methods.judge import fast
-from bayeval.methods.judge.api import (
+from bayeval.methods.judge import (
+    fast,
     judge,
     labels_needed,
     ppi_mean_ci,
