@@ -1,0 +1,114 @@
+r"""Coverage of the judge's estimators when the human-labelled items are a stratified sample.
+
+Population. A share :data:`HARD` of the prompts is hard: the rate of :math:`Y = 1` is
+:data:`RATE_EASY` on easy prompts and :data:`RATE_HARD` on hard ones, so :math:`\theta =
+(1 - h)\,\theta_{easy} + h\,\theta_{hard}`. The judge has the same sensitivity :data:`Q1` and
+specificity :data:`Q0` on both.
+
+Design. Of :math:`N` = :data:`N_TOTAL` prompts, each hard prompt is sent to a human with
+probability :data:`PI_HARD` and each easy one with :data:`PI_EASY` (Poisson sampling by
+stratum): the labelled items over-represent the hard prompts, and within a judge label the hard
+prompts have a lower rate, so the unweighted estimators (even the EIF, whose cells are the judge's
+labels) are biased. The weighted ones get :math:`w = 1/\pi` on the labelled items and :math:`v =
+1/(1 - \pi)` on the others (``sample_weight``, ``sample_weight_unlabeled``).
+
+Each replicate runs :func:`bayeval.judge` (``method="all"``, 95 % Wald intervals) without and
+with the weights, and ppi_py's weighted PPI++ interval (:func:`bayeval.methods.judge.ppi_mean_ci`,
+whose standard error is the spread of the weighted values :math:`w x`). Coverage is the share of
+replicates whose interval holds :math:`\theta` (Monte-Carlo SE :math:`\sqrt{\hat c(1-\hat c)/R}`),
+bias the mean error, width the mean interval width.
+
+``python -m benchmarks.coverage_judge_weights`` runs ``--replications`` (default 2,000) and
+prints the markdown table of ``docs/judge.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from bayeval import judge
+from bayeval.methods.judge import ppi_mean_ci
+
+SEED = 20261220
+N_TOTAL = 4000
+HARD, RATE_EASY, RATE_HARD = 0.3, 0.8, 0.3
+Q1, Q0 = 0.85, 0.75
+PI_EASY, PI_HARD = 0.02, 0.15
+THETA = (1 - HARD) * RATE_EASY + HARD * RATE_HARD
+ESTIMATORS = ("classical", "ppi", "ppi_pp", "eif")
+CI_PROB = 0.95
+
+
+def simulate(rng: np.random.Generator, n_total: int = N_TOTAL):
+    """One stratified sample: (y, yhat, yhat_unlabeled, w, v) of the labelled and other items."""
+    hard = rng.random(n_total) < HARD
+    y = rng.random(n_total) < np.where(hard, RATE_HARD, RATE_EASY)
+    yhat = np.where(y, rng.random(n_total) < Q1, rng.random(n_total) > Q0)
+    pi = np.where(hard, PI_HARD, PI_EASY)
+    labelled = rng.random(n_total) < pi
+    return (y[labelled].astype(int), yhat[labelled].astype(int), yhat[~labelled].astype(int),
+            1 / pi[labelled], 1 / (1 - pi[~labelled]))
+
+
+def run(replications: int = 2000, seed: int = SEED) -> pd.DataFrame:
+    """One row per replicate and estimator: ``weights`` (none, weighted, ppi_py), estimate,
+    lower, upper."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        for r in range(replications):
+            y, yhat, yhat_u, w, v = simulate(rng)
+            for kind, kw in (("none", {}), ("weighted", {"sample_weight": w,
+                                                          "sample_weight_unlabeled": v})):
+                s = judge(y, yhat, yhat_u, method="all", ci_prob=CI_PROB, ci_kind="wald",
+                          **kw).summary()
+                rows += [{"replicate": r, "weights": kind, "estimator": e,
+                          "estimate": s.loc[e, "mean"], "lower": s.loc[e, "lower"],
+                          "upper": s.loc[e, "upper"]} for e in ESTIMATORS]
+            lo, hi = ppi_mean_ci(y, yhat, yhat_u, alpha=1 - CI_PROB, w=w, w_unlabeled=v)
+            rows.append({"replicate": r, "weights": "ppi_py", "estimator": "ppi_pp",
+                         "estimate": (lo[0] + hi[0]) / 2, "lower": lo[0], "upper": hi[0]})
+    return pd.DataFrame(rows)
+
+
+def coverage(frame: pd.DataFrame) -> pd.DataFrame:
+    """Coverage (with its Monte-Carlo SE), bias and mean width per weighting and estimator."""
+    frame = frame.assign(covered=(frame["lower"] <= THETA) & (THETA <= frame["upper"]),
+                         error=frame["estimate"] - THETA, width=frame["upper"] - frame["lower"])
+    out = frame.groupby(["weights", "estimator"], sort=False).agg(
+        coverage=("covered", "mean"), bias=("error", "mean"), width=("width", "mean"),
+        replications=("covered", "size"))
+    out["coverage_se"] = np.sqrt(out["coverage"] * (1 - out["coverage"]) / out["replications"])
+    return out
+
+
+def markdown(cov: pd.DataFrame) -> str:
+    """The docs' table."""
+    lines = ["| weights | estimator | coverage (SE) | bias | width |", "|---|---|---|---|---|"]
+    for (kind, est), row in cov.iterrows():
+        lines.append(f"| {kind} | {est} | {row['coverage']:.3f} ({row['coverage_se']:.3f}) | "
+                     f"{row['bias']:+.4f} | {row['width']:.4f} |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--replications", type=int, default=2000)
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    cov = coverage(run(args.replications))
+    print(f"theta = {THETA:.3f}, N = {N_TOTAL}, pi = {PI_EASY} (easy) / {PI_HARD} (hard), "
+          f"R = {args.replications}, {time.perf_counter() - start:.0f} s\n")
+    print(markdown(cov))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
