@@ -18,7 +18,7 @@ from bayeval.methods.judge import (
     ppi_mean_power,
     ppi_mean_pval,
 )
-from benchmarks.coverage_judge_weights import THETA, simulate
+from benchmarks.coverage_judge_weights import ESTIMATORS, coverage, run
 
 FIXTURE = json.loads((pathlib.Path(__file__).parent / "data" / "ppi_py_mean.json").read_text())
 ALTERNATIVES = ("two-sided", "larger", "smaller")
@@ -199,27 +199,17 @@ def test_the_weighted_eif_is_the_linearised_weighted_post_stratification():
 
 def test_weighted_intervals_cover_under_a_stratified_design_and_unweighted_ones_do_not():
     """benchmarks.coverage_judge_weights, R = 300: hard prompts labelled 7.5 times as often.
-    Weighted EIF and PPI++ cover theta at 95 % within 4 Monte-Carlo SEs (SE = 0.0126); the
-    unweighted ones are biased by about -0.15 (4 of their SEs) and cover under 20 %."""
-    rng = np.random.default_rng(20261221)
-    covered = {("weighted", "eif"): 0, ("weighted", "ppi_pp"): 0, ("none", "eif"): 0,
-               ("none", "ppi_pp"): 0}
+    Weighted classical, PPI, PPI++ and EIF cover theta at 95 % within 4 Monte-Carlo SEs
+    (SE = 0.0126); the unweighted PPI++ and EIF are biased by about -0.15 (4 of their SEs) and
+    cover under 20 %."""
     reps = 300
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        for _ in range(reps):
-            y, yhat, yhat_u, w, v = simulate(rng)
-            for kind, kw in (("none", {}), ("weighted", {"sample_weight": w,
-                                                          "sample_weight_unlabeled": v})):
-                s = judge(y, yhat, yhat_u, method="all", ci_kind="wald", **kw).summary()
-                for e in ("eif", "ppi_pp"):
-                    covered[kind, e] += s.loc[e, "lower"] <= THETA <= s.loc[e, "upper"]
+    cov = coverage(run(reps, seed=20261221))
     se = np.sqrt(0.95 * 0.05 / reps)
-    for (kind, e), hits in covered.items():
-        if kind == "weighted":
-            assert abs(hits / reps - 0.95) <= 4 * se, (e, hits / reps)
-        else:
-            assert hits / reps < 0.2, (e, hits / reps)
+    for e in ESTIMATORS:
+        assert abs(cov.loc[("weighted", e), "coverage"] - 0.95) <= 4 * se, e
+        assert abs(cov.loc[("weighted", e), "bias"]) < 0.01, e
+    for e in ("classical", "ppi_pp", "eif"):
+        assert cov.loc[("none", e), "coverage"] < 0.2, e
 
 
 # ========================================================================== p-values
