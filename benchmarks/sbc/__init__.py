@@ -1,5 +1,4 @@
-r"""Simulation-based calibration (Talts et al. 2018) of the catalogued models that have a group,
-metric or instance dimension.
+r"""Simulation-based calibration (Talts et al. 2018) of the catalogued models.
 
 For each simulation :math:`i`, parameters :math:`\tilde\theta_i` are drawn from the prior and data
 from the model given them; the posterior of those data is sampled with NUTS and the rank
@@ -10,18 +9,13 @@ evenly thinned posterior draws is recorded. If the sampler draws from the model'
 over all the scalars tested at once the family's level is 1 %, split by Bonferroni (a scalar
 fails when its p-value is below :math:`0.01/K` for :math:`K` scalars).
 
-The simulations of one model are the metrics (labelled), groups (judge) or instances (MVU Model
-B) of one model, whose parameters are a priori independent and whose likelihood factorises over
-them: one NUTS run samples all their posteriors at once (compiled once). The data sizes are
-small so that the posterior is far from degenerate:
-
-* ``labelled_beta_binomial``: :math:`\theta \sim \mathrm{Beta}(1, 1)`, 20 trials per simulation.
-* ``judge_model_a``, ``judge_model_b``: default priors (Jeffreys' Dirichlet on the 2×2 table),
-  :math:`m = 30` labelled and :math:`n = 300` unlabelled items per simulation; Model A's
-  parameters :math:`\theta, q_1, q_0`, Model B's :math:`p, \mu_1, \mu_0`.
-* ``mvu_model_b``: :math:`\mu_\alpha \sim \mathrm{Dir}(1, 1)`, :math:`\kappa \sim
-  \mathrm{LogNormal}(\log 10, 3)`, 50 MVU draws per instance; parameters :math:`\mu_{\alpha,1}`
-  and :math:`\kappa`.
+One NUTS run (compiled once) samples all the simulations of a model: the metrics (labelled),
+groups (judge) or instances (MVU Model B) of one model, whose parameters are a priori
+independent and whose likelihood factorises over them, and, for the models without such a
+dimension, one copy of the model per simulation batched into one model
+(:func:`benchmarks.sbc.batch.batched`). Covariates (scores, cell centres, label models, designs)
+are fixed across the simulations of a model; the data sizes are small so that the posteriors are
+far from degenerate. The simulators, one module per method family, state their priors and sizes.
 
 ``python -m benchmarks.sbc`` runs :data:`SIMULATIONS` simulations per model, prints the table of
 ``docs/models.md`` and writes the rank histograms to ``docs/assets/sbc_<model>.png``.
@@ -30,6 +24,7 @@ small so that the posterior is far from degenerate:
 from __future__ import annotations
 
 import argparse
+import re
 import time
 import zlib
 from pathlib import Path
@@ -38,11 +33,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from bayeval.methods.judge.models import DEFAULT_PRIOR
-from bayeval.methods.judge.models import model as judge_model
-from bayeval.methods.labelled.models import model as labelled_model
-from bayeval.methods.mvu.models import model as mvu_model
 from bayeval.sampling import sample
+from benchmarks.sbc import bounds, cbpe, judge, labelled, mvu, pemi
 
 SEED = 20261124
 #: thinned posterior draws per simulation (ranks 0..L)
@@ -53,64 +45,31 @@ LEVEL = 0.01
 SIMULATIONS = 200
 #: NUTS settings of every run (2 chains x 500 draws after 500 warm-up steps, thinned to L)
 SAMPLE_KWARGS = {"draws": 500, "tune": 500, "target_accept": 0.95}
-ASSETS = Path(__file__).resolve().parents[1] / "docs" / "assets"
+ASSETS = Path(__file__).resolve().parents[2] / "docs" / "assets"
+
+#: model -> simulator ``(n_sims, rng) -> (truth, model)``: true scalars (simulation,) by label
+#: (``name`` or ``name[i]``, ``name[i,j]``: posterior variable ``name``, whose first axis after
+#: chain and draw is the simulation, at that index) and the PyMC model of all simulations
+CASES = {"labelled_beta_binomial": labelled.labelled_beta_binomial,
+         "judge_model_a": judge.judge_model_a,
+         "judge_model_b": judge.judge_model_b,
+         "pemi_m1": pemi.pemi_m1,
+         "pemi_m3": pemi.pemi_m3,
+         "cbpe_v2b": cbpe.cbpe_v2b,
+         "bounds_m1": bounds.bounds_m1,
+         "mvu_model_a": mvu.mvu_model_a,
+         "mvu_model_b": mvu.mvu_model_b,
+         "mvu_model_c": mvu.mvu_model_c}
 
 
-def _judge(variant: str, n_sims: int, rng, m: int = 30, n: int = 300):
-    """Prior draws and the grouped judge model of their simulated counts."""
-    prior = DEFAULT_PRIOR[variant]
-    truth = {k: rng.beta(*ab, size=n_sims) for k, ab in prior.items()}
-    if variant == "a":
-        theta, q1, q0 = truth["theta"], truth["q1"], truth["q0"]
-        p = theta * q1 + (1 - theta) * (1 - q0)
-        m1 = rng.binomial(m, theta)
-        n11, n00 = rng.binomial(m1, q1), rng.binomial(m - m1, q0)
-        n10, n01 = m1 - n11, m - m1 - n00
-    else:
-        p, mu1, mu0 = truth["p"], truth["mu1"], truth["mu0"]
-        c1 = rng.binomial(m, p)
-        n11, n10 = rng.binomial(c1, mu1), rng.binomial(m - c1, mu0)
-        n01, n00 = c1 - n11, m - c1 - n10
-    t1 = rng.binomial(n, p)
-    return truth, judge_model(n11, n10, n01, n00, t1, n - t1, variant=variant,
-                              groups=np.arange(n_sims))
-
-
-def _labelled(n_sims: int, rng, trials: int = 20):
-    """Prior draws of the rates and the model of their binomial counts, one 'metric' each."""
-    theta = rng.beta(1.0, 1.0, n_sims)
-    counts = rng.binomial(trials, theta)
-    return {"theta": theta}, labelled_model(counts, np.full(n_sims, trials),
-                                            metrics=[f"s{i}" for i in range(n_sims)])
-
-
-def _mvu_b(n_sims: int, rng, draws: int = 50):
-    """Prior draws of Model B (two classes) and the model of their simulated MVU draws."""
-    mu1 = rng.beta(1.0, 1.0, n_sims)
-    kappa = rng.lognormal(np.log(10.0), 3.0, n_sims)
-    alpha = kappa[:, None] * np.column_stack([1 - mu1, mu1])
-    phi = np.stack([rng.dirichlet(a, size=draws) for a in alpha])
-    return {"mu1": mu1, "kappa": kappa}, mvu_model(phi, variant="b")
-
-
-def _posterior_scalars(name: str, post) -> dict[str, np.ndarray]:
-    """Draws (n_sims, chain * draw) of each tested parameter."""
-    def flat(x):
-        x = np.asarray(x)
-        return np.moveaxis(x.reshape(-1, *x.shape[2:]), 0, -1)
-
-    if name == "mvu_model_b":
-        return {"mu1": flat(post["mu"].values[..., 1]), "kappa": flat(post["kappa"].values)}
-    if name == "labelled_beta_binomial":
-        return {"theta": flat(post["theta"].values)}
-    return {k: flat(post[k].values) for k in ("theta", "q1", "q0", "p", "mu1", "mu0")
-            if k in post}
-
-
-CASES = {"labelled_beta_binomial": _labelled,
-         "judge_model_a": lambda n, rng: _judge("a", n, rng),
-         "judge_model_b": lambda n, rng: _judge("b", n, rng),
-         "mvu_model_b": _mvu_b}
+def _draws(post, label: str) -> np.ndarray:
+    """Draws (simulation, chain * draw) of the scalar ``label`` (see :data:`CASES`)."""
+    name, index = re.fullmatch(r"(\w+)(?:\[([\d,]+)\])?", label).groups()
+    x = post[name].values
+    x = x.reshape(-1, *x.shape[2:])  # (chain * draw, simulation, ...)
+    if index:
+        x = x[(slice(None), slice(None), *map(int, index.split(",")))]
+    return x.T
 
 
 def ranks(name: str, n_sims: int, seed: int = SEED, sample_kwargs=None) -> pd.DataFrame:
@@ -122,13 +81,11 @@ def ranks(name: str, n_sims: int, seed: int = SEED, sample_kwargs=None) -> pd.Da
     truth, pm_model = CASES[name](n_sims, rng)
     tree = sample(pm_model, seed, {**SAMPLE_KWARGS, **(sample_kwargs or {})})
     post = tree["posterior"].to_dataset()
-    draws = _posterior_scalars(name, post)
     out = {}
-    for param, x in draws.items():
-        if param not in truth:
-            continue
+    for label, true in truth.items():
+        x = _draws(post, label)
         keep = np.linspace(0, x.shape[-1] - 1, L).round().astype(int)
-        out[param] = (x[:, keep] < truth[param][:, None]).sum(axis=1)
+        out[label] = (x[:, keep] < true[:, None]).sum(axis=1)
     frame = pd.DataFrame(out)
     frame.attrs["r_hat"] = float(max(np.nanmax(az.rhat(v).values) for v in post.data_vars.values()))
     frame.attrs["divergences"] = int(tree["sample_stats"]["diverging"].sum())
@@ -173,15 +130,21 @@ def plot(frames: dict[str, pd.DataFrame], folder: Path = ASSETS) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
     for name, r in frames.items():
-        fig, axes = plt.subplots(1, r.shape[1], figsize=(3.2 * r.shape[1], 2.6), sharey=True)
+        cols = min(r.shape[1], 5)
+        rows = -(-r.shape[1] // cols)
+        fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.6 * rows), sharey=True,
+                                 squeeze=False)
         lo, hi = stats.binom(len(r), 1 / BINS).ppf([0.005, 0.995])
-        for ax, param in zip(np.atleast_1d(axes), r, strict=True):
+        for ax in axes.flat[r.shape[1]:]:
+            ax.set_visible(False)
+        for ax, param in zip(axes.flat[:r.shape[1]], r, strict=True):
             counts = np.bincount(r[param].to_numpy() * BINS // (L + 1), minlength=BINS)
             ax.axhspan(lo, hi, color="0.85")
             ax.bar(np.arange(BINS), counts, width=0.9, color="C0")
             ax.set_title(param)
             ax.set_xlabel(f"rank bin (of {L + 1} ranks)")
-        np.atleast_1d(axes)[0].set_ylabel("simulations")
+        for ax in axes[:, 0]:
+            ax.set_ylabel("simulations")
         fig.suptitle(f"{name}: SBC ranks, {len(r)} simulations", fontsize=10)
         fig.tight_layout()
         path = folder / f"sbc_{name}.png"
@@ -210,7 +173,3 @@ def main(argv=None) -> None:
     plot(frame.attrs["ranks"])
     print(markdown(frame))
     print(f"\nBonferroni threshold {LEVEL}/{len(frame)} = {LEVEL / len(frame):.2e}")
-
-
-if __name__ == "__main__":
-    main()
