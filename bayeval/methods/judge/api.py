@@ -40,6 +40,7 @@ from bayeval.methods.judge.categories import CLASS_ESTIMATORS
 from bayeval.methods.judge.categories_api import categorical_input, judge_categories
 from bayeval.methods.judge.compare import ALTERNATIVES, p_value
 from bayeval.methods.judge.conjugate import conjugate_posterior
+from bayeval.methods.judge.curves import CURVES, as_folds, cross_fitted, eif_from_curve, fold_ids
 from bayeval.methods.judge.fast import (
     ESTIMATORS,
     Counts,
@@ -280,9 +281,11 @@ def _weighted_counts(s: Sample) -> Counts:
 
 
 def _fast_paths(y, yhat, yhat_u, binary: bool, names, z: float, mu_model,
-                weights: tuple | None = None) -> tuple[dict, dict, list[str]]:
+                weights: tuple | None = None, folds: int | None = None, rng=None
+                ) -> tuple[dict, dict, list[str]]:
     """Estimates by name, the data summary and the warnings of one group; ``weights`` (the
-    labelled and unlabelled items' sampling weights) runs the weighted estimators."""
+    labelled and unlabelled items' sampling weights) runs the weighted estimators; a curve
+    ``mu_model`` is cross-fitted on ``folds`` folds drawn from ``rng``."""
     notes: list[str] = []
     counts = Counts.from_labels(y, yhat, yhat_u) if binary else None
     mo = Moments.from_counts(counts) if binary else moments(y, yhat, yhat_u)
@@ -300,14 +303,21 @@ def _fast_paths(y, yhat, yhat_u, binary: bool, names, z: float, mu_model,
         cell_index = (yhat, yhat_u, 2)
     else:
         mu_model = mu_model or default_mu_model(yhat, yhat_u)
-        cells = None if mu_model == "linear" else _cells(y, yhat, yhat_u, mu_model)
-        cell_index = None if mu_model == "linear" else judge_cells(yhat, yhat_u, mu_model)
+        info["mu_model"] = mu_model
+        celled = mu_model not in ("linear", *CURVES)
+        cells = _cells(y, yhat, yhat_u, mu_model) if celled else None
+        cell_index = judge_cells(yhat, yhat_u, mu_model) if celled else None
         if cells is not None and (cells[0] == 0).any():
             share = cells[2][cells[0] == 0].sum() / yhat_u.size
             notes.append(f"{share:.1%} of the unlabelled items have a judge value that no "
                          "labelled item has; their cell mean falls back to the labelled mean "
                          "(bin the scores or use mu_model='linear').")
     fns = None if s is None else weighted_by_name(s, cell_index)
+    if not binary and mu_model in CURVES:
+        fold = fold_ids(y.size, as_folds(folds, y.size), rng)
+        curve = eif_from_curve(y, *cross_fitted(y, yhat, yhat_u, fold, mu_model))
+        fns = {**by_name(mo, None, None, z), "eif": lambda: curve}
+        info["folds"] = int(fold.max()) + 1
     out, left_out = estimates(mo, rates, cells, names, z, fns)
     notes += left_out
     eif = out.get("eif") or estimates(mo, rates, cells, ("eif",), z, fns)[0]["eif"]
@@ -451,10 +461,10 @@ def _warn(notes: list[str], stacklevel: int = 4) -> None:
 def judge(y, yhat, yhat_unlabeled=None, *, data=None, method: str = "eif",
           ci_prob: float = 0.95,
           ci_kind: str = "logit", prior=None, model: str = "a", mu_model: str | None = None,
-          weights: Mapping | None = None, y_range=None, sample_weight=None,
-          sample_weight_unlabeled=None, alternative: str = "two-sided", null: float | None = None,
-          random_seed: int | None = None, sample_kwargs: dict[str, Any] | None = None
-          ) -> Evaluation:
+          folds: int | None = None, weights: Mapping | None = None, y_range=None,
+          sample_weight=None, sample_weight_unlabeled=None, alternative: str = "two-sided",
+          null: float | None = None, random_seed: int | None = None,
+          sample_kwargs: dict[str, Any] | None = None) -> Evaluation:
     r"""Rate of :math:`Y = 1` from a noisy judge on all items and human labels on a few.
 
     With labels in K categories (strings such as ``"A"``, ``"B"``, ``"tie"``, a pandas
@@ -503,11 +513,15 @@ def judge(y, yhat, yhat_unlabeled=None, *, data=None, method: str = "eif",
     model : {"a", "b"}
         Generative model for ``"pymc"``/``"both"``: A (prevalence, sensitivity, specificity) or B
         (judge rate and calibration cell means).
-    mu_model : {"cell", "linear", "bins"}, optional
+    mu_model : {"cell", "linear", "bins", "isotonic", "spline"}, optional
         Calibration curve :math:`E[Y \mid \hat Y]` of the EIF estimator for a non-binary judge:
-        cell means per judge value, a least-squares line, or cell means over 10 quantile bins of
-        the labelled scores. Default: cells up to 20 distinct judge values over all items,
-        else bins.
+        cell means per judge value, a least-squares line, cell means over 10 quantile bins of
+        the labelled scores, a monotone (isotonic) curve or a penalised logistic spline, the
+        last two cross-fitted (:mod:`bayeval.methods.judge.curves`). Default: cells up to 20
+        distinct judge values over all items, else bins.
+    folds : int, optional
+        ``mu_model="isotonic"`` or ``"spline"``: the number K of cross-fitting folds (default
+        5), drawn at random from ``random_seed``.
     weights : mapping, optional
         Categories only: a weight per category (e.g. ``{"A": 1, "tie": 0.5, "B": 0}``), adding
         the estimand :math:`\sum_k w_k\pi_k`.
@@ -531,7 +545,8 @@ def judge(y, yhat, yhat_unlabeled=None, *, data=None, method: str = "eif",
         estimator) to the fast paths' summary, and ``prob_greater`` :math:`= P(\theta >
         \theta_0 \mid \text{data})` to the summary of posterior draws.
     random_seed : int, optional
-        Seed of the sampler and of the draws of the finite-sample mean.
+        Seed of the sampler, of the draws of the finite-sample mean and of the cross-fitting
+        folds.
     sample_kwargs : dict, optional
         Passed to ``pm.sample`` (draws, tune, chains, target_accept...); ``target_accept``
         defaults to :data:`~bayeval.methods.judge.models.TARGET_ACCEPT`.
@@ -620,7 +635,15 @@ def judge(y, yhat, yhat_unlabeled=None, *, data=None, method: str = "eif",
         raise ValueError(f"{', '.join(given)} apply to 0/1 labels; graded ratings and K "
                          "categories have no sampling weights, p-values or posterior "
                          "probabilities yet: leave them at their defaults.")
+    if folds is not None and mu_model not in CURVES:
+        raise ValueError(f"folds applies to the cross-fitted curves, mu_model='isotonic' or "
+                         f"'spline'; mu_model is {mu_model!r}: leave folds None.")
     if y_range is not None or graded_input(y):
+        if mu_model in CURVES:
+            raise ValueError(f"mu_model={mu_model!r} applies to 0/1 labels in judge(); for graded "
+                             "ratings use mu_model 'cell', 'linear' or 'bins', or "
+                             "bayeval.methods.judge.curves.eif_curve(y, yhat, yhat_unlabeled, "
+                             f"curve={mu_model!r}), the cross-fitted EIF estimate of the mean.")
         if weights is not None:
             raise ValueError("weights apply to labels in K categories; graded ratings have a "
                              "mean: leave weights None.")
@@ -648,9 +671,12 @@ def judge(y, yhat, yhat_unlabeled=None, *, data=None, method: str = "eif",
     alternative = as_choice(alternative, "alternative", ALTERNATIVES)
     null = _as_null(null)
     if mu_model is not None:
-        mu_model = as_choice(mu_model, "mu_model", MU_MODELS)
+        mu_model = as_choice(mu_model, "mu_model", (*MU_MODELS, *CURVES))
     bayes = method in BAYES
     weighted = sample_weight is not None or sample_weight_unlabeled is not None
+    if weighted and mu_model in CURVES:
+        raise ValueError(f"mu_model={mu_model!r} has no weighted form; with sample_weight use "
+                         "mu_model 'cell', 'bins' or 'linear'.")
     if bayes:
         sample_kwargs = as_sample_kwargs(sample_kwargs)
         if weighted:
@@ -674,12 +700,14 @@ def judge(y, yhat, yhat_unlabeled=None, *, data=None, method: str = "eif",
                              "sample_weight use 'rogan_gladen' or another estimator.")
         names = tuple(n for n in names if n not in UNWEIGHTED_ONLY)
     results, infos, notes = [], [], []
+    rng = as_seed(random_seed) if mu_model in CURVES else None
     for (yy, yh, yu, binary), tag in zip(checked, tags, strict=True):
         if method in BINARY_ONLY and not binary:
             raise ValueError(f"method={method!r} needs binary judge labels (0/1); yhat "
                              f"{tag or ''}has other values. Use method='eif' for scores.")
         weights = (sample_weight, sample_weight_unlabeled) if weighted else None
-        out, info, group_notes = _fast_paths(yy, yh, yu, binary, names, z, mu_model, weights)
+        out, info, group_notes = _fast_paths(yy, yh, yu, binary, names, z, mu_model, weights,
+                                             folds, rng)
         results.append(out)
         infos.append(info)
         notes += [(tag or "") + note for note in group_notes]
