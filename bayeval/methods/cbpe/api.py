@@ -354,7 +354,7 @@ def _kappa_grid(ref_cells, kappa_prior, data: xr.Dataset) -> tuple[np.ndarray, n
 def estimates(laws: list[CountLaw], auc: list[tuple[NormalLaw, float]] | None,
               expected: list[tuple[float, float]], chunk_labels, sizes: np.ndarray, metrics,
               ci_prob, ci_kind, zero_division, beta, thresholds) -> xr.Dataset:
-    """The closed form of every chunk and of the whole period
+    """The closed form of every chunk and (when ``laws`` has its law) of the whole period
     (:func:`bayeval.methods.cbpe.fast.closed_form`), with their rows ``n`` (``sizes`` are the
     chunks') and predicted positives.
 
@@ -371,7 +371,7 @@ def estimates(laws: list[CountLaw], auc: list[tuple[NormalLaw, float]] | None,
     """
     closed = closed_form(laws, auc, expected, chunk_labels, metrics, ci_prob, ci_kind,
                          zero_division, beta, thresholds)
-    closed["n"] = ("chunk", np.r_[sizes, sizes.sum()])
+    closed["n"] = ("chunk", np.r_[sizes, sizes.sum()][:len(laws)])
     closed["n_predicted_positive"] = ("chunk", [law.n_pos for law in laws])
     return closed
 
@@ -672,28 +672,31 @@ def cbpe(scores, *, y_pred=None, data=None, threshold: float = 0.5, reference=No
         cells, grid, shared = noise_grid(scores, p, y_pred, chunking.codes)
 
     def fast_path(scores, y_pred, labels, chunking, cells, grid, analysis=True) -> xr.Dataset:
-        """The closed form of the chunks of ``scores``, then of their whole period; of the
-        analysis, with its late labels and its support on the reference."""
+        """The closed form of the chunks of ``scores``, then of the analysis' whole period
+        (the reference's is not shown), with the analysis' late labels and its support on the
+        reference."""
         late = analysis and late_labels == "estimate"
-        rows = windows(scores, chunking, calibrate, threshold)
+        rows = windows(scores, chunking, calibrate, threshold, whole=analysis)
+        chunk_rows = rows[:len(chunking.labels)]
         expected = [(float(np.compress(w.y_pred, w.p).sum()),
                      float(np.compress(~w.y_pred, w.p).sum())) for w in rows]
-        laws = count_laws(rows, noise, cells, grid)
+        laws = count_laws(rows, noise, cells, grid, whole=analysis)
         sums = [None] * len(rows)
         if posterior is not None:
-            sums = [posterior.sums(*w) for w in rows[:-1]]
-            sums.append(sum(sums[1:], sums[0]))
+            sums = [posterior.sums(*w) for w in chunk_rows]
             # a chunk's laws per draw (draws x its support) are made as its law is: held all at
             # once they took 530 MB for 150 chunks of 2,000 rows
             by_draw = (draw_pmfs(posterior.predict(w.s), w.y_pred)
-                       if w.s.size <= EXACT_MAP_ROWS else None for w in rows[:-1])
-            if scores.size <= EXACT_MAP_ROWS:  # a short period: the whole's laws too
-                by_draw = list(by_draw)
-                by_draw.append(sum(by_draw[1:], by_draw[0]))
-            else:
-                by_draw = itertools.chain(by_draw, [None])
-            laws = map_laws(laws, sums[:-1], posterior, isinstance(cal, SplitAtThreshold),
-                            by_draw)
+                       if w.s.size <= EXACT_MAP_ROWS else None for w in chunk_rows)
+            if analysis:
+                sums.append(sum(sums[1:], sums[0]))
+                if scores.size <= EXACT_MAP_ROWS:  # a short period: the whole's laws too
+                    by_draw = list(by_draw)
+                    by_draw.append(sum(by_draw[1:], by_draw[0]))
+                else:
+                    by_draw = itertools.chain(by_draw, [None])
+            laws = map_laws(laws, sums[:len(chunk_rows)], posterior,
+                            isinstance(cal, SplitAtThreshold), by_draw)
         auc = ([window_auc_law(w, zero_division, posterior, s) for w, s in
                 zip(rows, sums, strict=True)]
                if "roc_auc" in metrics else None)
@@ -725,7 +728,8 @@ def cbpe(scores, *, y_pred=None, data=None, threshold: float = 0.5, reference=No
         closed = fast_path(scores, y_pred, labels, chunking, cells, grid)
     elif labels is not None:  # no fast path: the realized metrics and thresholds go with the data
         dims = ("chunk", "metric")
-        lower, upper = threshold_grid(thresholds, len(chunking.labels) + 1)
+        lower, upper = threshold_grid(thresholds, len(chunking.labels),
+                                      len(chunking.labels) + 1)
         observed = xr.Dataset({"lower_threshold": (dims, lower), "upper_threshold": (dims, upper)},
                               coords={"chunk": [*chunking.labels, WHOLE], "metric": list(metrics)})
         add_realized(observed, *realized(labels, y_pred, scores, chunking, metrics, zero_division,

@@ -47,7 +47,7 @@ from bayeval.poibin import convolve_pmfs, pmf_above
 __all__ = ["GRID_CELLS", "KAPPA_PRIOR", "MAP_GROUPS", "ONE_COUNT", "PMF_CELLS", "CountLaw",
            "NormalLaw", "Window", "beta_binomial_pmf", "beta_grid", "closed_form", "count_laws",
            "kappa_mixture", "kappa_posterior", "map_laws", "reference_bins", "shifted_beta",
-           "threshold_grid", "windows", "with_whole"]
+           "threshold_grid", "window_labels", "windows", "with_whole"]
 
 ONE_COUNT = tuple(m for m in METRICS if REGISTRY[m].one_count)
 """Metrics that depend on one count: their PMF is always computed whole."""
@@ -457,8 +457,8 @@ class Window(NamedTuple):
 
 
 def windows(scores: np.ndarray, chunking: Chunking, calibrate: Callable[[np.ndarray], np.ndarray],
-            threshold: float) -> list[Window]:
-    """Every chunk's rows, then the whole period's, sorted by score.
+            threshold: float, whole: bool = True) -> list[Window]:
+    """Every chunk's rows, then (with ``whole``) the whole period's, sorted by score.
 
     The exact laws and NannyML's estimates depend on a window's rows only through its multiset
     of scores (``p`` and ``y_pred`` are functions of the score), and sorted rows spare the
@@ -475,9 +475,11 @@ def windows(scores: np.ndarray, chunking: Chunking, calibrate: Callable[[np.ndar
         return Window(s, calibrate(s), s >= threshold)
 
     chunks = [window(np.sort(scores[rows])) for rows in chunking.rows()]
-    whole = np.concatenate([w.s for w in chunks])
-    whole.sort(kind="stable")  # a merge of the sorted chunks
-    return [*chunks, window(whole)]
+    if not whole:
+        return chunks
+    merged = np.concatenate([w.s for w in chunks])
+    merged.sort(kind="stable")  # a merge of the sorted chunks
+    return [*chunks, window(merged)]
 
 
 def with_whole(laws: list[CountLaw]) -> list[CountLaw]:
@@ -496,8 +498,8 @@ def with_whole(laws: list[CountLaw]) -> list[CountLaw]:
 
 
 def count_laws(windows: list[Window], noise: str, cells: dict[str, np.ndarray] | None,
-               beta_grid: tuple[np.ndarray, ...] | None) -> list[CountLaw]:
-    """The CountLaw of every chunk, then of the whole period.
+               beta_grid: tuple[np.ndarray, ...] | None, whole: bool = True) -> list[CountLaw]:
+    """The CountLaw of every chunk, then (with ``whole``) of the whole period.
 
     The whole period's is the sum of the chunks' where they are independent; with
     ``noise="binning"`` they share each bin's calibration rate, so the whole period is the bins'
@@ -506,8 +508,8 @@ def count_laws(windows: list[Window], noise: str, cells: dict[str, np.ndarray] |
     Parameters
     ----------
     windows : list of Window
-        The chunks, then the whole period (:func:`windows`); only their number is read unless
-        ``noise="none"``.
+        The chunks, then with ``whole`` the whole period (:func:`windows`); only their number
+        is read unless ``noise="none"``.
     noise : {"none", "beta", "learned", "binning"}
     cells : dict of ndarray, optional
         The cells of V2 (:func:`bayeval.methods.cbpe.models.bin_cells`), for the noise models.
@@ -527,14 +529,18 @@ def count_laws(windows: list[Window], noise: str, cells: dict[str, np.ndarray] |
     >>> [law.n_pos for law in laws], [round(law.tp_moments()[0], 6) for law in laws]
     ([1, 1, 2], [0.7, 0.9, 1.6])
     """
+    chunks = windows[:-1] if whole else windows
     if noise == "none":
-        return with_whole([CountLaw.poisson_binomial(w.p, w.y_pred) for w in windows[:-1]])
+        laws = [CountLaw.poisson_binomial(w.p, w.y_pred) for w in chunks]
+        return with_whole(laws) if whole else laws
     a, b, weights = beta_grid
     laws = []
-    for c in range(len(windows) - 1):
+    for c in range(len(chunks)):
         mine = cells["chunk"] == c
         laws.append(CountLaw.beta_binomial(cells["n"][mine], a[:, mine], b[:, mine],
                                            cells["y_pred"][mine], weights))
+    if not whole:
+        return laws
     if noise != "binning":
         return with_whole(laws)
     _, first, where = np.unique(cells["bin"], return_index=True, return_inverse=True)
@@ -572,7 +578,8 @@ def map_laws(laws: list[CountLaw], sums: list[MapSums], posterior: MapPosterior,
     >>> [round(m.tp_moments()[1] / law.tp_moments()[1], 1) for m, law in zip(mixed, laws)]
     [1.6, 1.8, 2.4]
     """
-    sums = [*sums, sum(sums[1:], sums[0])]
+    if len(laws) > len(sums):  # the whole period's too
+        sums = [*sums, sum(sums[1:], sums[0])]
     draws = [None] * len(laws) if draws is None else draws
     return [law.with_map(posterior.linear(s, 1), posterior.linear(s, 0), split) if d is None
             else law.from_draws(d, split)
@@ -745,20 +752,33 @@ def reference_bins(cells: dict[str, np.ndarray],
 # the closed form
 
 
-def threshold_grid(thresholds: tuple[np.ndarray, np.ndarray],
+def threshold_grid(thresholds: tuple[np.ndarray, np.ndarray], n_chunks: int,
                    size: int) -> tuple[np.ndarray, np.ndarray]:
-    """Lower and upper thresholds per (chunk, metric); NaN for the whole period, which the
-    reference chunks do not compare to.
+    """Lower and upper thresholds per (window, metric) of ``size`` windows: the
+    ``n_chunks`` chunks', then NaN for the whole period, which the reference chunks do not
+    compare to.
 
     Examples
     --------
-    >>> lower, upper = threshold_grid((np.array([0.6]), np.array([0.9])), 3)
+    >>> lower, upper = threshold_grid((np.array([0.6]), np.array([0.9])), 2, 3)
     >>> lower.ravel().tolist(), upper.ravel().tolist()
     ([0.6, 0.6, nan], [0.9, 0.9, nan])
     """
     lower, upper = (np.tile(t, (size, 1)) for t in thresholds)
-    lower[-1] = upper[-1] = np.nan
+    lower[n_chunks:] = upper[n_chunks:] = np.nan
     return lower, upper
+
+
+def window_labels(chunk_labels, size: int) -> list:
+    """The labels of ``size`` windows: the chunks', then :data:`~bayeval.chunks.WHOLE` when
+    there is one window more than chunks (the whole period's).
+
+    Examples
+    --------
+    >>> window_labels(["a", "b"], 3), window_labels(["a", "b"], 2)
+    (['a', 'b', 'all'], ['a', 'b'])
+    """
+    return [*chunk_labels, WHOLE][:size]
 
 
 def closed_form(laws: list[CountLaw],
@@ -778,7 +798,7 @@ def closed_form(laws: list[CountLaw],
     Parameters
     ----------
     laws : list of CountLaw
-        One per chunk, then the whole period's.
+        One per chunk, then the whole period's (if there is one more law than chunks).
     auc : list of (NormalLaw or MetricDistribution, float), optional
         ROC-AUC's law and NannyML's estimate per window
         (:func:`bayeval.methods.cbpe.auc.window_auc_law`), when ``metrics`` has ``roc_auc``.
@@ -814,7 +834,7 @@ def closed_form(laws: list[CountLaw],
     names = ("mean", "sd", "lower", "upper", "interval_mass", "p_undefined", "plugin",
              "p_alert")
     out = {v: np.full((size, k), np.nan) for v in names}
-    lower_thr, upper_thr = threshold_grid(thresholds, size)
+    lower_thr, upper_thr = threshold_grid(thresholds, len(chunk_labels), size)
 
     def cell(i, j):
         metric, count_law, (tp, fn) = metrics[j], laws[i], expected[i]
@@ -841,7 +861,7 @@ def closed_form(laws: list[CountLaw],
             pmfs[i, j] = law
     dims = ("chunk", "metric")
     ds = xr.Dataset({v: (dims, out[v]) for v in names[:-1]},
-                    coords={"chunk": [*chunk_labels, WHOLE], "metric": list(metrics)})
+                    coords={"chunk": window_labels(chunk_labels, size), "metric": list(metrics)})
     ds["exact"] = (dims, exact)
     ds["lower_threshold"], ds["upper_threshold"] = (dims, lower_thr), (dims, upper_thr)
     ds["alert"] = (dims, (out["mean"] < lower_thr) | (out["mean"] > upper_thr))

@@ -45,9 +45,9 @@ import numpy as np
 import xarray as xr
 
 from bayeval.calibration_map import MapPosterior
-from bayeval.chunks import WHOLE, Chunking
+from bayeval.chunks import Chunking
 from bayeval.confusion import MetricDistribution
-from bayeval.methods.cbpe.fast import CountLaw, Window, threshold_grid
+from bayeval.methods.cbpe.fast import CountLaw, Window, threshold_grid, window_labels
 from bayeval.validation import as_array, as_choice, describe
 
 __all__ = ["AP_DRAWS", "CELLS", "NORMALIZATIONS", "OUTPUTS", "LinearLaw", "Outputs", "Reflected",
@@ -538,7 +538,7 @@ def output_table(laws: list[CountLaw], windows: list[Window],
              "p_alert")
     size, k = len(laws), len(outputs.names)
     out = {v: np.full((size, k), np.nan) for v in names}
-    lower_thr, upper_thr = threshold_grid(thresholds, size)
+    lower_thr, upper_thr = threshold_grid(thresholds, len(chunk_labels), size)
     rng = np.random.default_rng(None if random_seed is None else [int(random_seed), 18])
     for i, law in enumerate(laws):
         found = []
@@ -565,7 +565,8 @@ def output_table(laws: list[CountLaw], windows: list[Window],
                 out[name][i, j] = value
     dims = ("chunk", "metric")
     ds = xr.Dataset({v: (dims, out[v]) for v in names},
-                    coords={"chunk": [*chunk_labels, WHOLE], "metric": list(outputs.names)})
+                    coords={"chunk": window_labels(chunk_labels, size),
+                            "metric": list(outputs.names)})
     ds["exact"] = (dims, np.broadcast_to([n != "average_precision" for n in outputs.names],
                                          (size, k)).copy())
     ds["lower_threshold"], ds["upper_threshold"] = (dims, lower_thr), (dims, upper_thr)

@@ -147,23 +147,22 @@ def reference_period(reference, threshold, calibration, class_conditional, rando
 
 
 def period_chunks(closed: xr.Dataset, realized_values: np.ndarray) -> xr.Dataset:
-    """The reference chunks' closed form: ``closed`` (the reference's rows estimated as an
-    analysis period, its chunks then its whole) without the whole and the PMFs, with their
-    realized metrics (``realized_values``, chunk x metric: those that gave the thresholds,
-    :attr:`Reference.realized`), their alerts and the coordinate ``period``
-    (``"reference"``) along ``chunk``.
+    """The reference chunks' closed form: ``closed`` (the reference's chunks estimated as
+    analysis chunks are, without a whole period) without the PMFs, with their realized metrics
+    (``realized_values``, chunk x metric: those that gave the thresholds,
+    :attr:`Reference.realized`), their alerts and the coordinate ``period`` (``"reference"``)
+    along ``chunk``.
 
     Examples
     --------
-    >>> closed = xr.Dataset({"lower_threshold": (("chunk", "metric"), [[0.7], [0.7], [np.nan]]),
-    ...                      "upper_threshold": (("chunk", "metric"), [[0.9], [0.9], [np.nan]]),
-    ...                      "n": ("chunk", [100, 100, 200])},
-    ...                     coords={"chunk": ["[0:99]", "[100:199]", "all"],
-    ...                             "metric": ["accuracy"]})
+    >>> closed = xr.Dataset({"lower_threshold": (("chunk", "metric"), [[0.7], [0.7]]),
+    ...                      "upper_threshold": (("chunk", "metric"), [[0.9], [0.9]]),
+    ...                      "n": ("chunk", [100, 100])},
+    ...                     coords={"chunk": ["[0:99]", "[100:199]"], "metric": ["accuracy"]})
     >>> ds = period_chunks(closed, np.array([[0.8], [0.65]]))
     >>> ds["period"].values.tolist(), ds["alert_realized"].values.ravel().tolist()
     (['reference', 'reference'], [False, True])
     """
-    chunks = closed.isel(chunk=slice(0, -1)).drop_dims("support", errors="ignore")
+    chunks = closed.drop_dims("support", errors="ignore")
     add_realized(chunks, realized_values, chunks["n"].values)
     return chunks.assign_coords(period=("chunk", ["reference"] * chunks.sizes["chunk"]))
