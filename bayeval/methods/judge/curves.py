@@ -443,9 +443,6 @@ def eif_curve(y, yhat, yhat_unlabeled, *, curve: str = "spline", folds: int = DE
     y, yhat = aligned(y=y, yhat=yhat)
     y, yhat = as_array(y, "y"), as_array(yhat, "yhat")
     yhat_u = as_array(yhat_unlabeled, "yhat_unlabeled")
-    if y.size != yhat.size:
-        raise ValueError(f"y has {y.size} items but yhat {yhat.size}; give the judge's score of "
-                         "every labelled item.")
     curve = as_choice(curve, "curve", CURVES)
     folds = as_folds(folds, y.size)
     mu_l, mu_u = cross_fitted(y, yhat, yhat_u, fold_ids(y.size, folds, random_seed), curve)
