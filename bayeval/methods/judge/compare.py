@@ -91,28 +91,41 @@ ASSUMPTIONS = (
 
 
 # ============================================================================ input handling
-def _columns(x, name: str) -> tuple[list | None, list]:
-    """(system names or None, the two columns) of a mapping, DataFrame or (n, 2) array."""
+def system_columns(x, name: str, count: int | None = None) -> tuple[list | None, list]:
+    """(system names or None, one column per system) of a mapping, DataFrame or 2-D array.
+
+    ``count`` systems exactly when given, else at least two.
+
+    Examples
+    --------
+    >>> system_columns({"A": [1, 0], "B": [0, 0]}, "y")
+    (['A', 'B'], [[1, 0], [0, 0]])
+    >>> system_columns(np.zeros((3, 2)), "y")[0] is None
+    True
+    """
     if isinstance(x, Mapping):
         names, cols = list(x), list(x.values())
     elif isinstance(x, pd.DataFrame):
         names, cols = list(x.columns), [x[c] for c in x.columns]
     else:
         arr = np.asarray(x) if not isinstance(x, str) else np.empty(0)
-        if arr.ndim != 2 or arr.shape[1] != 2:
-            raise ValueError(f"{name} must hold the two systems: a dict {{system: values}}, a "
-                             f"DataFrame of two columns or an array of shape (n, 2); got "
-                             f"{describe(x)}.")
-        names, cols = None, [arr[:, 0], arr[:, 1]]
-    if len(cols) != 2:
-        raise ValueError(f"{name} must hold exactly two systems (A and B), got {len(cols)}: "
-                         f"{names}.")
+        if arr.ndim != 2 or arr.shape[1] < 2 or count not in (None, arr.shape[1]):
+            what, shape = (("the two systems", "(n, 2)") if count == 2 else
+                           ("one column per system", "(n, K), K >= 2"))
+            raise ValueError(f"{name} must hold {what}: a dict {{system: values}}, a DataFrame "
+                             f"or an array of shape {shape}; got {describe(x)}.")
+        names, cols = None, list(arr.T)
+    if count is not None and len(cols) != count:
+        raise ValueError(f"{name} must hold exactly {'two' if count == 2 else count} systems, "
+                         f"got {len(cols)}: {names}.")
+    if len(cols) < 2:
+        raise ValueError(f"{name} must hold at least two systems, got {len(cols)}: {names}.")
     return names, cols
 
 
 def _systems(y, yhat, yhat_unlabeled) -> tuple[list, list]:
     """The two systems' names and their (y, yhat, yhat_unlabeled) columns."""
-    parts = [_columns(x, n) for x, n in ((y, "y"), (yhat, "yhat"),
+    parts = [system_columns(x, n, 2) for x, n in ((y, "y"), (yhat, "yhat"),
                                           (yhat_unlabeled, "yhat_unlabeled"))]
     named = [(n, p[0]) for n, p in zip(("y", "yhat", "yhat_unlabeled"), parts, strict=True)
              if p[0] is not None]
@@ -124,8 +137,16 @@ def _systems(y, yhat, yhat_unlabeled) -> tuple[list, list]:
     return [str(n) for n in names], [p[1] for p in parts]
 
 
-def _scale(ys: list[np.ndarray], names: list, y_range) -> tuple[float, float, bool]:
-    """(low, high, binary) of the human grades: 0/1, in [0, 1], or on ``y_range``."""
+def grade_scale(ys: list[np.ndarray], names: list, y_range) -> tuple[float, float, bool]:
+    """(low, high, binary) of the human grades: 0/1, in [0, 1], or on ``y_range``.
+
+    Examples
+    --------
+    >>> grade_scale([np.array([1.0, 0.0]), np.array([0.5, 1.0])], ["A", "B"], None)
+    (0.0, 1.0, False)
+    >>> grade_scale([np.array([1.0, 5.0])], ["A"], (1, 5))
+    (1.0, 5.0, False)
+    """
     if y_range is None:
         low, high = 0.0, 1.0
     else:
@@ -146,8 +167,15 @@ def _scale(ys: list[np.ndarray], names: list, y_range) -> tuple[float, float, bo
     return low, high, binary
 
 
-def _joint_cells(yhat, yhat_u) -> tuple[np.ndarray, np.ndarray, int]:
-    """The cell (distinct pair of judge values) of every labelled and unlabelled prompt."""
+def joint_cells(yhat, yhat_u) -> tuple[np.ndarray, np.ndarray, int]:
+    """The cell (distinct vector of the systems' judge values) of every labelled and unlabelled
+    prompt, and the number of cells.
+
+    Examples
+    --------
+    >>> joint_cells([np.array([1, 0]), np.array([1, 1])], [np.array([0, 1]), np.array([0, 1])])
+    (array([2, 1]), array([0, 2]), 3)
+    """
     pairs = np.concatenate([np.column_stack(yhat), np.column_stack(yhat_u)])
     _, codes = np.unique(pairs, axis=0, return_inverse=True)
     codes = codes.ravel()
@@ -459,7 +487,7 @@ def compare_systems(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: fl
     u_a, u_b = aligned(**{"yhat_unlabeled" + tags[0]: yhats_u[0],
                           "yhat_unlabeled" + tags[1]: yhats_u[1]})
     yu2 = [as_array(v, "yhat_unlabeled" + t) for v, t in zip((u_a, u_b), tags, strict=True)]
-    low, high, binary = _scale(y2, names, y_range)
+    low, high, binary = grade_scale(y2, names, y_range)
     width = high - low
     if not np.isfinite(null) or abs(null) > width:
         raise ValueError(f"null must lie in [{-width:g}, {width:g}], the range of the "
@@ -469,7 +497,7 @@ def compare_systems(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: fl
         raise ValueError(f"yhat{tags[0]} - yhat{tags[1]} is {d_hat[0]:g} on every prompt: the "
                          "judge carries no information on the difference; give a judge that "
                          "tells the systems apart.")
-    k_l, k_u, size = _joint_cells(yh2, yu2)
+    k_l, k_u, size = joint_cells(yh2, yu2)
     names_asked = list(COMPARE_ESTIMATORS) if method == "all" else [method]
     notes: list[str] = []
     if "bayes" in names_asked and (not binary or size > MAX_CELLS):
