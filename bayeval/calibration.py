@@ -623,8 +623,13 @@ def binned_error(s: np.ndarray, y: np.ndarray, n_bins: int = 10, binning: str = 
         bins = np.empty(s.size, dtype=np.int64)
         order = np.argsort(s)
         ranked = s[order]
-        if (ranked[1:] == ranked[:-1]).any():  # ties: split them in row order
-            order = np.argsort(s, kind="stable")
+        # ties are split in row order (a stable sort's), which matters only for the runs of
+        # equal scores that a bin edge cuts
+        edges = np.cumsum(sizes)[:-1]
+        for edge in edges[ranked[edges - 1] == ranked[edges]]:
+            run = slice(np.searchsorted(ranked, ranked[edge], side="left"),
+                        np.searchsorted(ranked, ranked[edge], side="right"))
+            order[run] = np.sort(order[run])
         bins[order] = np.repeat(np.arange(sizes.size), sizes)
     else:
         bins = np.minimum((s * n_bins).astype(np.int64), int(n_bins) - 1)

@@ -163,6 +163,22 @@ def test_binned_error_is_calibration_error_without_checks():
                 calibration.calibration_error(s, y, n_bins=7, binning=binning, kind=kind))
 
 
+def test_equal_count_bins_split_tied_scores_in_row_order():
+    """The bins of a stable sort by score (ties in row order), whatever runs of equal scores
+    the bin edges cut: the errors summed bin by bin from that sort, exactly."""
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        n, n_bins = int(rng.integers(1, 2000)), int(rng.integers(1, 40))
+        s = np.round(rng.random(n), int(rng.integers(1, 4)))  # many ties
+        y = (rng.random(n) < s).astype(float)
+        sizes = np.full(min(n_bins, n), n // min(n_bins, n))
+        sizes[: n % sizes.size] += 1
+        bins = np.empty(n, dtype=np.int64)
+        bins[np.argsort(s, kind="stable")] = np.repeat(np.arange(sizes.size), sizes)
+        by_hand = np.abs(np.bincount(bins, weights=y - s)).sum() / n
+        assert calibration.binned_error(s, y, n_bins) == by_hand
+
+
 @pytest.mark.parametrize(("call", "message"), [
     (lambda: calibration.Platt().fit([0.2, 1.5], [0, 1]), r"scores must lie in \[0, 1\]"),
     (lambda: calibration.Isotonic().fit([0.2, 0.5], [0, 2]), "labels must be binary"),
