@@ -37,6 +37,7 @@ tests (:meth:`~bayeval.methods.mvu.result.MVUEvaluation.check`).
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -58,6 +59,7 @@ from bayeval.methods.mvu.estimators import (
     linear_parts,
     pushforward,
 )
+from bayeval.methods.mvu.mnar import MNARGaussianImputer, as_mnar
 from bayeval.methods.mvu.models import posterior
 from bayeval.methods.mvu.plan import FeaturePlanner
 from bayeval.methods.mvu.result import (
@@ -92,6 +94,13 @@ ASSUMPTIONS = ("Missingness is completely at random (MCAR) and the training rows
                "from the same population. The classifier is fixed: c_hard is the probability that "
                "its decision stays the same once the missing features are collected, under the "
                "chosen model of the missing features (it is only as good as that model).")
+MNAR_ASSUMPTIONS = ("Missingness may depend on the missing values: given the observed features, "
+                    "every missing feature is shifted by delta of its conditional standard "
+                    "deviation, delta from the prior given as mnar= (the data cannot tell delta; "
+                    "c_hard_mar is the answer at delta = 0). The training rows are complete and "
+                    "from the same population. The classifier is fixed: c_hard is the "
+                    "probability that its decision stays the same once the missing features are "
+                    "collected, under this model of the missing features.")
 
 
 # ------------------------------------------------------------------------------------ entry
@@ -299,6 +308,16 @@ def _check_options(imputer, method, train, opts) -> None:
             raise ValueError("ci_kind='hdi' needs method='exact' or 'mc'; the posterior-"
                              "predictive intervals are equal-tailed (ev.summary(ci_kind='hdi') "
                              "gives the HDI of the draws).")
+    if opts["mnar"] is not None:
+        if not (imputer == "gaussian" or isinstance(imputer, GaussianImputer)):
+            raise ValueError(f"mnar= shifts the conditional Gaussian of the missing features, so "
+                             f"it needs imputer='gaussian' (or a GaussianImputer); imputer="
+                             f"{imputer if isinstance(imputer, str) else type(imputer).__name__!r}"
+                             " has no conditional law to shift (single imputations, DMV's "
+                             "Dirichlet and sampler objects are refused).")
+        if method in ("pymc", "both"):
+            raise ValueError("mnar= is not part of the generative models; use method='exact' or "
+                             "'mc' (exact for a linear classifier).")
     as_choice(opts["heuristic"], "heuristic", HEURISTICS)
     if opts["dirichlet"] is not None:
         as_choice(opts["dirichlet"], "dirichlet", DIRICHLET_FITS)
@@ -356,7 +375,7 @@ def mvu(predict_proba, X, *, data=None, mask=None, groups=None, imputer="gaussia
         method: str = "exact",
         train=None, heuristic: str = "max_var", heuristic_param: float | None = None,
         dirichlet: str | None = None, draws: int = 1000, weights=None,
-        threshold: float | None = None, scale: float = 1.0, dmv: DMV | None = None,
+        threshold: float | None = None, scale: float = 1.0, dmv: DMV | None = None, mnar=None,
         inference: str = "laplace", ci_prob: float = 0.95, ci_kind: str = "eti",
         random_seed=None, sample_kwargs: dict[str, Any] | None = None) -> MVUEvaluation:
     r"""Would collecting the missing features change the prediction? Hard confidence per row.
@@ -414,6 +433,13 @@ def mvu(predict_proba, X, *, data=None, mask=None, groups=None, imputer="gaussia
         :func:`bayeval.methods.mvu.calibration.fit_scale`).
     dmv : DMV, optional
         A fitted :class:`DMV` to reuse (else one is trained on ``train``).
+    mnar : float or (mean, sd), optional
+        Missing not at random (Gaussian imputation only): every missing feature is shifted by
+        :math:`\delta` of its conditional standard deviation,
+        :math:`x_M \mid x_O \sim N(\hat x_M + \delta\sigma_M, \Sigma_{M|O})`. A number fixes
+        :math:`\delta`; ``(mean, sd)`` is a normal prior on it, integrated exactly
+        (:mod:`bayeval.methods.mvu.mnar`). The summary then also carries ``y_hard_mar`` and
+        ``c_hard_mar``, the answer at :math:`\delta = 0`.
     inference : {"laplace", "nuts"}
         Model C's posterior: Laplace approximation at the MAP, or NUTS.
     ci_prob, ci_kind : optional
@@ -463,8 +489,10 @@ def mvu(predict_proba, X, *, data=None, mask=None, groups=None, imputer="gaussia
     """
     X, mask, train = named_columns(data, X=X, mask=mask, train=train)
     method = as_choice(method, "method", METHODS)
-    opts = {"heuristic": heuristic, "heuristic_param": heuristic_param, "dirichlet": dirichlet,
-            "draws": draws, "scale": scale, "dmv": dmv, "inference": inference,
+    shift = None if mnar is None else as_mnar(mnar)
+    opts = {"mnar": shift, "heuristic": heuristic, "heuristic_param": heuristic_param,
+            "dirichlet": dirichlet, "draws": draws, "scale": scale, "dmv": dmv,
+            "inference": inference,
             "ci_prob": as_ci_prob(ci_prob), "ci_kind": as_choice(ci_kind, "ci_kind", CI_KINDS),
             "sample_kwargs": sample_kwargs, "classifier": predict_proba}
     predict, x, m, train, groups, probe, labels, features, columns = _inputs(
@@ -481,11 +509,17 @@ def mvu(predict_proba, X, *, data=None, mask=None, groups=None, imputer="gaussia
     opts["model_a"] = name == "gaussian"
     if opts["model_a"]:
         imputer = GaussianImputer.fit(train)
+    mar = imputer
+    if shift is not None:
+        imputer = MNARGaussianImputer.shifting(mar, shift)
+    classes = getattr(classifier_of(predict_proba), "classes_", None)
+    classes = np.asarray(classes) if classes is not None and len(classes) == k else None
     missing = m.any(axis=1)
     rows, complete = np.flatnonzero(missing), np.flatnonzero(~missing)
     dirac = point_mass(predict(x[complete]) if complete.size else np.zeros((0, k)),
                          opts["weights"])
     notes, tree, model, iid = [], None, None, False
+    same = {**opts, "rng": copy.deepcopy(rng)}  # the answer at random: the same random numbers
     if not rows.size:
         part = point_mass(np.zeros((0, k)))
         notes.append("no feature is missing: every decision is final (c_hard = 1); no model "
@@ -497,20 +531,31 @@ def mvu(predict_proba, X, *, data=None, mask=None, groups=None, imputer="gaussia
     else:
         part, notes = _fast_path(predict, x[rows], m[rows], train, imputer, method, opts)
     res = merge(len(x), rows, part, complete, dirac)
+    if shift is not None:
+        at_random = res if not rows.size else merge(
+            len(x), rows, _fast_path(predict, x[rows], m[rows], train, mar, method, same)[0],
+            complete, dirac)
+        res["y_hard_mar"], res["c_hard_mar"] = at_random["y_hard"], at_random["c_hard"]
+        changed = int((res["y_hard"] != res["y_hard_mar"]).sum())
+        notes.append(f"missing not at random: every missing feature shifted by delta ~ "
+                     f"N({shift[0]:g}, {shift[1]:g}^2) conditional standard deviations; mean "
+                     f"c_hard {res['c_hard'].mean():.4g} against {res['c_hard_mar'].mean():.4g} "
+                     f"at random (c_hard_mar), {changed} decision(s) differ")
     res["n_missing"] = m.sum(axis=1)
     planner = None
     if isinstance(imputer, GaussianImputer) and method in ("exact", "mc") and dirichlet is None:
         planner = FeaturePlanner(predict, imputer, x, m, res["y_hard"], res["c_hard"],
                                  linear=linear_parts(predict_proba, probe, columns),
-                                 weights=opts["weights"], random_seed=rng)
-    classes = getattr(classifier_of(predict_proba), "classes_", None)
-    if classes is not None and len(classes) == k:
-        for key in ("y_hard", "y_soft"):
-            res[key] = np.asarray(classes)[res[key]]
+                                 weights=opts["weights"], classes=classes, random_seed=rng)
+    if classes is not None:
+        for key in ("y_hard", "y_soft", "y_hard_mar"):
+            if key in res:
+                res[key] = classes[res[key]]
     order = ["mean", "sd", "lower", "upper", *DECISION, "interval_mass"]
     closed = xr.Dataset({v: ("instance", res[v]) for v in order if v in res},
                         coords={"instance": labels, "class": np.arange(k), "feature": features})
     closed["missing"] = (("instance", "feature"), m)
+    closed["proba"] = (("instance", "class"), res["proba"])
     if "alpha" in res and not (imputer in ("mean", "zero", "conditional_mean")
                                and heuristic == "zero_var"):
         closed["alpha"] = (("instance", "class"), res["alpha"])
@@ -522,9 +567,12 @@ def mvu(predict_proba, X, *, data=None, mask=None, groups=None, imputer="gaussia
         estimand=None if tree is None else "posterior_predictive/phi_hat",
         ci_prob=opts["ci_prob"], ci_kind=opts["ci_kind"], iid_draws=iid, random_seed=opts["seed"],
         description=f"hard confidence of {len(x)} rows ({rows.size} with missing features), "
-                    f"imputer {name}, scale {scale:g}",
-        assumptions=ASSUMPTIONS, warnings=notes, data=data, model=model, imputer=name,
+                    f"imputer {name}, scale {scale:g}"
+                    + ("" if shift is None else f", MNAR shift N({shift[0]:g}, {shift[1]:g}^2)"),
+        assumptions=ASSUMPTIONS if shift is None else MNAR_ASSUMPTIONS, warnings=notes,
+        data=data, model=model, imputer=name,
         hard_confidence=opts["how"], scale=float(scale), n_draws=int(draws),
-        weights=None if opts["weights"] is None else opts["weights"].tolist())
+        weights=None if opts["weights"] is None else opts["weights"].tolist(),
+        mnar=None if shift is None else list(shift))
     ev.planner = planner
     return ev

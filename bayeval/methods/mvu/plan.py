@@ -69,9 +69,11 @@ class FeaturePlanner:
     y_hard, c_hard : array (n,)
         The current decisions (class positions) and hard confidences.
     linear : (W, b) or None
-        A linear classifier's coefficients (the exact binary path).
+        A linear classifier's coefficients (the exact binary path; kept as ``logit_parts``).
     weights : array (K,) or None
         Class weights of the decision.
+    classes : array (K,), optional
+        The classifier's class labels (``classes``; default the positions).
     random_seed : int or Generator, optional
 
     Examples
@@ -87,14 +89,15 @@ class FeaturePlanner:
     """
 
     def __init__(self, predict, imputer: GaussianImputer, x, mask, y_hard, c_hard, *,
-                 linear=None, weights=None, random_seed=None):
-        self.predict, self.imputer = predict, imputer
+                 linear=None, weights=None, classes=None, random_seed=None):
+        self.predict, self.imputer, self.logit_parts = predict, imputer, linear
         self.x, self.mask = np.asarray(x, dtype=float), np.asarray(mask, dtype=bool)
         self.y, self.c = np.asarray(y_hard), np.asarray(c_hard, dtype=float)
         self.weights = None if weights is None else np.asarray(weights, dtype=float)
         self.linear = linear if linear is not None and np.atleast_2d(linear[0]).shape[0] == 1 \
             else None
         self.rng = np.random.default_rng(random_seed)
+        self.classes = None if classes is None else np.asarray(classes)
 
     def _moments(self, row: int):
         """Conditional mean (d,) and covariance (d, d) of the row's features."""

@@ -8,6 +8,8 @@ Every result is a dict of arrays over instances with
   :math:`\mathrm{E}\Phi_{y_\mathrm{soft}}`;
 * ``mean``, ``sd``, ``lower``, ``upper``: the law of :math:`\Phi_{\hat y}`,
   :math:`\hat y = y_\mathrm{hard}`;
+* ``proba`` (n, K): :math:`\mathrm{E}\,\Phi`, the probabilities of the classes given what is
+  observed;
 
 and, where they exist, ``alpha`` (Dirichlet parameters, ``inf`` for a point mass), ``c_hard_se``
 (Monte-Carlo standard error :math:`\sqrt{c(1-c)/S}`), ``c_hard_lower``/``c_hard_upper`` (interval of
@@ -53,8 +55,8 @@ QUANTITIES = ("phi", "c_hard")
 #: absolute error of the exact vote probabilities (quadrature), added to the check's tolerances
 QUADRATURE = 1e-8
 #: per-instance columns that every summary of :func:`bayeval.methods.mvu.api.mvu` carries
-DECISION = ("y_hard", "c_hard", "c_hard_lower", "c_hard_upper", "c_hard_se", "y_soft", "c_soft",
-            "n_missing")
+DECISION = ("y_hard", "c_hard", "c_hard_lower", "c_hard_upper", "c_hard_se", "y_hard_mar",
+            "c_hard_mar", "y_soft", "c_soft", "n_missing")
 
 
 def _take(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -73,7 +75,8 @@ def point_mass(phi: np.ndarray, weights=None) -> dict:
     zero = np.zeros(len(phi))
     return {"y_hard": y, "c_hard": zero + 1.0, "y_soft": y, "c_soft": p, "mean": p, "sd": zero,
             "lower": p, "upper": p, "alpha": np.full(phi.shape, np.inf), "c_hard_se": zero,
-            "c_hard_lower": zero + 1.0, "c_hard_upper": zero + 1.0, "interval_mass": zero + 1.0}
+            "c_hard_lower": zero + 1.0, "c_hard_upper": zero + 1.0, "interval_mass": zero + 1.0,
+            "proba": phi}
 
 
 def dirichlet(alpha: np.ndarray, *, weights=None, how: str = "exact", draws: int = 1000,
@@ -87,7 +90,7 @@ def dirichlet(alpha: np.ndarray, *, weights=None, how: str = "exact", draws: int
     a_y = _take(alpha, y)
     mean, sd, lo, hi = beta_law(a_y, alpha.sum(-1) - a_y, ci_prob, ci_kind)
     out = {"y_hard": y, "c_hard": c, "y_soft": y_soft, "c_soft": c_soft, "mean": mean, "sd": sd,
-           "lower": lo, "upper": hi, "alpha": alpha}
+           "lower": lo, "upper": hi, "alpha": alpha, "proba": mu}
     if how == "mc":
         out["c_hard_se"] = np.sqrt(c * (1 - c) / draws)
     return out
@@ -110,7 +113,7 @@ def gaussian_logits(mean: np.ndarray, cov: np.ndarray, *, weights=None, draws: i
         one = y == 1
         return {"y_hard": y, "c_hard": c, "y_soft": y_soft, "c_soft": c_soft,
                 "mean": np.where(one, e1, 1 - e1), "sd": sd, "lower": np.where(one, lo, 1 - hi),
-                "upper": np.where(one, hi, 1 - lo)}
+                "upper": np.where(one, hi, 1 - lo), "proba": np.stack([1 - e1, e1], -1)}
     rng = as_seed(random_seed)
     y, c = gaussian_hard_confidence(mean, cov, weights=weights, random_seed=rng)
     k = mean.shape[-1]
@@ -121,7 +124,8 @@ def gaussian_logits(mean: np.ndarray, cov: np.ndarray, *, weights=None, draws: i
     y_soft, c_soft = soft_confidence(phi.mean(1), weights=weights)
     law = draws_law(np.take_along_axis(phi, y[:, None, None], -1)[..., 0], ci_prob, ci_kind)
     return {"y_hard": y, "c_hard": c, "y_soft": y_soft, "c_soft": c_soft,
-            **dict(zip(("mean", "sd", "lower", "upper"), law, strict=True))}
+            **dict(zip(("mean", "sd", "lower", "upper"), law, strict=True)),
+            "proba": phi.mean(1)}
 
 
 def empirical(phi: np.ndarray, *, weights=None, ci_prob: float = 0.95, ci_kind: str = "eti",
@@ -143,7 +147,8 @@ def empirical(phi: np.ndarray, *, weights=None, ci_prob: float = 0.95, ci_kind: 
                           for r in range(shifts)], -1)
         se = share.std(-1, ddof=1) / np.sqrt(shifts)
     return {"y_hard": y, "c_hard": c, "y_soft": y_soft, "c_soft": c_soft,
-            **dict(zip(("mean", "sd", "lower", "upper"), law, strict=True)), "c_hard_se": se}
+            **dict(zip(("mean", "sd", "lower", "upper"), law, strict=True)), "c_hard_se": se,
+            "proba": phi.mean(1)}
 
 
 def _posterior(per_draw: np.ndarray, soft_mean: np.ndarray, weights, ci_prob: float,
@@ -157,7 +162,7 @@ def _posterior(per_draw: np.ndarray, soft_mean: np.ndarray, weights, ci_prob: fl
     y_soft, c_soft = soft_confidence(soft_mean, weights=weights)
     return {"y_hard": y, "c_hard": np.max(votes, -1), "c_hard_lower": lo, "c_hard_upper": hi,
             "y_soft": y_soft, "c_soft": c_soft, "interval_mass": np.full(len(y), ci_prob),
-            "vote_hat": vote_hat}
+            "vote_hat": vote_hat, "proba": soft_mean}
 
 
 def dirichlet_posterior(alpha: np.ndarray, *, weights=None, random_seed=None,
@@ -448,7 +453,8 @@ class MVUEvaluation(Evaluation, method="mvu"):
         Returns
         -------
         Table indexed by ``instance`` with ``y_hard``, ``c_hard``, ``risk``, ``collect``,
-        ``expected_cost``; ``attrs`` hold ``n_collect`` and ``total_expected_cost``. With
+        ``expected_cost``; ``attrs`` hold ``n_collect`` and ``total_expected_cost``. After
+        ``mnar=`` also ``c_hard_mar`` and ``collect_mar``, the same rule at random. With
         ``costs`` also ``first`` (the feature to measure first), ``p_flip_first`` (the
         probability that it alone changes the decision), ``gain_first`` (its expected reduction
         of :math:`1 - c_\mathrm{hard}`), ``plan`` (the features in order), ``plan_cost`` and
@@ -510,6 +516,12 @@ class MVUEvaluation(Evaluation, method="mvu"):
         total = float(frame["expected_cost"].sum())
         caption = (f"collect where {rule}: {int(frame['collect'].sum())} of {len(frame)} rows; "
                    f"total expected cost {total:.4g}")
+        if "c_hard_mar" in cf:
+            frame["c_hard_mar"] = cf["c_hard_mar"].values
+            frame["collect_mar"] = (frame["c_hard_mar"] < threshold if threshold is not None
+                                    else (1 - frame["c_hard_mar"]) * change_cost > collect_cost)
+            caption += (f" (missing not at random; at random {int(frame['collect_mar'].sum())} "
+                        "rows)")
         extra = {}
         if costs is not None:
             level = threshold if threshold is not None else 1 - collect_cost / max(change_cost,
