@@ -29,6 +29,7 @@ import xarray as xr
 from scipy import special
 
 from bayeval.evaluation import Evaluation
+from bayeval.methods.mvu.decisions import bayes_actions
 from bayeval.methods.mvu.fast import (
     beta_law,
     beta_mixture_law,
@@ -557,6 +558,84 @@ class MVUEvaluation(Evaluation, method="mvu"):
         return pd.DataFrame.from_records(
             records, columns=["instance", "feature", "p_flip", "gain", "cost"]).set_index(
             ["instance", "feature"])
+
+
+    def bayes_actions(self, loss, actions=None, *, collect_cost: float | None = None,
+                      draws: int | None = None, random_seed=None) -> Table:
+        r"""The Bayes action of every row under a loss matrix, and whether collecting pays off.
+
+        :math:`a^* = \arg\min_a \sum_y L[a, y]\,\mathrm{E}\Phi_y` now, with expected loss
+        :math:`R_\mathrm{now}`; once the missing features are known the action is chosen
+        knowing :math:`\Phi`, expected loss :math:`R_\mathrm{after} = \mathrm{E}\min_a
+        \sum_y L[a, y]\Phi_y`; their difference is the expected value of the information
+        (:mod:`bayeval.methods.mvu.decisions`). Exact for two classes under a Beta MVU or a
+        linear classifier under Gaussian imputation; from ``draws`` MVU draws otherwise.
+
+        Parameters
+        ----------
+        loss : array (A, K) or DataFrame
+            ``loss[a, y]``, the cost of action ``a`` when the class is ``y``: one row per class
+            (predict it) and any others, e.g. abstain or refer. A DataFrame is indexed by the
+            actions, its columns the classes.
+        actions : sequence of A names, optional
+            The rows' names (default: the classes, when A = K).
+        collect_cost : float, optional
+            Cost of collecting a row's missing features: adds ``collect`` (value above it) and
+            ``expected_cost`` (:math:`\min(R_\mathrm{now}, R_\mathrm{after} +` cost)).
+        draws : int, optional
+            MVU draws per row where the law is not exact (default: the run's ``draws``).
+        random_seed : int or Generator, optional
+
+        Returns
+        -------
+        Table
+            Indexed by ``instance``: ``action`` (:math:`a^*`), ``loss_now``, ``loss_after``,
+            ``loss_after_se`` (Monte-Carlo standard error, 0 where exact), ``value``
+            (:math:`R_\mathrm{now} - R_\mathrm{after}`), ``p_change`` (the probability that
+            the complete row calls for another action), and with ``collect_cost`` also
+            ``collect`` and ``expected_cost``; ``attrs["total_expected_cost"]``.
+
+        Raises
+        ------
+        ValueError
+            A loss that does not match the classes, unnamed extra actions, a negative
+            ``collect_cost``, or a run without the MVU's law (posterior or sampler-object runs,
+            or a Gaussian run loaded from disk).
+
+        Examples
+        --------
+        Predict a class (cost 1 if wrong) or refer the case to a person (cost 0.4); measuring the
+        missing feature costs 0.01:
+
+        >>> import numpy as np
+        >>> from bayeval.methods.mvu.api import mvu
+        >>> from bayeval.methods.mvu.estimators import GaussianImputer, LinearClassifier
+        >>> imputer = GaussianImputer([0.0, 0.0], [[0.3, 0.383406], [0.383406, 1.0]])
+        >>> clf = LinearClassifier([[1.0, 1.0]], [-1.0])
+        >>> ev = mvu(clf, [[np.nan, 0.9], [2.0, np.nan], [0.2, 0.3]], imputer=imputer)
+        >>> loss = [[0.0, 1.0], [1.0, 0.0], [0.4, 0.4]]
+        >>> tab = ev.bayes_actions(loss, ["0", "1", "refer"], collect_cost=0.01)
+        >>> tab[["action", "loss_now", "loss_after", "value", "p_change", "collect"]].round(4)
+        ... # doctest: +NORMALIZE_WHITESPACE, +ELLIPSIS
+        Bayes actions ...
+                 action  loss_now  loss_after   value  p_change  collect
+        instance
+        0         refer    0.4000      0.3781  0.0219     0.389     True
+        1             1    0.0348      0.0348  0.0000     0.000    False
+        2             0    0.3775      0.3775  0.0000     0.000    False
+        """
+        frame = bayes_actions(self, loss, actions, collect_cost=collect_cost, draws=draws,
+                              random_seed=random_seed)
+        exact = frame.attrs.pop("exact")
+        total = float(frame["expected_cost" if collect_cost is not None else "loss_now"].sum())
+        caption = ("Bayes actions under the loss matrix, expected loss now and once the missing "
+                   "features are collected (" + ("exact" if exact else "Monte Carlo where "
+                                                 "loss_after_se > 0") + ")")
+        if collect_cost is not None:
+            caption += (f"; collect where value > {collect_cost:g}: "
+                        f"{int(frame['collect'].sum())} of {len(frame)} rows")
+        return table(frame, caption + f"; total expected cost {total:.4g}",
+                     total_expected_cost=total)
 
 
 def _with_reported(frame: pd.DataFrame, closed_form) -> pd.DataFrame:
