@@ -1,0 +1,376 @@
+r"""Bradley–Terry strengths from pairwise judge verdicts corrected by a human-audited subset.
+
+Each comparison :math:`i` pits system :math:`a_i` against :math:`b_i`; the verdict
+:math:`v_i` is 1 when :math:`a_i` wins, 0 when :math:`b_i` wins and 1/2 for a tie (half a win
+each, as in chess scores). The Bradley–Terry model (Bradley & Terry 1952) says
+:math:`E[v \mid a, b] = \sigma(\beta_a - \beta_b)`, :math:`\sigma` the logistic function; its
+loss is :math:`\ell_\beta(v) = \log(1 + e^{d}) - v\,d` with :math:`d = \beta_a - \beta_b`, the
+logistic log-likelihood with a fractional outcome (a tie counts as half a win; no separate tie
+parameter). The judge's verdict :math:`\hat v` is known on all comparisons, the human's
+:math:`v` on a random subset :math:`L` of :math:`m`; :math:`U` holds the other :math:`n`.
+
+Prediction-powered M-estimation (PPI++, Angelopoulos, Duchi & Zrnic 2023):
+
+.. math::
+    \hat\beta_\lambda = \arg\min_{\beta}\; \frac1m\sum_{i\in L}\ell_\beta(v_i)
+        + \lambda\Big(\frac1n\sum_{i\in U}\ell_\beta(\hat v_i)
+        - \frac1m\sum_{i\in L}\ell_\beta(\hat v_i)\Big),
+
+consistent for every :math:`\lambda` (the judge's terms cancel in expectation); :math:`\lambda =
+0` is the Bradley–Terry MLE on the human verdicts (``classical``), :math:`\lambda = 1` is PPI
+and ``ppi_pp`` tunes :math:`\lambda` (ppi_py's ``_calc_lam_glm``, clipped to [0, 1]):
+
+.. math:: \hat\lambda = \frac{\mathrm{tr}(H^{+}(C + C^\top)H^{+})}
+          {2(1 + m/n)\,\mathrm{tr}(H^{+}V_{\hat v}H^{+})},
+
+at the PPI estimate, :math:`C` the labelled covariance of the human and judge gradients
+:math:`g_i = (\sigma(d_i) - v_i)x_i` (:math:`x_i = e_{a_i} - e_{b_i}`), :math:`V_{\hat v}` the
+covariance of the judge's gradients over all comparisons and :math:`H` the Hessian. ``naive``
+fits the judge's verdicts on :math:`U` alone. The sandwich covariance is
+
+.. math::
+    \widehat{\mathrm{Cov}}(\hat\beta) = H_\lambda^{+}\Big(\frac{\mathrm{Cov}_L(g - \lambda\hat
+        g)}{m} + \lambda^2\frac{\mathrm{Cov}_U(\hat g)}{n}\Big)H_\lambda^{+},\qquad
+    H_\lambda = \frac{1-\lambda}m\sum_{i\in L}\sigma_i'x_ix_i^\top
+        + \frac\lambda n\sum_{i\in U}\sigma_i'x_ix_i^\top,
+
+the Hessian of the loss (free of the verdicts). The strengths are identified up to a constant:
+:math:`\sum_k\beta_k = 0` (default; :math:`H^+` the pseudo-inverse) or :math:`\beta_r = 0` for
+a reference system. With two systems :math:`\hat\beta_a - \hat\beta_b` is the logit of the
+PPI++ win rate of :func:`bayeval.judge`, and its standard error the delta method's.
+
+References
+----------
+Bradley, Terry (1952), Rank analysis of incomplete block designs I, Biometrika 39.
+Angelopoulos, Duchi, Zrnic (2023), PPI++: efficient prediction-powered inference,
+arXiv:2311.01453. Boyeau, Angelopoulos, Yosef, Malik, Jordan (2024), AutoEval done right:
+using synthetic data for model evaluation, arXiv:2403.07008.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import scipy
+import xarray as xr
+
+from bayeval.methods.judge.ranking import ADJUSTMENTS, JudgeRanking, ranking_dataset
+from bayeval.validation import aligned, as_array, as_choice, as_ci_prob, as_seed, describe
+
+__all__ = ["BT_ESTIMATORS", "BradleyTerry", "bradley_terry", "bt_fit", "bt_lambda"]
+
+BT_ESTIMATORS = ("ppi_pp", "ppi", "classical", "naive")
+VERDICTS = (0.0, 0.5, 1.0)
+#: strengths beyond this (odds of e^30) mean the minimum is at infinity
+DIVERGED = 30.0
+ASSUMPTIONS = (
+    "Comparisons are independent; the human-audited ones are a random subset of all (missing "
+    "completely at random) and the human verdicts are the truth; the expected verdict of a "
+    "comparison of a with b is sigma(beta_a - beta_b) (Bradley-Terry, a tie half a win); the "
+    "judge's verdicts need no model: the audited ones correct them.")
+
+
+# ============================================================================ input handling
+def _pairs(x, name: str) -> np.ndarray:
+    """(r, 2) object array of (first, second) system names."""
+    arr = x.iloc[:, :2].to_numpy(object) if isinstance(x, pd.DataFrame) else np.asarray(
+        x, dtype=object)
+    if arr.ndim != 2 or arr.shape[1] != 2 or arr.shape[0] == 0:
+        raise ValueError(f"{name} must list the two systems of each comparison: an array of "
+                         f"shape (r, 2) or a DataFrame whose first two columns are the systems; "
+                         f"got {describe(x)}.")
+    same = np.flatnonzero(arr[:, 0] == arr[:, 1])
+    if same.size:
+        raise ValueError(f"{name} row {same[0]} compares {arr[same[0], 0]!r} with itself; "
+                         "give two different systems per comparison.")
+    return arr
+
+
+def _verdicts(x, name: str) -> np.ndarray:
+    v = as_array(x, name)
+    bad = v[~np.isin(v, VERDICTS)]
+    if bad.size:
+        raise ValueError(f"{name} has {bad.size} verdict(s) other than 1 (the first system "
+                         f"wins), 0 (the second wins) or 0.5 (a tie), such as {bad[:3].tolist()}.")
+    return v
+
+
+# ============================================================================== estimator
+def _loss(beta, x, weight, target):
+    """Value, gradient and Hessian of sum_i weight_i log(1 + e^{d_i}) - target_i d_i."""
+    d = x @ beta
+    s = scipy.special.expit(d)
+    value = weight @ np.logaddexp(0.0, d) - target @ d
+    return value, x.T @ (weight * s - target), (x.T * (weight * s * (1 - s))) @ x
+
+
+def bt_fit(x_l, y, yhat, x_u, yhat_u, lam: float, basis) -> np.ndarray:
+    r"""The strengths :math:`\hat\beta_\lambda = B\hat\gamma` minimising the module's
+    objective over :math:`\gamma`, by Newton's method with a trust region (scipy).
+
+    Parameters
+    ----------
+    x_l, x_u : array (m, K), (n, K)
+        Rows :math:`e_a - e_b` of the audited and the other comparisons.
+    y, yhat : array (m,)
+        Human and judge verdicts on the audited comparisons.
+    yhat_u : array (n,)
+        Judge verdicts on the others.
+    lam : float
+        :math:`\lambda` (0: humans only; with ``x_l`` empty, the judge alone is
+        ``lam=1``).
+    basis : array (K, K - 1)
+        :math:`B`, the identifiability constraint (columns spanning the allowed strengths).
+
+    Returns
+    -------
+    numpy.ndarray (K,)
+
+    Examples
+    --------
+    Three systems, each pair compared twice, A winning 3 of 4, B and C even:
+
+    >>> x = np.array([[1, -1, 0], [1, -1, 0], [1, 0, -1], [1, 0, -1], [0, 1, -1], [0, 1, -1]],
+    ...              dtype=float)
+    >>> basis = scipy.linalg.null_space(np.ones((1, 3)))
+    >>> v = np.array([1, 1, 1, 0, 1, 0], dtype=float)
+    >>> bt_fit(x, v, v, x[:0], v[:0], 0.0, basis).round(4).tolist()
+    [0.7324, -0.3662, -0.3662]
+    """
+    m, n = len(y), len(yhat_u)
+    x = np.vstack([x_l, x_u]) @ basis
+    weight = np.concatenate([np.full(m, (1 - lam) / m) if m else [],
+                             np.full(n, lam / n) if n else []])
+    target = np.concatenate([(y - lam * yhat) / m if m else [], lam * yhat_u / n if n else []])
+    res = scipy.optimize.minimize(lambda g: _loss(g, x, weight, target)[:2], np.zeros(x.shape[1]),
+                                  jac=True, hess=lambda g: _loss(g, x, weight, target)[2],
+                                  method="trust-exact", options={"gtol": 1e-11})
+    beta = basis @ res.x
+    if np.abs(beta).max() > DIVERGED or not np.isfinite(beta).all():
+        raise ValueError("the strengths diverge: in the comparisons this estimator fits, some "
+                         "system wins (or loses) every comparison it takes part in; add "
+                         "comparisons or audit more of them.")
+    return beta
+
+
+def _gradients(x, v, beta) -> np.ndarray:
+    return (scipy.special.expit(x @ beta) - v)[:, None] * x
+
+
+def _hessian(x, beta, weight) -> np.ndarray:
+    s = scipy.special.expit(x @ beta)
+    return (x.T * (weight * s * (1 - s))) @ x
+
+
+def bt_lambda(x_l, y, yhat, x_u, yhat_u, beta) -> float:
+    r"""ppi_py's power-tuning :math:`\hat\lambda` (not clipped) at the strengths ``beta``.
+
+    Gradients :math:`g = (\sigma(x^\top\beta) - v)x`; :math:`C` their labelled human × judge
+    covariance (``ddof=0``), :math:`V` the judge gradients' covariance over all comparisons
+    (``ddof=1``), :math:`H` the Hessian over all comparisons.
+
+    Examples
+    --------
+    Two systems: :math:`\hat\lambda` is that of the win rate (:func:`~bayeval.methods.judge.fast.
+    ppi_pp_lambda`):
+
+    >>> from bayeval.methods.judge.fast import moments, ppi_pp_lambda
+    >>> y, yh, yu = np.array([1, 0, 1, 1, 0.]), np.array([1, 0, 0, 1, 1.]), np.array([1, 0, 1.])
+    >>> x = np.array([[1.0, -1.0]])
+    >>> lam = bt_lambda(x.repeat(5, 0), y, yh, x.repeat(3, 0), yu, np.array([0.2, -0.2]))
+    >>> round(lam, 6) == round(float(ppi_pp_lambda(moments(y, yh, yu), clip=False)), 6)
+    True
+    """
+    m, n = len(y), len(yhat_u)
+    g_h, g_j = _gradients(x_l, y, beta), _gradients(x_l, yhat, beta)
+    g_u = _gradients(x_u, yhat_u, beta)
+    c_h, c_j = g_h - g_h.mean(0), g_j - g_j.mean(0)
+    cross = (c_h.T @ c_j + c_j.T @ c_h) / m
+    var = np.cov(np.vstack([g_j, g_u]).T)
+    x_all = np.vstack([x_l, x_u])
+    inv = np.linalg.pinv(_hessian(x_all, beta, np.full(m + n, 1 / (m + n))))
+    return float(np.trace(inv @ cross @ inv) / (2 * (1 + m / n) * np.trace(inv @ var @ inv)))
+
+
+def _sandwich(x_l, y, yhat, x_u, yhat_u, beta, lam, basis) -> np.ndarray:
+    """Sandwich covariance of the strengths in the constraint's basis."""
+    m, n = len(y), len(yhat_u)
+    h = 0.0
+    meat = 0.0
+    if m:
+        r = _gradients(x_l, y, beta) - lam * _gradients(x_l, yhat, beta)
+        meat = np.cov(r.T, ddof=0).reshape(len(beta), -1) / m
+        h = _hessian(x_l, beta, np.full(m, (1 - lam) / m))
+    if n and lam:
+        meat = meat + lam**2 * np.cov(_gradients(x_u, yhat_u, beta).T, ddof=0).reshape(
+            len(beta), -1) / n
+        h = h + _hessian(x_u, beta, np.full(n, lam / n))
+    inv = basis @ np.linalg.inv(basis.T @ h @ basis) @ basis.T
+    return inv @ meat @ inv
+
+
+def _connected(x, names, what: str) -> None:
+    """Refuse a comparison graph that splits the systems."""
+    graph = scipy.sparse.csr_matrix(np.abs(x.T) @ np.abs(x))
+    count, label = scipy.sparse.csgraph.connected_components(graph, directed=False)
+    if count > 1:
+        apart = [names[k] for k in np.flatnonzero(label != label[0])]
+        raise ValueError(f"the {what} comparisons do not connect every system: {apart} are "
+                         f"never compared, directly or through others, with {names[0]!r}; their "
+                         "strengths are not identified.")
+
+
+# ============================================================================ entry point
+def bradley_terry(pairs, y, yhat, pairs_unlabeled, yhat_unlabeled, *, method: str = "ppi_pp",
+                  lam: float | None = None, reference=None, ci_prob: float = 0.95,
+                  adjust: str = "max_t", random_seed: int | None = None) -> BradleyTerry:
+    r"""Bradley–Terry strengths of systems from the judge's pairwise verdicts and a
+    human-audited subset (prediction-powered M-estimation; see
+    :mod:`bayeval.methods.judge.bradley_terry`).
+
+    Parameters
+    ----------
+    pairs : array (m, 2) or DataFrame
+        The two systems of each audited comparison (first, second).
+    y : array-like (m,)
+        Human verdicts on them: 1 the first wins, 0 the second wins, 0.5 a tie.
+    yhat : array-like (m,)
+        The judge's verdicts on the same comparisons.
+    pairs_unlabeled : array (n, 2) or DataFrame
+        The systems of the comparisons only the judge saw.
+    yhat_unlabeled : array-like (n,)
+        The judge's verdicts on them.
+    method : {"ppi_pp", "ppi", "classical", "naive"}
+        PPI++ (default), PPI (:math:`\lambda = 1`), the humans alone (:math:`\lambda = 0`) or
+        the judge alone on the unaudited comparisons.
+    lam : float, optional
+        A fixed :math:`\lambda \in [0, 1]` for ``ppi_pp`` instead of the tuned one.
+    reference : system name, optional
+        Fix its strength at 0; default the strengths sum to 0.
+    ci_prob, adjust, random_seed
+        As :func:`~bayeval.methods.judge.ranking.rank_systems`.
+
+    Returns
+    -------
+    BradleyTerry
+        :meth:`~bayeval.methods.judge.ranking.JudgeRanking.summary`: the strengths
+        :math:`\beta_k` with their ranks; :meth:`differences`: :math:`\beta_a - \beta_b` and the
+        win probability :math:`\sigma(\beta_a - \beta_b)` (``win_prob``, its interval the
+        difference's mapped by :math:`\sigma`); :meth:`ranks`. The ``data`` group holds ``m``,
+        ``n``, ``lam``, ``ties`` (human ties) and ``reference``.
+
+    Raises
+    ------
+    ValueError
+        Pairs that are not two different systems, verdicts other than 0, 0.5 and 1, lengths
+        that differ, fewer than two systems or comparisons, comparisons that do not connect
+        every system, strengths that diverge (a system that always wins), ``lam`` outside
+        [0, 1] or an unknown ``reference``.
+
+    Examples
+    --------
+    Four systems of strengths (0.6, 0.2, -0.2, -0.6), 4,000 judged comparisons, 400 audited; the
+    judge prefers the first-listed answer (position bias):
+
+    >>> rng = np.random.default_rng(5)
+    >>> names = np.array(["w", "x", "y", "z"])
+    >>> ab = np.array([rng.choice(4, 2, replace=False) for _ in range(4000)])
+    >>> beta = np.array([0.6, 0.2, -0.2, -0.6])
+    >>> v = (rng.random(4000) < 1 / (1 + np.exp(beta[ab[:, 1]] - beta[ab[:, 0]]))) * 1.0
+    >>> vhat = np.where(rng.random(4000) < 0.75, v, rng.random(4000) < 0.7) * 1.0
+    >>> p = names[ab]
+    >>> ev = bradley_terry(p[:400], v[:400], vhat[:400], p[400:], vhat[400:], random_seed=0)
+    >>> ev.summary()[["mean", "sd", "lower", "upper", "prob_best"]].round(3)
+    ... # doctest: +NORMALIZE_WHITESPACE
+    """
+    method = as_choice(method, "method", BT_ESTIMATORS)
+    ci_prob = as_ci_prob(ci_prob)
+    adjust = as_choice(adjust, "adjust", ADJUSTMENTS)
+    if lam is not None:
+        if method != "ppi_pp":
+            raise ValueError(f"lam fixes PPI++'s lambda; method={method!r} has its own.")
+        try:
+            lam = float(lam)
+        except (TypeError, ValueError):
+            raise ValueError(f"lam must be a number in [0, 1], got {describe(lam)}.") from None
+        if not 0 <= lam <= 1:
+            raise ValueError(f"lam must lie in [0, 1] (a convex objective), got {lam:g}.")
+    p_l, y, yh = aligned(pairs=pairs, y=y, yhat=yhat)
+    p_u, yu = aligned(pairs_unlabeled=pairs_unlabeled, yhat_unlabeled=yhat_unlabeled)
+    p_l, p_u = _pairs(p_l, "pairs"), _pairs(p_u, "pairs_unlabeled")
+    y, yh, yu = _verdicts(y, "y"), _verdicts(yh, "yhat"), _verdicts(yu, "yhat_unlabeled")
+    names = list(pd.unique(np.concatenate([p_l.ravel(), p_u.ravel()])))
+    k = len(names)
+    if k < 2:
+        raise ValueError(f"the comparisons name {k} system; give at least two.")
+    if len(y) < 2 or len(yu) < 2:
+        raise ValueError(f"bradley_terry needs at least two audited and two other comparisons, "
+                         f"got {len(y)} and {len(yu)}.")
+    index = {s: j for j, s in enumerate(names)}
+    x_l, x_u = (np.zeros((len(p), k)) for p in (p_l, p_u))
+    for x, p in ((x_l, p_l), (x_u, p_u)):
+        rows = np.arange(len(p))
+        x[rows, [index[s] for s in p[:, 0]]] = 1.0
+        x[rows, [index[s] for s in p[:, 1]]] = -1.0
+    if reference is None:
+        basis = scipy.linalg.null_space(np.ones((1, k)))
+    else:
+        if reference not in index:
+            raise ValueError(f"reference must be one of the systems {names}, got "
+                             f"{describe(reference)}.")
+        basis = np.delete(np.eye(k), index[reference], axis=1)
+    if method == "classical":
+        _connected(x_l, names, "audited")
+    else:
+        _connected(x_u, names, "unaudited")
+    args = (x_l, y, yh, x_u, yu)
+    if method == "naive":
+        lam_used = 1.0
+        args = (x_l[:0], y[:0], yh[:0], x_u, yu)
+    elif method == "classical":
+        lam_used = 0.0
+    elif method == "ppi" or lam is not None:
+        lam_used = 1.0 if lam is None else lam
+    else:
+        tuned = bt_lambda(*args, bt_fit(*args, 1.0, basis))
+        lam_used = float(np.clip(tuned, 0.0, 1.0))
+    beta = bt_fit(*args, lam_used, basis)
+    cov = _sandwich(*args, beta, lam_used, basis)
+    closed, info = ranking_dataset([str(s) for s in names], beta, cov, ci_prob=ci_prob,
+                                   adjust=adjust, rng=as_seed(random_seed))
+    for end in ("", "_lower", "_upper"):
+        src = {"": "pair_mean", "_lower": "pair_lower", "_upper": "pair_upper"}[end]
+        closed["pair_win_prob" + end] = scipy.special.expit(closed[src])
+    notes = []
+    if method == "ppi" and lam_used == 1.0:
+        classical = _sandwich(x_l, y, yh, x_u, yu, beta, 0.0, basis)
+        if np.trace(cov) > np.trace(classical):
+            notes.append("the judge does not help PPI: its strengths' total variance exceeds "
+                         "that of the human verdicts alone; use ppi_pp.")
+    for note in notes:
+        warnings.warn(note, UserWarning, stacklevel=2)
+    info.update(m=len(y), n=len(yu), lam=lam_used, ties=int(np.sum(y == 0.5)),
+                reference="sum to zero" if reference is None else str(reference),
+                adjust=adjust)
+    return BradleyTerry.create(
+        method="judge_bradley_terry", variant=method, closed_form=closed, ci_prob=ci_prob,
+        ci_kind="eti", random_seed=random_seed, assumptions=ASSUMPTIONS, warnings=notes,
+        data=xr.Dataset(info), interval_kind="wald",
+        description=(f"Bradley-Terry strengths of {k} systems from {len(y)} audited and "
+                     f"{len(yu)} judge-only comparisons ({method}, lambda {lam_used:.3g})"))
+
+
+class BradleyTerry(JudgeRanking, method="judge_bradley_terry"):
+    """The result of :func:`bradley_terry`: strengths (``summary``), differences and win
+    probabilities (``differences``), ranks (``ranks``).
+
+    Examples
+    --------
+    >>> p = [["A", "B"], ["B", "C"], ["A", "C"], ["C", "A"], ["B", "A"], ["C", "B"]]
+    >>> ev = bradley_terry(p, [1, 0.5, 1, 0, 0, 1], [1, 1, 1, 0, 0, 1], p, [1, 0, 1, 0, 0, 0],
+    ...                    method="classical", random_seed=0)
+    >>> type(ev).__name__, ev.summary().index.tolist()
+    ('BradleyTerry', ['A', 'B', 'C'])
+    """
