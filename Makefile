@@ -74,9 +74,12 @@ fuzz: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 
+# The timed benchmarks (docs/benchmarks.md), then the simulation-based calibration of the
+# catalogued models (docs/models.md's table and its rank histograms).
 bench: $(STAMP)
 	$(call install,dev$(comma)bench)
 	$(PY) -m benchmarks
+	$(PY) -m benchmarks.sbc
 
 clean:
 	rm -rf $(VENV) .cache .pytest_cache build dist *.egg-info
