@@ -63,8 +63,8 @@ __all__ = ["BT_ESTIMATORS", "BradleyTerry", "bradley_terry", "bt_fit", "bt_lambd
 
 BT_ESTIMATORS = ("ppi_pp", "ppi", "classical", "naive")
 VERDICTS = (0.0, 0.5, 1.0)
-#: strengths beyond this (odds of e^30) mean the minimum is at infinity
-DIVERGED = 30.0
+#: a fitted log-odds beyond this (odds of e^20) means the minimum is at infinity
+DIVERGED = 20.0
 ASSUMPTIONS = (
     "Comparisons are independent; the human-audited ones are a random subset of all (missing "
     "completely at random) and the human verdicts are the truth; the expected verdict of a "
@@ -148,7 +148,7 @@ def bt_fit(x_l, y, yhat, x_u, yhat_u, lam: float, basis) -> np.ndarray:
                                   jac=True, hess=lambda g: _loss(g, x, weight, target)[2],
                                   method="trust-exact", options={"gtol": 1e-11})
     beta = basis @ res.x
-    if np.abs(beta).max() > DIVERGED or not np.isfinite(beta).all():
+    if not np.isfinite(beta).all() or np.abs(x @ res.x).max() > DIVERGED:
         raise ValueError("the strengths diverge: in the comparisons this estimator fits, some "
                          "system wins (or loses) every comparison it takes part in; add "
                          "comparisons or audit more of them.")
@@ -162,6 +162,12 @@ def _gradients(x, v, beta) -> np.ndarray:
 def _hessian(x, beta, weight) -> np.ndarray:
     s = scipy.special.expit(x @ beta)
     return (x.T * (weight * s * (1 - s))) @ x
+
+
+def _inverse(h, basis) -> np.ndarray:
+    """B (B' H B)^{-1} B': H's inverse on the strengths the constraint allows (for the
+    orthonormal sum-zero basis, H's pseudo-inverse without a rounding threshold)."""
+    return basis @ np.linalg.inv(basis.T @ h @ basis) @ basis.T
 
 
 def bt_lambda(x_l, y, yhat, x_u, yhat_u, beta) -> float:
@@ -190,7 +196,8 @@ def bt_lambda(x_l, y, yhat, x_u, yhat_u, beta) -> float:
     cross = (c_h.T @ c_j + c_j.T @ c_h) / m
     var = np.cov(np.vstack([g_j, g_u]).T)
     x_all = np.vstack([x_l, x_u])
-    inv = np.linalg.pinv(_hessian(x_all, beta, np.full(m + n, 1 / (m + n))))
+    inv = _inverse(_hessian(x_all, beta, np.full(m + n, 1 / (m + n))),
+                   scipy.linalg.null_space(np.ones((1, len(beta)))))
     return float(np.trace(inv @ cross @ inv) / (2 * (1 + m / n) * np.trace(inv @ var @ inv)))
 
 
@@ -207,7 +214,7 @@ def _sandwich(x_l, y, yhat, x_u, yhat_u, beta, lam, basis) -> np.ndarray:
         meat = meat + lam**2 * np.cov(_gradients(x_u, yhat_u, beta).T, ddof=0).reshape(
             len(beta), -1) / n
         h = h + _hessian(x_u, beta, np.full(n, lam / n))
-    inv = basis @ np.linalg.inv(basis.T @ h @ basis) @ basis.T
+    inv = _inverse(h, basis)
     return inv @ meat @ inv
 
 
