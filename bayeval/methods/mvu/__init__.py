@@ -3,7 +3,9 @@
 :func:`mvu` is the entry function, :func:`model` its PyMC models (``variant="a"``, ``"b"``,
 ``"c"``); the imputers, Dirichlet fits and DMV are in :mod:`bayeval.methods.mvu.estimators`, the
 exact hard confidence in :mod:`bayeval.methods.mvu.fast`, MVCE and post-hoc scaling in
-:mod:`bayeval.methods.mvu.calibration`.
+:mod:`bayeval.methods.mvu.calibration`, missingness not at random in
+:mod:`bayeval.methods.mvu.mnar` and decisions with a loss matrix in
+:mod:`bayeval.methods.mvu.decisions`.
 """
 
 from bayeval.deprecation import renamed_builders
@@ -22,6 +24,7 @@ from bayeval.methods.mvu.estimators import (
     sensor_groups,
 )
 from bayeval.methods.mvu.fast import hard_confidence, soft_confidence, vote_probs
+from bayeval.methods.mvu.mnar import MNARGaussianImputer, delta_sensitivity
 from bayeval.methods.mvu.models import VARIANTS, dmv_design, model
 from bayeval.methods.mvu.result import MVUEvaluation
 
@@ -29,10 +32,12 @@ __all__ = [
     "DMV",
     "GaussianImputer",
     "LinearClassifier",
+    "MNARGaussianImputer",
     "MVUEvaluation",
     "alpha_max_variance",
     "alpha_scale_probability",
     "consistency",
+    "delta_sensitivity",
     "dirichlet_mle",
     "dirichlet_moments",
     "dmv_design",

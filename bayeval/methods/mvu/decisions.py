@@ -164,10 +164,23 @@ def _from_draws(loss, phi, now):
 
 def bayes_actions(ev, loss, actions=None, *, collect_cost=None, draws=None,
                   random_seed=None) -> pd.DataFrame:
-    """Per-row Bayes action, expected loss now and after collecting (module docstring).
+    r"""Per-row Bayes action, expected loss now and after collecting (module docstring).
 
     The engine of :meth:`~bayeval.methods.mvu.result.MVUEvaluation.bayes_actions`, which
-    documents the arguments and columns.
+    documents the arguments and columns; a DataFrame with ``attrs["exact"]``.
+
+    Examples
+    --------
+    A uniform :math:`\Phi_1` (a Beta(1, 1) MVU) and an abstain action at 0.3: abstain now; once
+    collected, :math:`\mathrm{E}\min(\phi, 1 - \phi, 0.3) = 0.21`:
+
+    >>> from bayeval.methods.mvu.api import mvu
+    >>> from bayeval.methods.mvu.estimators import LinearClassifier
+    >>> ev = mvu(LinearClassifier([[1.0, 1.0]], [0.0]), [[np.nan, 0.0]], imputer="mean",
+    ...          heuristic="scale_prob", heuristic_param=2.0, train=[[1.0, 1.0], [-1.0, -1.0]])
+    >>> out = bayes_actions(ev, [[0, 1], [1, 0], [0.3, 0.3]], ["0", "1", "abstain"])
+    >>> out[["action", "loss_now", "loss_after", "p_change"]].round(4).to_dict("records")
+    [{'action': 'abstain', 'loss_now': 0.3, 'loss_after': 0.21, 'p_change': 0.6}]
     """
     cf = ev.closed_form
     k = cf.sizes["class"]
