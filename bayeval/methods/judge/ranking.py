@@ -551,6 +551,7 @@ def rank_systems(y, yhat, yhat_unlabeled, *, method: str = "eif", paired: bool =
     Four systems on 3,000 prompts (true pass rates 0.62, 0.58, 0.55, 0.45); the judge passes
     90 % of right answers and 30 % of wrong ones; humans grade 200 prompts:
 
+    >>> import pandas as pd
     >>> rng = np.random.default_rng(7)
     >>> easy = rng.random(3000) < 0.3
     >>> right = easy[:, None] | (rng.random((3000, 4)) < [0.457, 0.4, 0.357, 0.214])
