@@ -8,26 +8,18 @@ import pytest
 
 from bayeval.methods.mvu import mvu
 from bayeval.methods.mvu.decisions import as_loss, binary_envelope
-from bayeval.methods.mvu.estimators import GaussianImputer, LinearClassifier
+from bayeval.methods.mvu.estimators import LinearClassifier
 from bayeval.methods.mvu.mnar import MNARGaussianImputer
+from tests.methods.mvu.four_features import BINARY, COV, IMPUTER, THREE
+from tests.methods.mvu.four_features import rows as four_rows
 
-COV = np.array([[1.0, 0.6, 0.3, 0.0], [0.6, 1.0, 0.4, 0.2], [0.3, 0.4, 1.0, 0.5],
-                [0.0, 0.2, 0.5, 1.0]])
-IMPUTER = GaussianImputer(np.zeros(4), COV)
-BINARY = LinearClassifier([[1.0, -0.8, 0.6, 0.4]], [0.1])
-THREE = LinearClassifier([[1.0, -0.5, 0.3, 0.0], [-0.4, 0.9, 0.0, 0.5], [0.0, 0.0, -0.6, 0.2]],
-                         [0.0, 0.2, -0.1])
 #: predict 0, predict 1 (a false negative costs 3), refer (0.35 whatever the class)
 LOSS2 = np.array([[0.0, 3.0], [1.0, 0.0], [0.35, 0.35]])
 LOSS3 = np.array([[0.0, 1.0, 2.0], [1.0, 0.0, 1.0], [2.0, 1.0, 0.0], [0.4, 0.4, 0.4]])
 
 
 def rows(n, seed):
-    rng = np.random.default_rng(seed)
-    x = rng.multivariate_normal(np.zeros(4), COV, size=n)
-    for r in range(n - 1):  # the last row is complete
-        x[r, rng.choice(4, size=1 + r % 3, replace=False)] = np.nan
-    return x
+    return four_rows(n, seed, complete_last=True)
 
 
 def revealed(clf, imputer, x, n, seed):

@@ -9,21 +9,7 @@ from scipy import special
 from bayeval.methods.mvu import mvu
 from bayeval.methods.mvu.estimators import GaussianImputer, LinearClassifier
 from bayeval.methods.mvu.mnar import MNARGaussianImputer, delta_sensitivity
-
-COV = np.array([[1.0, 0.6, 0.3, 0.0], [0.6, 1.0, 0.4, 0.2], [0.3, 0.4, 1.0, 0.5],
-                [0.0, 0.2, 0.5, 1.0]])
-IMPUTER = GaussianImputer(np.zeros(4), COV)
-BINARY = LinearClassifier([[1.0, -0.8, 0.6, 0.4]], [0.1])
-THREE = LinearClassifier([[1.0, -0.5, 0.3, 0.0], [-0.4, 0.9, 0.0, 0.5], [0.0, 0.0, -0.6, 0.2]],
-                         [0.0, 0.2, -0.1])
-
-
-def rows(n, seed):
-    rng = np.random.default_rng(seed)
-    x = rng.multivariate_normal(np.zeros(4), COV, size=n)
-    for r in range(n):
-        x[r, rng.choice(4, size=1 + r % 3, replace=False)] = np.nan
-    return x
+from tests.methods.mvu.four_features import BINARY, COV, IMPUTER, THREE, rows
 
 
 def brute_force_votes(clf, x, mnar, n, seed):

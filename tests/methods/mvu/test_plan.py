@@ -8,20 +8,13 @@ from sklearn.ensemble import RandomForestClassifier
 from threadpoolctl import threadpool_limits
 
 from bayeval.methods.mvu import mvu
-from bayeval.methods.mvu.estimators import GaussianImputer, LinearClassifier
-
-COV = np.array([[1.0, 0.6, 0.3, 0.0], [0.6, 1.0, 0.4, 0.2], [0.3, 0.4, 1.0, 0.5],
-                [0.0, 0.2, 0.5, 1.0]])
-IMPUTER = GaussianImputer(np.zeros(4), COV)
-CLF = LinearClassifier([[1.0, -0.8, 0.6, 0.4]], [0.1])
+from tests.methods.mvu.four_features import BINARY as CLF
+from tests.methods.mvu.four_features import COV, IMPUTER
+from tests.methods.mvu.four_features import rows as four_rows
 
 
 def rows(n, seed):
-    rng = np.random.default_rng(seed)
-    x = rng.multivariate_normal(np.zeros(4), COV, size=n)
-    for r in range(n):
-        x[r, rng.choice(4, size=2 + r % 2, replace=False)] = np.nan
-    return x
+    return four_rows(n, seed, least=2, spread=2)
 
 
 def revealed(clf, x, i, n_values, seed, **kwargs):
