@@ -30,7 +30,8 @@ ppi, ppi_pp       :math:`R_i\frac Nm(Y_{ik} - \lambda_k\hat Y_{ik} - \bar Y_k
 eif               :math:`\hat\mu_k(\hat Y_i) - \hat\theta_k + \frac{R_i}{\hat\pi(\hat Y_i)}
                   (Y_{ik} - \hat\mu_k(\hat Y_i))`
 bayes             (0/1 grades) the exact Dirichlet posterior of the joint table of the
-                  :math:`K` grades and the judge's vector of grades
+                  :math:`K` grades and the judge's vector of grades (unpaired: of each
+                  system's own table, independent)
 ================  =========================================================================
 
 The EIF's :math:`\hat\mu_k` conditions on the judge's grades of all :math:`K` answers: the
@@ -516,7 +517,8 @@ def rank_systems(y, yhat, yhat_unlabeled, *, method: str = "eif", paired: bool =
     prior : float, optional
         ``bayes``: Dirichlet concentration of each cell (grade vector, judge vector); default
         :math:`2^{1-K}`, a total of 2 per judge vector (Jeffreys' 1/2 per cell for two systems,
-        as :func:`~bayeval.methods.judge.compare.compare_systems`).
+        as :func:`~bayeval.methods.judge.compare.compare_systems`; unpaired, each system's own
+        table with :math:`K = 1`: 1 per cell).
     random_seed : int, optional
         Seed of the draws (ranks, max-|t| quantile, posterior).
 
@@ -656,13 +658,14 @@ def rank_systems(y, yhat, yhat_unlabeled, *, method: str = "eif", paired: bool =
         post = xr.DataTree.from_dict({"posterior": xr.Dataset(
             {"theta": ((*SAMPLE_DIMS, "system"), np.concatenate(draws, axis=1)[None])},
             coords={"system": names})})
-        info["prior"] = 2.0 ** (1 - len(names)) if prior is None else prior
+        info["prior"] = 2.0 ** (1 - blocks[0][0].shape[1]) if prior is None else prior
     scale = "rates" if (low, high) == (0.0, 1.0) else f"mean ratings on [{low:g}, {high:g}]"
     return JudgeRanking.create(
         method="judge_ranking", variant=method, closed_form=closed, draws=post,
         estimand=None if post is None else "posterior/theta", iid_draws=True, ci_prob=ci_prob,
         ci_kind="eti", random_seed=random_seed, assumptions=ASSUMPTIONS, warnings=notes,
-        data=xr.Dataset(info, coords={"system": names}), interval_kind="wald",
+        data=xr.Dataset(info, coords={"system": names}),
+        interval_kind=None if post is not None else "wald",
         description=(f"{scale} of {len(names)} systems ({'paired' if paired else 'unpaired'}"
                      f"), {method}, differences adjusted by {adjust}"))
 
