@@ -23,8 +23,8 @@ coverage the share of replicates where every pair's adjusted interval holds. The
 :math:`P(\theta_a > \theta_b)`: all pairs of all replicates binned by it, per bin the mean
 prediction against the share where :math:`\theta_a > \theta_b`.
 
-``python -m benchmarks.coverage_judge_ranking --replications 1000`` prints the tables of
-``docs/ranking.md``.
+``python -m benchmarks.coverage_judge_ranking --replications 500`` prints the tables of
+``docs/ranking.md`` (about 8 minutes on one core).
 """
 
 from __future__ import annotations
@@ -154,18 +154,37 @@ def reliability(frame: pd.DataFrame, kind: str = "scores", estimator: str = "eif
     return out
 
 
+def markdown(cov: pd.DataFrame, rel: dict) -> str:
+    """The tables of ``docs/ranking.md``: coverage ± MC SE and widths; reliability of P(a > b)."""
+    lines = ["| quantity | estimator | differences, marginal | simultaneous | scores | width | "
+             "width, simultaneous | score width |", "|---|---|---|---|---|---|---|---|"]
+    for (kind, est), r in cov.iterrows():
+        lines.append(f"| {kind} | {est} | {r.covered:.3f} ± {r.covered_se:.3f} | "
+                     f"{r.simultaneous:.3f} ± {r.simultaneous_se:.3f} | "
+                     f"{r.score_covered:.3f} ± {r.score_covered_se:.3f} | {r.width:.3f} | "
+                     f"{r.width_adjusted:.3f} | {r.score_width:.3f} |")
+    for (kind, est), table in rel.items():
+        lines += ["", f"P(a > b), {kind}, {est}:", "",
+                  "| bin | predicted | observed | pairs |", "|---|---|---|---|"]
+        lines += [f"| {b} | {r.predicted:.3f} | {r.observed:.3f} ± {r.observed_se:.3f} | "
+                  f"{r.n} |" for b, r in table.iterrows()]
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--replications", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=SEED)
+    parser.add_argument("--csv", help="also write the rows to this CSV file")
     args = parser.parse_args(argv)
     start = time.perf_counter()
     frame = run(args.replications, args.seed)
+    if args.csv:
+        frame.to_csv(args.csv, index=False)
     print(f"R = {args.replications}, {time.perf_counter() - start:.0f} s\n")
-    print(coverage(frame).round(3).to_markdown())
-    for kind, est in (("scores", "eif"), ("scores", "bayes"), ("strengths", "ppi_pp")):
-        print(f"\nreliability of P(a > b), {kind}, {est}\n")
-        print(reliability(frame, kind, est).round(3).to_markdown())
+    rel = {key: reliability(frame, *key)
+           for key in (("scores", "eif"), ("scores", "bayes"), ("strengths", "ppi_pp"))}
+    print(markdown(coverage(frame), rel))
     return 0
 
 
