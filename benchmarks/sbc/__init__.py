@@ -55,8 +55,12 @@ CASES = {"labelled_beta_binomial": labelled.labelled_beta_binomial,
          "judge_model_b": judge.judge_model_b,
          "pemi_m1": pemi.pemi_m1,
          "pemi_m3": pemi.pemi_m3,
+         "cbpe_v0": cbpe.cbpe_v0,
+         "cbpe_v2": cbpe.cbpe_v2,
          "cbpe_v2b": cbpe.cbpe_v2b,
          "bounds_m1": bounds.bounds_m1,
+         "bounds_m2": bounds.bounds_m2,
+         "bounds_m3": bounds.bounds_m3,
          "mvu_model_a": mvu.mvu_model_a,
          "mvu_model_b": mvu.mvu_model_b,
          "mvu_model_c": mvu.mvu_model_c}
@@ -73,8 +77,13 @@ def _draws(post, label: str) -> np.ndarray:
 
 
 def ranks(name: str, n_sims: int, seed: int = SEED, sample_kwargs=None) -> pd.DataFrame:
-    """Ranks (``simulation`` x parameter) of the true values among :data:`L` thinned draws, and
-    the run's largest R-hat and number of divergences in ``attrs``."""
+    r"""Ranks (``simulation`` x parameter) of the true values among :data:`L` thinned draws, and
+    the run's largest R-hat and number of divergences in ``attrs``.
+
+    Ties (discrete scalars: counts) are broken at random (Talts et al. 2018, §4.1):
+    :math:`r = \#\{\ell : \theta^{(\ell)} < \tilde\theta\} + U\{0, \dots,
+    \#\{\ell : \theta^{(\ell)} = \tilde\theta\}\}`, uniform on :math:`\{0, \dots, L\}` when
+    the draws follow the truth's law."""
     import arviz as az
 
     rng = np.random.default_rng([seed, zlib.crc32(name.encode())])
@@ -84,8 +93,9 @@ def ranks(name: str, n_sims: int, seed: int = SEED, sample_kwargs=None) -> pd.Da
     out = {}
     for label, true in truth.items():
         x = _draws(post, label)
-        keep = np.linspace(0, x.shape[-1] - 1, L).round().astype(int)
-        out[label] = (x[:, keep] < true[:, None]).sum(axis=1)
+        x = x[:, np.linspace(0, x.shape[-1] - 1, L).round().astype(int)]
+        ties = (x == true[:, None]).sum(axis=1)
+        out[label] = (x < true[:, None]).sum(axis=1) + rng.integers(0, ties + 1)
     frame = pd.DataFrame(out)
     frame.attrs["r_hat"] = float(max(np.nanmax(az.rhat(v).values) for v in post.data_vars.values()))
     frame.attrs["divergences"] = int(tree["sample_stats"]["diverging"].sum())
