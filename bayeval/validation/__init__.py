@@ -36,6 +36,7 @@ from bayeval.validation.options import (
     as_choice,
     as_ci_prob,
     as_metrics,
+    as_mnar,
     as_positive_int,
     as_prior,
     as_sample_kwargs,
@@ -47,7 +48,8 @@ from bayeval.validation.tables import as_table, is_table, named_columns
 
 __all__ = [
     "aligned", "as_alert_thresholds", "as_array", "as_beta", "as_binary", "as_calibration",
-    "as_choice", "as_ci_prob", "as_counts", "as_labels", "as_metrics", "as_positive_int",
+    "as_choice", "as_ci_prob", "as_counts", "as_labels", "as_metrics", "as_mnar",
+    "as_positive_int",
     "as_predictions", "as_prior", "as_probabilities", "as_reference", "as_sample_kwargs",
     "as_scores", "as_seed", "as_table", "as_threshold", "as_zero_division", "check_classes",
     "check_label_draws", "check_memory", "check_same_length", "describe", "is_table",

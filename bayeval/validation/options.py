@@ -17,6 +17,7 @@ __all__ = [
     "as_choice",
     "as_ci_prob",
     "as_metrics",
+    "as_mnar",
     "as_positive_int",
     "as_prior",
     "as_sample_kwargs",
@@ -423,6 +424,46 @@ def as_prior(prior: Any, name: str = "prior", *, kind: str = "beta") -> tuple[fl
             pair[1] <= 0 or (kind == "beta" and pair[0] <= 0)):
         raise ValueError(f"{name} must be {what}; got {describe(prior)}.")
     return float(pair[0]), float(pair[1])
+
+
+def as_mnar(mnar: Any, shifted: str) -> tuple[float, float]:
+    """The ``mnar`` argument as the (mean, sd) of the shift :math:`\\delta` away from
+    missingness at random.
+
+    Parameters
+    ----------
+    mnar : None, float or (mean, sd)
+        None is missingness at random, (0, 0); a number is a fixed shift, (delta, 0); a pair is
+        a normal prior on delta.
+    shifted : str
+        What delta shifts, for the error message (e.g. "the log-odds of a missing label").
+
+    Returns
+    -------
+    mean, sd : float
+
+    Raises
+    ------
+    ValueError
+        Anything else, or a negative sd.
+
+    Examples
+    --------
+    >>> as_mnar(None, "x"), as_mnar(0.7, "x"), as_mnar((0.3, 0.5), "x")
+    ((0.0, 0.0), (0.7, 0.0), (0.3, 0.5))
+    """
+    if mnar is None:
+        return 0.0, 0.0
+    try:
+        values = np.atleast_1d(np.asarray(mnar, dtype=float))
+    except (TypeError, ValueError):
+        values = np.empty(0)
+    if values.ndim != 1 or values.size not in (1, 2) or not np.isfinite(values).all() or (
+            values.size == 2 and values[1] < 0):
+        raise ValueError(f"mnar must be None (missing at random), a number delta ({shifted} "
+                         "by delta) or (mean, sd) with sd >= 0 (a normal prior on delta); got "
+                         f"{mnar!r}.")
+    return float(values[0]), float(values[1]) if values.size == 2 else 0.0
 
 
 def as_alert_thresholds(thresholds: Any, metrics: Iterable[str],

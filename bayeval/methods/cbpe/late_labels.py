@@ -52,7 +52,7 @@ from bayeval.methods.cbpe.auc import (
 )
 from bayeval.methods.cbpe.fast import CountLaw, NormalLaw, Window
 from bayeval.metrics import auc_value, metric_value
-from bayeval.validation import as_choice, as_prior, as_seed
+from bayeval.validation import as_choice, as_mnar, as_seed
 
 __all__ = ["AUC_DRAWS", "CANDIDATES", "LATE_LABELS", "POINTS", "SCALES", "Recalibration",
            "RowDraws", "add_realized", "as_late_labels", "fold_labels", "realized",
@@ -414,7 +414,7 @@ def as_late_labels(late_labels: Any, mnar: Any, labels: Any, noise: str, method:
     ------
     ValueError
         An unknown choice; ``"estimate"`` with K classes, a noise model or a PyMC method;
-        ``mnar`` that is not None, a number or (mean, sd > 0), or given without
+        ``mnar`` that is not None, a number or (mean, sd >= 0), or given without
         ``late_labels="estimate"`` and ``labels``.
 
     Examples
@@ -440,17 +440,7 @@ late_labels='report' to report the labels beside the estimates.
     if late_labels != "estimate" or labels is None:
         raise ValueError("mnar= shifts the labels of the unlabelled rows of chunks with late "
                          "labels: give labels= with late_labels='estimate'.")
-    if isinstance(mnar, (int, float, np.number)) and not isinstance(mnar, bool):
-        if np.isfinite(mnar):
-            return late_labels, float(mnar), 0.0
-        mnar = (mnar,)  # refused below, naming mnar
-    try:
-        return (late_labels, *as_prior(mnar, "mnar", kind="normal"))
-    except ValueError:
-        raise ValueError("mnar must be None (labels missing at random given the score), a "
-                         "finite number (a fixed shift delta of the log-odds of an unlabelled "
-                         f"row) or (mean, sd) with sd > 0 (a normal prior on delta); got "
-                         f"{mnar!r}.") from None
+    return (late_labels, *as_mnar(mnar, "the log-odds of an unlabelled row shifted"))
 
 
 def _shift(q: np.ndarray, delta: Any) -> np.ndarray:

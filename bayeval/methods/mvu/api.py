@@ -59,7 +59,7 @@ from bayeval.methods.mvu.estimators import (
     linear_parts,
     pushforward,
 )
-from bayeval.methods.mvu.mnar import MNARGaussianImputer, as_mnar
+from bayeval.methods.mvu.mnar import MNAR_SHIFT, MNARGaussianImputer
 from bayeval.methods.mvu.models import posterior
 from bayeval.methods.mvu.plan import FeaturePlanner
 from bayeval.methods.mvu.result import (
@@ -76,6 +76,7 @@ from bayeval.validation import (
     as_array,
     as_choice,
     as_ci_prob,
+    as_mnar,
     as_positive_int,
     as_sample_kwargs,
     as_seed,
@@ -489,7 +490,7 @@ def mvu(predict_proba, X, *, data=None, mask=None, groups=None, imputer="gaussia
     """
     X, mask, train = named_columns(data, X=X, mask=mask, train=train)
     method = as_choice(method, "method", METHODS)
-    shift = None if mnar is None else as_mnar(mnar)
+    shift = None if mnar is None else as_mnar(mnar, MNAR_SHIFT)
     opts = {"mnar": shift, "heuristic": heuristic, "heuristic_param": heuristic_param,
             "dirichlet": dirichlet, "draws": draws, "scale": scale, "dmv": dmv,
             "inference": inference,

@@ -31,8 +31,6 @@ residual :math:`r = (x_M - \hat x_M)/\sigma_M`, the selection model
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pandas as pd
 import scipy
@@ -40,49 +38,14 @@ import scipy
 from bayeval.methods.mvu.estimators import GaussianImputer, pushforward
 from bayeval.methods.mvu.result import empirical, gaussian_logits
 from bayeval.table import Table, table
-from bayeval.validation import as_seed
+from bayeval.validation import as_mnar, as_seed
 
-__all__ = ["MNARGaussianImputer", "as_mnar", "delta_sensitivity"]
+__all__ = ["MNAR_SHIFT", "MNARGaussianImputer", "delta_sensitivity"]
 
 #: prior quantiles of delta at which :func:`delta_sensitivity` reports c_hard by default
 SENSITIVITY_QUANTILES = (0.025, 0.25, 0.5, 0.75, 0.975)
-
-
-def as_mnar(mnar: Any) -> tuple[float, float]:
-    """The ``mnar`` argument of :func:`~bayeval.methods.mvu.api.mvu` as (mean, sd) of delta.
-
-    Parameters
-    ----------
-    mnar : None, float or (mean, sd)
-        None is missingness at random, (0, 0); a number is a fixed shift (delta, 0), in
-        conditional standard deviations; a pair is a normal prior on delta.
-
-    Returns
-    -------
-    mean, sd : float
-
-    Raises
-    ------
-    ValueError
-        Anything else, or a negative sd.
-
-    Examples
-    --------
-    >>> as_mnar(None), as_mnar(0.5), as_mnar((0.5, 0.25))
-    ((0.0, 0.0), (0.5, 0.0), (0.5, 0.25))
-    """
-    if mnar is None:
-        return 0.0, 0.0
-    try:
-        values = np.atleast_1d(np.asarray(mnar, dtype=float))
-    except (TypeError, ValueError):
-        values = np.empty(0)
-    if values.ndim != 1 or values.size not in (1, 2) or not np.isfinite(values).all() or (
-            values.size == 2 and values[1] < 0):
-        raise ValueError("mnar must be None (missing at random), a number delta (every missing "
-                         "feature shifted by delta conditional standard deviations) or (mean, "
-                         f"sd) with sd >= 0 (a normal prior on delta); got {mnar!r}.")
-    return float(values[0]), float(values[1]) if values.size == 2 else 0.0
+MNAR_SHIFT = "every missing feature shifted, in conditional standard deviations,"
+"""What ``mnar=``'s delta shifts (for its error message)."""
 
 
 class MNARGaussianImputer(GaussianImputer):
@@ -94,7 +57,7 @@ class MNARGaussianImputer(GaussianImputer):
     mean : array (d,)
     cov : array (d, d), symmetric positive definite
     mnar : float or (mean, sd)
-        :math:`\delta` (fixed) or :math:`(\delta_0, \tau)`, as :func:`as_mnar`.
+        :math:`\delta` (fixed) or :math:`(\delta_0, \tau)`, as :func:`~bayeval.validation.as_mnar`.
 
     Examples
     --------
@@ -109,7 +72,7 @@ class MNARGaussianImputer(GaussianImputer):
 
     def __init__(self, mean, cov, mnar):
         super().__init__(mean, cov)
-        self.delta, self.tau = as_mnar(mnar)
+        self.delta, self.tau = as_mnar(mnar, MNAR_SHIFT)
 
     @classmethod
     def shifting(cls, imputer: GaussianImputer, mnar) -> MNARGaussianImputer:
@@ -231,7 +194,7 @@ def delta_sensitivity(ev, deltas=None, *, draws: int | None = None, random_seed=
                          "run (not saved with it): rerun mvu() with imputer='gaussian' (or a "
                          "GaussianImputer) and method='exact' or 'mc' in this session.")
     if deltas is None:
-        delta, tau = as_mnar(ev.meta.get("mnar"))
+        delta, tau = as_mnar(ev.meta.get("mnar"), MNAR_SHIFT)
         q = (np.round(delta + tau * scipy.stats.norm.ppf(SENSITIVITY_QUANTILES), 4) if tau > 0
              else [delta])
         deltas = np.unique(np.concatenate([[0.0], q]))

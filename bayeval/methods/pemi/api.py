@@ -94,6 +94,7 @@ from bayeval.validation import (
     as_choice,
     as_ci_prob,
     as_labels,
+    as_mnar,
     as_positive_int,
     as_predictions,
     as_probabilities,
@@ -104,7 +105,10 @@ from bayeval.validation import (
     named_columns,
 )
 
-__all__ = ["delta_sensitivity", "pemi"]
+__all__ = ["MNAR_SHIFT", "delta_sensitivity", "pemi"]
+
+MNAR_SHIFT = "the log-odds of a missing label shifted"
+"""What ``mnar=``'s delta shifts (for its error message)."""
 
 METHODS = ("auto", "gauss", "exact", "impute", "quadrature", "pymc", "both")
 MODELS = ("quadrature", "pymc", "both")
@@ -124,42 +128,6 @@ ASSUMPTIONS = (
 
 
 # ---------------------------------------------------------------------------- input handling
-def as_mnar(mnar: Any) -> tuple[float, float]:
-    """The ``mnar`` argument as (mean, sd) of delta.
-
-    Parameters
-    ----------
-    mnar : None, float or (mean, sd)
-        None is MAR, (0, 0); a number is a fixed shift, (delta, 0); a pair is a normal prior.
-
-    Returns
-    -------
-    mean, sd : float
-
-    Raises
-    ------
-    ValueError
-        Anything else, or a negative sd.
-
-    Examples
-    --------
-    >>> as_mnar(None), as_mnar(0.7), as_mnar((0.3, 0.5))
-    ((0.0, 0.0), (0.7, 0.0), (0.3, 0.5))
-    """
-    if mnar is None:
-        return 0.0, 0.0
-    try:
-        values = np.atleast_1d(np.asarray(mnar, dtype=float))
-    except (TypeError, ValueError):
-        values = np.empty(0)
-    if values.ndim != 1 or values.size not in (1, 2) or not np.isfinite(values).all() or (
-            values.size == 2 and values[1] < 0):
-        raise ValueError("mnar must be None (MAR), a number delta (a fixed shift of the "
-                         "log-odds of a missing label) or (mean, sd) with sd >= 0 (a normal "
-                         f"prior on delta); got {mnar!r}.")
-    return float(values[0]), float(values[1]) if values.size == 2 else 0.0
-
-
 def _as_prior(prior: Any, name: str) -> tuple[float, float]:
     """(mean, sd) of a normal prior, sd > 0."""
     try:
@@ -697,7 +665,7 @@ def pemi(scores, labels, *, y_pred=None, data=None, threshold: float = 0.5, p=No
     ci_prob = as_ci_prob(ci_prob)
     ci_kind = as_choice(ci_kind, "ci_kind", CI_KINDS)
     metrics = as_metrics(metrics, method)
-    delta = as_mnar(mnar)
+    delta = as_mnar(mnar, MNAR_SHIFT)
     if random_seed is not None and not (isinstance(random_seed, (int, np.integer))
                                         and random_seed >= 0):
         raise ValueError(f"random_seed must be None or a non-negative int, got {random_seed!r}.")

@@ -28,10 +28,10 @@ import xarray as xr
 from bayeval.confusion_moments import moments_of_counts, ratio_moments
 from bayeval.deprecation import renamed_arguments
 from bayeval.methods.pemi.api import (
+    MNAR_SHIFT,
     PAPER_METRICS,
     as_calibration,
     as_metrics,
-    as_mnar,
     as_reference,
     calibration_data,
 )
@@ -64,6 +64,7 @@ from bayeval.validation import (
     as_choice,
     as_ci_prob,
     as_labels,
+    as_mnar,
     as_probabilities,
     as_scores,
     as_zero_division,
@@ -355,7 +356,7 @@ def pemi_gauss(y_pred: Any, p: Any, labels: Any, *, scores: Any = None,
         raise ValueError(f"scores is needed {'for roc_auc' if auc else 'with p=None'}: give "
                          "the raw scores (scores=), aligned with y_pred and labels.")
     fitted = _fitted(scores, labels, calibration, reference) if p is None else None
-    nodes, weights = delta_nodes(as_mnar(mnar))
+    nodes, weights = delta_nodes(as_mnar(mnar, MNAR_SHIFT))
     dask = dask_modules()[0]
     todo = [_reduction(y_pred, p, labels, scores, nodes, fitted)]
     if auc:
