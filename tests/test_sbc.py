@@ -1,7 +1,9 @@
 """Simulation-based calibration, reduced: the judge's Models A and B, PEMI's M1 and CBPE's V2b
 (the last two as batched copies of one model per simulation) recover their own prior draws
-(ranks uniform at the 1 % family level); the uniformity test rejects the ranks of a posterior
-that is too narrow, and data simulated from another likelihood than the model's.
+(ranks uniform at the 1 % family level), and CBPE V0's latent counts follow their exact
+Poisson-binomial laws (discrete ranks, ties broken at random); the uniformity test rejects the
+ranks of a posterior that is too narrow, data simulated from another likelihood than the
+model's, and counts drawn from another law than the model's.
 
 The full run (200 simulations per model, every model of ``benchmarks.sbc.CASES``) is
 ``python -m benchmarks.sbc``.
@@ -13,8 +15,9 @@ import numpy as np
 import pytest
 from scipy import special
 
+from bayeval.poibin import PoissonBinomial
 from benchmarks import sbc
-from benchmarks.sbc import pemi
+from benchmarks.sbc import cbpe, pemi
 
 FAST = {"draws": 400, "tune": 400}
 SIMULATIONS, BINS = 30, 5
@@ -61,3 +64,18 @@ def test_a_simulator_whose_likelihood_is_not_the_models_fails(monkeypatch, batch
     a = run.set_index("parameter").loc["a"]
     assert a["p_value"] < sbc.LEVEL / len(batched_sbc), run
     assert np.median(run.attrs["ranks"]["pemi_m1"]["a"]) < 20
+
+
+def test_cbpe_v0_counts_follow_the_poisson_binomial(monkeypatch):
+    """NUTS on V0's uniforms gives counts whose ranks against exact Poisson-binomial draws are
+    uniform; with the true counts drawn from probabilities 0.15 higher, TP's ranks pile up at
+    the top and fail."""
+    run = sbc.run(SIMULATIONS, ["cbpe_v0"], FAST, bins=BINS)
+    assert set(run["parameter"]) == {"tp_copy[0]", "tp_copy[1]", "fn_copy[0]", "fn_copy[1]"}
+    assert run["passed"].all(), run
+    assert (run["divergences"] == 0).all()
+    monkeypatch.setattr(cbpe, "PoissonBinomial",
+                        lambda p: PoissonBinomial(np.minimum(np.asarray(p) + 0.15, 1.0)))
+    shifted = sbc.run(SIMULATIONS, ["cbpe_v0"], FAST, bins=BINS).set_index("parameter")
+    assert (shifted.loc[["tp_copy[0]", "tp_copy[1]"], "p_value"] < sbc.LEVEL / len(shifted)
+            ).all(), shifted

@@ -4,6 +4,7 @@ model per simulation, batched)."""
 from __future__ import annotations
 
 import numpy as np
+from scipy import special
 
 from bayeval.methods.mvu.models import dmv_design, model
 from benchmarks.sbc.batch import batched
@@ -51,8 +52,8 @@ def mvu_model_c(n_sims: int, rng, rows: int = 40, sigma_w: float = 3.0):
     design = np.column_stack([np.ones(rows), h])
     w_eta = rng.normal(0.0, sigma_w, (n_sims, design.shape[1]))
     w_kappa = rng.normal(0.0, sigma_w, (n_sims, design.shape[1]))
-    kappa, mu1 = np.exp(w_kappa @ design.T), 1 / (1 + np.exp(-w_eta @ design.T))
-    t1 = rng.beta(kappa * mu1, kappa * (1 - mu1))
+    kappa, eta = np.exp(w_kappa @ design.T), w_eta @ design.T
+    t1 = rng.beta(kappa * special.expit(eta), kappa * special.expit(-eta))
     models = [model(h, np.stack([1 - t, t], axis=1), sigma_w=sigma_w, variant="c") for t in t1]
     truth = {f"w_eta[{j},0]": w_eta[:, j] for j in range(design.shape[1])}
     truth |= {f"w_kappa[{j}]": w_kappa[:, j] for j in range(design.shape[1])}
