@@ -10,9 +10,9 @@ over all the scalars tested at once the family's level is 1 %, split by Bonferro
 fails when its p-value is below :math:`0.01/K` for :math:`K` scalars).
 
 One NUTS run (compiled once) samples all the simulations of a model: the metrics (labelled),
-groups (judge) or instances (MVU Model B) of one model, whose parameters are a priori
-independent and whose likelihood factorises over them, and, for the models without such a
-dimension, one copy of the model per simulation batched into one model
+groups (judge), instances (MVU Model B) or chunks (CBPE V0, V2) of one model, whose parameters
+are a priori independent and whose likelihood factorises over them, and, for the models
+without such a dimension, one copy of the model per simulation batched into one model
 (:func:`benchmarks.sbc.batch.batched`). Covariates (scores, cell centres, label models, designs)
 are fixed across the simulations of a model; the data sizes are small so that the posteriors are
 far from degenerate. The simulators, one module per method family, state their priors and sizes.
