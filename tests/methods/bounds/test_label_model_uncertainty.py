@@ -107,7 +107,8 @@ def test_standard_errors_are_the_delta_method(n_classes, metric, monkeypatch):
     # correction is switched off: the brute force differentiates the plug-in ends.
     from bayeval.methods.bounds import fast
 
-    monkeypatch.setattr(fast, "kink_gaps", lambda t, w: (np.zeros(t.shape), np.zeros(t.shape), None))
+    monkeypatch.setattr(fast, "kink_gaps",
+                        lambda t, w: (np.zeros(t.shape), np.zeros(t.shape), None))
     patterns, table = _table(n_classes, 3, 300 * n_classes, 11)
     beta = dawid_skene(patterns, table.sum(axis=1), n_classes, **TIGHT)
     pullback = partial(label_model_pullback, "dawid_skene", patterns, table.sum(axis=1), beta)
