@@ -635,6 +635,12 @@ def judge(y, yhat, yhat_unlabeled=None, *, data=None, method: str = "eif",
         raise ValueError(f"{', '.join(given)} apply to 0/1 labels; graded ratings and K "
                          "categories have no sampling weights, p-values or posterior "
                          "probabilities yet: leave them at their defaults.")
+    # weights given as pandas pair with their items by index (arrays by position, checked later)
+    if isinstance(sample_weight, pd.Series):
+        y, sample_weight = aligned(y=y, sample_weight=sample_weight)
+    if isinstance(sample_weight_unlabeled, pd.Series) and not isinstance(yhat_unlabeled, Mapping):
+        yhat_unlabeled, sample_weight_unlabeled = aligned(
+            yhat_unlabeled=yhat_unlabeled, sample_weight_unlabeled=sample_weight_unlabeled)
     if folds is not None and mu_model not in CURVES:
         raise ValueError(f"folds applies to the cross-fitted curves, mu_model='isotonic' or "
                          f"'spline'; mu_model is {mu_model!r}: leave folds None.")

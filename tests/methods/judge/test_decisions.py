@@ -7,6 +7,7 @@ import pathlib
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
@@ -333,3 +334,21 @@ def test_graded_and_category_labels_refuse_weights_and_null():
               sample_weight=[1, 1, 2, 2])
     with pytest.raises(ValueError, match="null apply to 0/1 labels"):
         judge(["A", "B", "tie", "A"], ["A", "B", "B", "A"], ["A", "tie"], null=0.5)
+
+
+def test_pandas_sample_weights_pair_with_their_items_by_index():
+    """Weights given as a Series in another row order than y are paired by index, not by
+    position: the same estimates as the arrays in one order."""
+    rng = np.random.default_rng(0)
+    m, n = 60, 400
+    y = (rng.random(m) < 0.4).astype(int)
+    yhat = np.where(rng.random(m) < 0.8, y, 1 - y)
+    yhat_u = (rng.random(n) < 0.45).astype(int)
+    w = rng.uniform(0.5, 2.0, m)
+    arrays = judge(y, yhat, yhat_u, sample_weight=w, method="ppi_pp").summary()
+    index = [f"item-{i}" for i in range(m)]
+    shuffled = pd.Series(w, index=index).iloc[rng.permutation(m)]
+    series = judge(pd.Series(y, index=index), pd.Series(yhat, index=index), yhat_u,
+                   sample_weight=shuffled, method="ppi_pp").summary()
+    np.testing.assert_allclose(series[["mean", "sd"]].values, arrays[["mean", "sd"]].values,
+                               rtol=0, atol=1e-12)
