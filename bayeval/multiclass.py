@@ -72,6 +72,7 @@ __all__ = [
     "CLASS_METRICS",
     "MULTICLASS_METRICS",
     "confusion_matrix",
+    "counts_value",
     "from_matrix",
     "matrix_of",
     "matrix_value",
@@ -183,7 +184,23 @@ def matrix_value(metric: str, matrix: np.ndarray, zero_division: float) -> np.nd
     >>> float(matrix_value("cohen_kappa", np.array([[4.0, 1.0], [1.0, 4.0]]), 0.0))
     0.6
     """
-    tp, fp, fn, tn = one_vs_rest(matrix)
+    return counts_value(metric, *one_vs_rest(matrix), zero_division)
+
+
+def counts_value(metric: str, tp: np.ndarray, fp: np.ndarray, fn: np.ndarray, tn: np.ndarray,
+                 zero_division: float) -> np.ndarray | float:
+    """:func:`matrix_value` from the one-vs-rest counts of :func:`one_vs_rest`, without checks.
+
+    Every metric of the module docstring depends on the matrix through the counts
+    :math:`(TP_k, FP_k, FN_k, TN_k)` only (shape (..., K) each, float), so it is a function of
+    them, e.g. for the delta method.
+
+    Examples
+    --------
+    >>> counts = [np.array(c) for c in ([4.0, 4.0], [1.0, 1.0], [1.0, 1.0], [4.0, 4.0])]
+    >>> float(counts_value("cohen_kappa", *counts, 0.0))
+    0.6
+    """
     if metric in CLASS_METRICS:
         return metric_value(metric, tp, fp, fn, tn, 1.0, zero_division)
     true, pred = tp + fn, tp + fp
