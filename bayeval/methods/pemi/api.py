@@ -49,6 +49,7 @@ from scipy import special
 from bayeval import validation
 from bayeval.calibration import CALIBRATORS, Identity
 from bayeval.calibration_map import map_posterior as map_draws
+from bayeval.classes import binary_input
 from bayeval.deprecation import renamed_arguments
 from bayeval.evaluation import CI_KINDS, SAMPLE_DIMS, Evaluation
 from bayeval.methods.pemi.fast import (
@@ -84,6 +85,7 @@ from bayeval.methods.pemi.models import (
     posterior_nodes,
     predictive,
 )
+from bayeval.methods.pemi.multiclass import pemi_classes
 from bayeval.methods.pemi.protocol import complete_case, definitional_bounds
 from bayeval.metrics import BINARY_METRICS
 from bayeval.sampling import sample
@@ -661,14 +663,22 @@ def pemi(scores, labels, *, y_pred=None, data=None, threshold: float = 0.5, p=No
     scores, labels, y_pred, p, reference = named_columns(
         data, scores=scores, labels=labels, y_pred=y_pred, p=p, reference=reference,
         absent_labels=np.nan, reference_parts=("scores", "labels"))
+    if random_seed is not None and not (isinstance(random_seed, (int, np.integer))
+                                        and random_seed >= 0):
+        raise ValueError(f"random_seed must be None or a non-negative int, got {random_seed!r}.")
+    if not binary_input(scores, None):  # scores of K columns (1-D scores: binary checks)
+        return _classes(scores, labels, y_pred=y_pred, p=p, reference=reference,
+                        threshold=threshold, calibration=calibration,
+                        calibration_uncertainty=calibration_uncertainty, mnar=mnar,
+                        metrics=metrics, method=method, ci_prob=ci_prob, ci_kind=ci_kind,
+                        draws=draws, zero_division=zero_division, second_order=second_order,
+                        prior_a=prior_a, prior_log_b=prior_log_b, random_seed=random_seed,
+                        sample_kwargs=sample_kwargs)
     method = as_choice(method, "method", METHODS)
     ci_prob = as_ci_prob(ci_prob)
     ci_kind = as_choice(ci_kind, "ci_kind", CI_KINDS)
     metrics = as_metrics(metrics, method)
     delta = as_mnar(mnar, MNAR_SHIFT)
-    if random_seed is not None and not (isinstance(random_seed, (int, np.integer))
-                                        and random_seed >= 0):
-        raise ValueError(f"random_seed must be None or a non-negative int, got {random_seed!r}.")
     prior_a, prior_log_b = _as_prior(prior_a, "prior_a"), _as_prior(prior_log_b, "prior_log_b")
     draws = as_positive_int(draws, "draws", least=2)
     if method in MODELS:
@@ -722,6 +732,21 @@ def pemi(scores, labels, *, y_pred=None, data=None, threshold: float = 0.5, p=No
         ev.tree["delta_sensitivity"] = xr.DataTree(_sensitivity(rows, p, metrics, delta,
                                                                 ci_prob, opts))
     return ev
+
+
+def _classes(scores, labels, *, y_pred, p, reference, threshold, calibration, prior_a,
+             prior_log_b, random_seed, **options) -> Evaluation:
+    """K classes (:func:`bayeval.methods.pemi.multiclass.pemi_classes`), with the arguments of
+    two classes refused."""
+    if reference is not None or threshold != 0.5:
+        raise ValueError("reference and threshold are for scores of one class; with K classes "
+                         "the map is fitted on the labelled rows and the prediction is the class "
+                         "of the largest score (or y_pred).")
+    scores, labels, y_pred, p = aligned(scores=scores, labels=labels, y_pred=y_pred, p=p)
+    return pemi_classes(scores, labels, y_pred=y_pred, p=p, calibration=calibration,
+                        prior_a=_as_prior(prior_a, "prior_a"),
+                        prior_log_b=_as_prior(prior_log_b, "prior_log_b"),
+                        random_seed=random_seed, **options)
 
 
 def _nothing_missing(rows: Rows, metrics, opts: Options, ci_prob: float, common) -> Evaluation:
