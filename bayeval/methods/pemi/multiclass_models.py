@@ -264,6 +264,7 @@ def class_model(cal_scores: Any, cal_labels: Any, *, classes: Any = None, delta=
     (['a', 'log_b'], ('y', 'z'))
     """
     import pymc as pm
+    import pytensor.tensor as pt
 
     x = log_scores(np.asarray(cal_scores, dtype=float))
     y = np.asarray(cal_labels, dtype=np.int64)
@@ -280,6 +281,6 @@ def class_model(cal_scores: Any, cal_labels: Any, *, classes: Any = None, delta=
             free = np.flatnonzero(delta[1] > 0)
             d = pm.Normal("delta_free", mu=delta[0][free], sigma=delta[1][free],
                           shape=free.size)
-            pm.Deterministic("delta", pm.math.set_subtensor(
-                pm.math.constant(np.asarray(delta[0], dtype=float))[free], d), dims="class")
+            pm.Deterministic("delta", pt.set_subtensor(
+                pt.as_tensor(np.asarray(delta[0], dtype=float))[free], d), dims="class")
     return m
