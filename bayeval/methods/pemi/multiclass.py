@@ -144,7 +144,8 @@ class ClassRows:
         self.missing = labels < 0
         self.mis = np.flatnonzero(self.missing)
         self.k = scores.shape[1]
-        self.known = matrix_of(labels[~self.missing], y_pred[~self.missing], self.k)
+        self.known = (matrix_of(labels[~self.missing], y_pred[~self.missing], self.k)
+                      if self.m < self.n else np.zeros((self.k, self.k), dtype=np.int64))
 
     @property
     def n(self) -> int:
