@@ -32,7 +32,9 @@ Monte-Carlo error of a coverage :math:`\hat c` over :math:`R` independent replic
 ``python -m benchmarks.coverage_bounds`` runs :data:`GRID` (2 and 4 classes x 2 and 4 labelling
 functions x n = 1,000 and 5,000 x the oracle and Dawid–Skene, plus majority vote with 4
 functions) with ``--replications`` (default 600) and prints the markdown table of
-``docs/bounds.md``; ``--classes``, ``--lfs``, ``--n`` narrow it.
+``docs/bounds.md``; ``--classes``, ``--lfs``, ``--n``, ``--label-models`` and
+``--without-copies`` narrow it, and ``--per-class`` adds the precision, recall and F1 of every
+class (one vs the rest) for :math:`K > 2`.
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ import pandas as pd
 from scipy import stats
 
 from bayeval.methods.bounds import bounds
-from bayeval.methods.bounds.fast import exact_bounds, metric_bounds
+from bayeval.methods.bounds.fast import class_metrics, exact_bounds, metric_bounds
 from bayeval.methods.bounds.label_models import (
     dawid_skene,
     dawid_skene_fit,
@@ -152,12 +154,21 @@ def population(n_classes: int, n_lfs: int, duplicate: bool = False):
     return patterns, joint_zyh.sum(axis=1), joint_zy / joint_zy.sum(axis=1, keepdims=True)
 
 
+def one_class_metrics(n_classes: int) -> tuple[str, ...]:
+    """Precision, recall and F1 of every class, one vs the rest (for ``--per-class``)."""
+    return tuple(key for m in ("precision", "recall", "f1") for key in class_metrics(m, n_classes))
+
+
 def true_metrics(joint_zyh, metrics=METRICS) -> dict[str, float]:
-    """The classifier's metric values in the population (accuracy, macro-F1)."""
+    """The classifier's metric values in the population (accuracy, macro-F1 and each class's
+    precision, recall and F1 as scikit-learn defines them)."""
     hy = joint_zyh.sum(axis=0).T  # (h, y)
-    diag = np.diag(hy)
-    values = {"accuracy": diag.sum(),
-              "macro_f1": np.mean(2 * diag / (hy.sum(axis=1) + hy.sum(axis=0)))}
+    diag, predicted, actual = np.diag(hy), hy.sum(axis=1), hy.sum(axis=0)
+    values = {"accuracy": diag.sum(), "macro_f1": np.mean(2 * diag / (predicted + actual))}
+    for c in range(len(diag)):
+        values[f"precision[{c}]"] = diag[c] / predicted[c]
+        values[f"recall[{c}]"] = diag[c] / actual[c]
+        values[f"f1[{c}]"] = 2 * diag[c] / (predicted[c] + actual[c])
     return {m: float(values[m]) for m in metrics}
 
 
@@ -188,13 +199,15 @@ def _fitted(cell: Cell, pats, counts):
     return beta, delta.error_terms()
 
 
-def run_cell(cell: Cell, replications: int, seed: int = SEED) -> pd.DataFrame:
+def run_cell(cell: Cell, replications: int, seed: int = SEED,
+             metrics: tuple[str, ...] = METRICS) -> pd.DataFrame:
     """Coverage, Monte-Carlo sd, mean width, bias and SE / sd of each bound's interval, per
     variant; ``bound == "truth"``: the interval of the identified set, [lower end of the lower
     bound's interval, upper end of the upper bound's], holding the true metric."""
     patterns, joint_zyh = population_joint(cell.n_classes, cell.n_lfs, cell.duplicate)
     _, joint_zh, beta_true = population(cell.n_classes, cell.n_lfs, cell.duplicate)
-    target, truth = population_bounds(joint_zh, beta_true), true_metrics(joint_zyh)
+    target = population_bounds(joint_zh, beta_true, metrics)
+    truth = true_metrics(joint_zyh, metrics)
     z = stats.norm.ppf((1 + LEVEL) / 2)
     flat = joint_zh.ravel() / joint_zh.sum()
     rows, warned = [], 0
@@ -217,15 +230,15 @@ def run_cell(cell: Cell, replications: int, seed: int = SEED) -> pd.DataFrame:
         for variant, (correction, fitted) in VARIANTS.items():
             if (not error and not fitted) or (cell.duplicate and not fitted):
                 continue  # a known label model: the same as the default
-            results[variant] = exact_bounds(counts, beta, METRICS,
+            results[variant] = exact_bounds(counts, beta, metrics,
                                             small_pattern_correction=correction,
                                             **(error if fitted else {}))
         if cell.duplicate:  # bounds() widens where the label model does not fit
             results["all LFs"] = results["default"]
-            ev = bounds(*_items(counts, pats), metrics=list(METRICS))
+            ev = bounds(*_items(counts, pats), metrics=list(metrics))
             results["default"] = ev.closed_form.to_dataframe().T.to_dict()
         for variant, out in results.items():
-            for m in METRICS:
+            for m in metrics:
                 ends = []
                 for i, side in enumerate(("lower", "upper")):
                     est, se = out[m][f"{side}_bound"], out[m][f"{side}_bound_sd"]
@@ -314,14 +327,21 @@ def main(argv=None) -> int:
     parser.add_argument("--classes", type=int, nargs="*", default=(2, 4))
     parser.add_argument("--lfs", type=int, nargs="*", default=(2, 4))
     parser.add_argument("--n", type=int, nargs="*", default=(1000, 5000))
+    parser.add_argument("--label-models", nargs="*", default=LABEL_MODELS)
+    parser.add_argument("--without-copies", action="store_true",
+                        help="leave out the designs with a duplicated labelling function")
+    parser.add_argument("--per-class", action="store_true",
+                        help="add each class's precision, recall and F1 (K > 2)")
     parser.add_argument("--csv", help="also write the long table here")
     args = parser.parse_args(argv)
     cells = [c for c in GRID if c.n_classes in args.classes and c.n_lfs in args.lfs
-             and c.n in args.n]
+             and c.n in args.n and c.label_model in args.label_models
+             and not (c.duplicate and args.without_copies)]
     start, parts = time.perf_counter(), []
     for cell in cells:
         t = time.perf_counter()
-        parts.append(run_cell(cell, args.replications, args.seed))
+        extra = one_class_metrics(cell.n_classes) if args.per_class and cell.n_classes > 2 else ()
+        parts.append(run_cell(cell, args.replications, args.seed, METRICS + extra))
         print(f"# {cell}: {time.perf_counter() - t:.1f} s", file=sys.stderr, flush=True)
     frame = pd.concat(parts, ignore_index=True)
     if args.csv:

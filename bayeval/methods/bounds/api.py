@@ -39,6 +39,7 @@ from bayeval.methods.bounds import models
 from bayeval.methods.bounds.fast import (
     BINARY_ONLY,
     METRICS,
+    class_metrics,
     closed_form,
     default_metrics,
     entropic_bounds,
@@ -272,8 +273,8 @@ def _class_note(codes: np.ndarray) -> str:
         return ""
     note = f"; classes coded {codes.tolist()} (in that order)"
     if codes.size == 2:
-        note += f", precision, recall and F1 of class {codes[1]}"
-    return note
+        return note + f", precision, recall and F1 of class {codes[1]}"
+    return note + ', "precision[k]" of the k-th'
 
 
 def recode_classes(values: np.ndarray, codes: np.ndarray) -> np.ndarray:
@@ -305,14 +306,18 @@ def _validate(y_pred, weak_labels, label_model, n_classes, metrics, warn, labels
 
 
 def as_metrics(metrics, n_classes: int) -> tuple[str, ...]:
-    """The metrics to bound: names among :data:`~bayeval.methods.bounds.fast.METRICS`.
+    """The metrics to bound: names among :data:`~bayeval.methods.bounds.fast.METRICS`, or a
+    one-class metric of class k, ``"precision[k]"``.
+
+    Precision, recall and f1 are of class 1 for two classes; for :math:`K > 2` each is expanded
+    into one metric per class (:func:`~bayeval.methods.bounds.fast.class_metrics`).
 
     Parameters
     ----------
     metrics : str, sequence of str or None
         None gives :func:`~bayeval.methods.bounds.fast.default_metrics`.
     n_classes : int
-        :math:`K`; precision, recall and f1 need :math:`K = 2`.
+        :math:`K`.
 
     Returns
     -------
@@ -322,17 +327,20 @@ def as_metrics(metrics, n_classes: int) -> tuple[str, ...]:
     --------
     >>> as_metrics(None, 3)
     ('accuracy', 'macro_f1')
-    >>> as_metrics(["f1"], 3)
-    Traceback (most recent call last):
-    ...
-    ValueError: metrics ['f1'] are for two classes; with 3 use 'accuracy' or 'macro_f1'.
+    >>> as_metrics(["accuracy", "f1"], 3)
+    ('accuracy', 'f1[0]', 'f1[1]', 'f1[2]')
+    >>> as_metrics(["recall[0]"], 2)
+    ('recall[0]',)
     """
-    metrics = validation.as_metrics(metrics, METRICS, default_metrics(n_classes))
-    binary = sorted(str(m) for m in set(metrics) & set(BINARY_ONLY))
-    if n_classes > 2 and binary:
-        raise ValueError(f"metrics {binary} are for two classes; with {n_classes} use "
-                         "'accuracy' or 'macro_f1'.")
-    return metrics
+    one_class = tuple(key for m in BINARY_ONLY for key in class_metrics(m, n_classes))
+    names = validation.as_metrics(metrics, METRICS + one_class, default_metrics(n_classes))
+    if n_classes > 2:
+        names = tuple(key for m in names
+                      for key in (class_metrics(m, n_classes) if m in BINARY_ONLY else (m,)))
+    if len(set(names)) < len(names):
+        raise ValueError(f"metrics lists a metric twice once the classes are expanded: "
+                         f"{list(names)}.")
+    return names
 
 
 def no_vote_share(patterns: np.ndarray, counts: np.ndarray) -> float:
@@ -542,8 +550,10 @@ def bounds(y_pred, weak_labels, *, data=None, label_model="dawid_skene", metrics
         (averaged over the items of each weak-label pattern), or a list of column names of
         ``data`` holding it.
     metrics : sequence of str, optional
-        Among ``accuracy``, ``precision``, ``recall``, ``f1`` (two classes) and ``macro_f1``;
-        default :func:`~bayeval.methods.bounds.fast.default_metrics`.
+        Among ``accuracy``, ``precision``, ``recall``, ``f1`` and ``macro_f1``; default
+        :func:`~bayeval.methods.bounds.fast.default_metrics`. Precision, recall and f1 are of
+        class 1 for two classes and of every class for more (``"precision[k]"``: class
+        :math:`k`, which also picks one class).
     method : {"exact", "entropic", "pymc", "both"}
         Exact bounds with influence-function CIs; the paper's smoothed estimator (L-BFGS);
         NUTS on ``model``; or exact and NUTS (then :meth:`BoundsEvaluation.check`).
@@ -707,6 +717,8 @@ def rank_classifiers(candidates: Mapping[str, Any], weak_labels, *,
         As for :func:`bounds`; the label model is fitted once, and a fitted label model's
         sampling error is in the intervals (``label_model_uncertainty=True`` of :func:`bounds`).
     metric : str
+        One metric of :func:`bounds`; a one-class metric of :math:`K > 2` classes names its
+        class, ``"f1[k]"``.
     ci_prob : float
 
     Returns
@@ -732,6 +744,7 @@ def rank_classifiers(candidates: Mapping[str, Any], weak_labels, *,
         **{f"candidates[{name!r}]": candidates[name] for name in names})
     first, cells, metrics, _ = _validate(columns[0], weak_labels, label_model, n_classes,
                                          [metric], warn)
+    metric = _one_metric(metrics, metric)
     ci_prob = as_ci_prob(ci_prob)
     rows = {}
     for name in names:
@@ -749,6 +762,15 @@ def rank_classifiers(candidates: Mapping[str, Any], weak_labels, *,
     frame = frame[cols].sort_values("lower_bound", ascending=False)
     return table(frame, f"candidates ranked by the exact lower bound of {metric} "
                         f"({100 * ci_prob:g}% interval of the identified set)")
+
+
+def _one_metric(metrics: tuple[str, ...], metric: str) -> str:
+    """The one metric of a ranking or comparison: a one-class metric of K > 2 classes names
+    its class (``"f1[k]"``)."""
+    if len(metrics) != 1:
+        raise ValueError(f"metric={metric!r} is of one class; with {len(metrics)} classes give "
+                         f"one of {', '.join(map(repr, metrics))}, or 'macro_f1'.")
+    return metrics[0]
 
 
 def _validated_candidate(y_pred, first, cells: _Cells, name: str) -> np.ndarray:
@@ -794,7 +816,9 @@ def compare_labelling_functions(y_pred, weak_labels, subsets: Mapping[str, Seque
     """
     if not isinstance(subsets, Mapping) or not subsets:
         raise ValueError("subsets must be a non-empty mapping name -> column indices.")
-    y_pred, cells, _, _ = _validate(y_pred, weak_labels, label_model, n_classes, [metric], [])
+    y_pred, cells, metrics, _ = _validate(y_pred, weak_labels, label_model, n_classes,
+                                          [metric], [])
+    metric = _one_metric(metrics, metric)
     weak, label_model = cells.patterns[cells.cell], cells.label_model
     n_classes = cells.n_classes
     ci_prob = as_ci_prob(ci_prob)
@@ -808,7 +832,7 @@ def compare_labelling_functions(y_pred, weak_labels, subsets: Mapping[str, Seque
     rows = {}
     for name, idx in columns.items():
         y, cells, metrics, _ = _validate(y_pred[covered], weak[covered][:, idx], label_model,
-                                         n_classes, [metric], [])
+                                         n_classes, [metric], [])  # the key of one class
         rows[name] = {**exact_bounds(cells.cell_counts(y), cells.beta, metrics,
                                      **_label_model_error(cells, label_model))[metric],
                       "n_lfs": idx.size, "n_cells": len(cells.counts)}

@@ -7,11 +7,14 @@ Every metric below is :math:`\sum_k w_k\,P(H{=}k, Y{=}k) / D_k` with identified 
 metric      terms :math:`k`, :math:`w_k`  :math:`D_k`
 ==========  ===========================  =================================
 accuracy    every class, 1               1
-precision   class 1, 1                   :math:`P(H=1)`
-recall      class 1, 1                   :math:`P(Y=1)`
-f1          class 1, 2                   :math:`P(H=1) + P(Y=1)`
+precision   class :math:`c`, 1           :math:`P(H=c)`
+recall      class :math:`c`, 1           :math:`P(Y=c)`
+f1          class :math:`c`, 2           :math:`P(H=c) + P(Y=c)`
 macro_f1    every class, :math:`2/K`     :math:`P(H=k) + P(Y=k)`
 ==========  ===========================  =================================
+
+Precision, recall and F1 are of one class :math:`c` against the rest: class 1 of two, or the
+class of the key ``"precision[c]"`` (every class for :math:`K>2`, :func:`class_metrics`).
 
 **Exact bounds** (:func:`exact_bounds`). Over all couplings of :math:`\alpha_z` and
 :math:`\beta_z` in each cell, each diagonal mass obeys the Fréchet–Hoeffding bounds
@@ -130,6 +133,7 @@ from bayeval.metrics import REGISTRY
 __all__ = [
     "BINARY_ONLY",
     "METRICS",
+    "class_metrics",
     "closed_form",
     "default_metrics",
     "entropic_bounds",
@@ -143,11 +147,29 @@ __all__ = [
 METRICS = ("accuracy", "precision", "recall", "f1", "macro_f1")
 """The metrics of :data:`bayeval.metrics.REGISTRY` that have Fréchet bounds here."""
 BINARY_ONLY = tuple(m for m in METRICS if not REGISTRY[m].multiclass)
-"""Those defined for two classes only (of class 1)."""
+"""The metrics of one class (one-vs-rest): of class 1 for two classes, else of every class
+(:func:`class_metrics`)."""
 #: patterns with fewer items are pooled with the small patterns of a similar label model
 POOL_BELOW = 10
 #: width of the label-model bins that pool small patterns
 POOL_BIN = 0.1
+
+
+def class_metrics(metric: str, n_classes: int) -> tuple[str, ...]:
+    """The keys of a one-class metric for each class: ``"precision[k]"``, :math:`k<K`.
+
+    Examples
+    --------
+    >>> class_metrics("recall", 3)
+    ('recall[0]', 'recall[1]', 'recall[2]')
+    """
+    return tuple(f"{metric}[{k}]" for k in range(n_classes))
+
+
+def _split(metric: str) -> tuple[str, int | None]:
+    """``("precision", 2)`` for ``"precision[2]"``; ``(metric, None)`` without a class."""
+    name, _, cls = metric.partition("[")
+    return (name, int(cls[:-1])) if cls else (metric, None)
 
 
 def metric_terms(metric: str, n_classes: int
@@ -157,7 +179,8 @@ def metric_terms(metric: str, n_classes: int
     Parameters
     ----------
     metric : str
-        One of :data:`METRICS`.
+        One of :data:`METRICS`, or a one-class metric of class :math:`k` as ``"precision[k]"``
+        (:func:`class_metrics`; the bare name is class 1 of two).
     n_classes : int
         :math:`K`.
 
@@ -175,15 +198,18 @@ def metric_terms(metric: str, n_classes: int
     >>> classes, weights, scales = metric_terms("f1", 2)
     >>> classes.tolist(), weights.tolist(), scales
     ([1], [2.0], (1.0, 1.0, 0.0))
+    >>> metric_terms("precision[2]", 3)[0].tolist()
+    [2]
     """
-    every = np.arange(n_classes)
+    name, cls = _split(metric)
+    every, one = np.arange(n_classes), np.array([1 if cls is None else cls])
     return {
         "accuracy": (every, np.ones(n_classes), (0.0, 0.0, 1.0)),
-        "precision": (np.array([1]), np.ones(1), (1.0, 0.0, 0.0)),
-        "recall": (np.array([1]), np.ones(1), (0.0, 1.0, 0.0)),
-        "f1": (np.array([1]), np.array([2.0]), (1.0, 1.0, 0.0)),
+        "precision": (one, np.ones(1), (1.0, 0.0, 0.0)),
+        "recall": (one, np.ones(1), (0.0, 1.0, 0.0)),
+        "f1": (one, np.array([2.0]), (1.0, 1.0, 0.0)),
         "macro_f1": (every, np.full(n_classes, 2.0 / n_classes), (1.0, 1.0, 0.0)),
-    }[metric]
+    }[name]
 
 
 #: The fast paths' products have an inner size of K or of a few terms (or are L-BFGS vector

@@ -129,7 +129,7 @@ Y_PRED = np.array([0, 1, 1, 0])
     ({"n_classes": 10**9}, "n_classes must be an integer from 2 to 1000"),
     ({"y_pred": [7, 7, 7, 7], "weak_labels": [[7], [-1], [7], [7]]}, "hold one class code, 7"),
     ({"weak_labels": [[0, 0.7], [1, -1], [1, 1], [0, 0]]}, r"weak_labels must hold integers"),
-    ({"y_pred": [0, 1, 2, 0], "metrics": ["f1"]}, "metrics .* are for two classes"),
+    ({"y_pred": [0, 1, 2, 0], "metrics": ["f1[3]"]}, r"metrics must be one of .*f1\[2\]"),
     ({"metrics": ["auc"]}, "metrics must be one of"),
     ({"method": "pymc", "model": "m3"}, "labels"),
     ({"labels": [1, 0, np.nan, np.nan]}, "labels"),

@@ -79,8 +79,8 @@ def test_empty_partitions_add_nothing(client, rng):
 @pytest.mark.parametrize(("weak", "y_pred", "kwargs", "match"), [
     ([[0, -2], [1, -1], [1, 1], [0, 0]], [0, 1, 1, 0], {}, "weak_labels must hold integers"),
     ([[0, 1], [1, -1], [1, 1], [0, 0]], [0, 1, 2, 0], {"n_classes": 2}, "hold 3 class codes"),
-    ([[0, 1], [1, -1], [1, 1], [0, 0]], [0, 1, 2, 0], {"metrics": ["f1"]},
-     "metrics .* are for two classes"),
+    ([[0, 1], [1, -1], [1, 1], [0, 0]], [0, 1, 2, 0], {"metrics": ["f1[3]"]},
+     r"metrics must be one of .*f1\[2\]"),
     ([[0, 1], [1, -1], [1, 1], [0, 0]], [0, 1, 1, 0], {"label_model": "snorkel"},
      "label_model must be one of"),
 ])
