@@ -2,9 +2,10 @@
 
 :func:`mvu` is the entry function, :func:`model` its PyMC models (``variant="a"``, ``"b"``,
 ``"c"``); the imputers, Dirichlet fits and DMV are in :mod:`bayeval.methods.mvu.estimators`, the
-exact hard confidence in :mod:`bayeval.methods.mvu.fast`, MVCE and post-hoc scaling in
-:mod:`bayeval.methods.mvu.calibration`, missingness not at random in
-:mod:`bayeval.methods.mvu.mnar` and decisions with a loss matrix in
+Gaussian copula imputer of mixed (continuous, integer and categorical) features in
+:mod:`bayeval.methods.mvu.copula`, the exact hard confidence in :mod:`bayeval.methods.mvu.fast`,
+MVCE and post-hoc scaling in :mod:`bayeval.methods.mvu.calibration`, missingness not at random
+in :mod:`bayeval.methods.mvu.mnar` and decisions with a loss matrix in
 :mod:`bayeval.methods.mvu.decisions`.
 """
 
@@ -12,6 +13,7 @@ from bayeval.deprecation import renamed_builders
 from bayeval.methods.mvu import plots  # noqa: F401 (registers the MVU figure with the display)
 from bayeval.methods.mvu.api import mvu
 from bayeval.methods.mvu.calibration import consistency, ece, fit_scale, mvce, reliability
+from bayeval.methods.mvu.copula import CopulaImputer, FeatureCodec
 from bayeval.methods.mvu.estimators import (
     DMV,
     GaussianImputer,
@@ -30,6 +32,8 @@ from bayeval.methods.mvu.result import MVUEvaluation
 
 __all__ = [
     "DMV",
+    "CopulaImputer",
+    "FeatureCodec",
     "GaussianImputer",
     "LinearClassifier",
     "MNARGaussianImputer",

@@ -9,11 +9,16 @@ is the usual Bayes-rule confidence (see :mod:`bayeval.methods.mvu.fast`).
 
 Estimators of the MVU (``imputer`` of :func:`mvu`):
 
-* ``"gaussian"``: the push-forward of the conditional Gaussian :math:`N(\mu_{M|O}, \Sigma_{M|O})`
-  fitted to complete training rows. For a linear classifier the logits
-  :math:`z = W x + b` are Gaussian, so :math:`c_\mathrm{hard}` is exact: a normal CDF (binary) or a
-  Gaussian orthant probability (multiclass). Otherwise ``draws`` imputations per row are pushed
-  through the classifier;
+* ``"gaussian"`` (the default for floating-point features): the push-forward of the conditional
+  Gaussian :math:`N(\mu_{M|O}, \Sigma_{M|O})` fitted to complete training rows. For a linear
+  classifier the logits :math:`z = W x + b` are Gaussian, so :math:`c_\mathrm{hard}` is exact: a
+  normal CDF (binary) or a Gaussian orthant probability (multiclass). Otherwise ``draws``
+  imputations per row are pushed through the classifier;
+* ``"copula"`` (the default when the training DataFrame has integer, boolean or categorical
+  columns): a Gaussian copula (:mod:`bayeval.methods.mvu.copula`) draws the missing features,
+  continuous or not, from their conditional law given the observed ones; ``draws`` imputations
+  per row are pushed through the classifier, which gets DataFrames with the training columns'
+  dtypes and levels;
 * ``"mean"``, ``"zero"``, ``"conditional_mean"``: single imputation plus a variance heuristic
   (point mass, s-max-variance or scale-probability Dirichlet; the paper's baselines);
 * ``"dmv"``: Direct Missing Value, a network trained to output the Dirichlet MVU directly;
@@ -46,6 +51,7 @@ import xarray as xr
 
 from bayeval.deprecation import renamed_arguments
 from bayeval.evaluation import CI_KINDS
+from bayeval.methods.mvu.copula import CopulaImputer, FeatureCodec
 from bayeval.methods.mvu.estimators import (
     DMV,
     SHIFTS,
@@ -87,7 +93,7 @@ from bayeval.validation.memory import FLOAT_BYTES, check_memory
 __all__ = ["mvu"]
 
 METHODS = ("exact", "mc", "pymc", "both")
-IMPUTERS = ("gaussian", "mean", "zero", "conditional_mean", "dmv")
+IMPUTERS = ("gaussian", "copula", "mean", "zero", "conditional_mean", "dmv")
 HEURISTICS = ("zero_var", "max_var", "scale_prob")
 DIRICHLET_FITS = ("mle", "moments")
 INFERENCE = ("laplace", "nuts")
@@ -149,6 +155,14 @@ def _inputs(predict_proba, X, mask, train, groups):
     classifier's columns)."""
     owner = classifier_of(predict_proba)
     X, mask, train, groups, index, names, columns = _labels(owner, X, mask, train, groups)
+    if FeatureCodec.mixed(train):  # the codes of integer and categorical columns
+        columns = FeatureCodec(train)
+        X, train, names = columns.encode(X, "X"), columns.encode(train, "train"), columns.names
+    elif isinstance(X, pd.DataFrame) and not all(_numeric(X[c]) for c in X.columns):
+        odd = [c for c in X.columns if not _numeric(X[c])]
+        raise ValueError(f"X has the non-numeric column(s) {odd}; imputing them needs train as "
+                         "a DataFrame of complete rows with the same columns and dtypes (its "
+                         "levels define theirs).")
     predict = as_classifier(predict_proba, columns)
     x = as_array(X, "X", ndim=2, allow_nan=True)
     m = np.isnan(x)
@@ -181,6 +195,15 @@ def _inputs(predict_proba, X, mask, train, groups):
     rows = np.arange(len(x)) if index is None else index.to_numpy()
     features = np.arange(d) if names is None else np.asarray(names)
     return predict, x, m, train, groups, probe, rows, features, columns
+
+
+def _numeric(column: pd.Series) -> bool:
+    """Numbers (or None/NaN), not booleans or categories."""
+    if column.dtype == object:
+        return all(isinstance(v, (int, float, np.number)) and not isinstance(v, (bool, np.bool_))
+                   for v in column.dropna())
+    return (pd.api.types.is_numeric_dtype(column.dtype)
+            and not pd.api.types.is_bool_dtype(column.dtype))
 
 
 def _weights(weights, threshold, k: int):
@@ -296,12 +319,24 @@ def _check_options(imputer, method, train, opts) -> None:
         raise ValueError("imputer must be one of " + ", ".join(map(repr, IMPUTERS)) + " or an "
                          "object with sample(X, mask, draws, random_seed); got "
                          f"{type(imputer).__name__}.")
-    needs_train = (imputer in ("gaussian", "mean", "conditional_mean")
+    needs_train = (imputer in ("gaussian", "copula", "mean", "conditional_mean")
                    or (imputer == "dmv" and (opts["dmv"] is None or method in ("pymc", "both"))))
     if needs_train and train is None:
         raise ValueError(f"imputer={imputer!r} with method={method!r} needs train: complete "
                          "training rows (no NaN) of the same features.")
+    codec = opts["columns"]
+    if isinstance(codec, FeatureCodec) and imputer in ("mean", "zero", "conditional_mean", "dmv"):
+        kinds = [f"{n} ({k})" for n, k in zip(codec.names, codec.kinds, strict=True)
+                 if k != "continuous"]
+        raise ValueError(f"imputer={imputer!r} treats every feature as a number, and train has "
+                         f"the integer, boolean or categorical columns {kinds}; use "
+                         "imputer='copula' (the default for such columns) or cast them to "
+                         "float.")
     if method in ("pymc", "both"):
+        if imputer == "copula" or isinstance(imputer, CopulaImputer):
+            raise ValueError("the copula imputer has no generative model here, and its MVU has "
+                             "atoms (discrete features) that a Dirichlet does not describe; use "
+                             "method='exact' or 'mc' (the vote of its imputations).")
         if imputer in ("mean", "zero", "conditional_mean"):
             raise ValueError(f"imputer={imputer!r} has no generative model (its Dirichlet is "
                              "fixed by a heuristic); use method='exact' or 'mc'.")
@@ -390,7 +425,9 @@ def mvu(predict_proba, X, *, data=None, mask=None, groups=None, imputer="gaussia
         The rows to decide on, NaN where a feature is missing. A DataFrame's index labels the
         rows of the result (``instance``) and its column names the features; its columns (and
         those of a DataFrame ``train`` or ``mask``) are put in the order of the classifier's
-        ``feature_names_in_``, and the classifier is called with a DataFrame of those columns.
+        ``feature_names_in_``, and the classifier is called with a DataFrame of those columns
+        (with the dtypes and levels of ``train``'s columns: integers, booleans, categoricals,
+        strings; None or NaN marks a missing value).
         Or a list of column names of ``data`` (a dict ``{feature: column}`` renames them).
     data : table, optional
         A pandas DataFrame or pyarrow Table whose columns ``X`` names; its index labels the
@@ -400,9 +437,13 @@ def mvu(predict_proba, X, *, data=None, mask=None, groups=None, imputer="gaussia
         1 marks a missing feature (overrides NaN; every NaN must be marked).
     groups : array (d,), optional
         Sensor of each feature: DMV masks and flags sensors as a whole.
-    imputer : {"gaussian", "mean", "zero", "conditional_mean", "dmv"} or object
-        The model of the missing features (module docstring); a :class:`GaussianImputer` with
-        fixed parameters, or any object with ``sample(X, mask, draws, random_seed)``.
+    imputer : {"gaussian", "copula", "mean", "zero", "conditional_mean", "dmv"} or object
+        The model of the missing features (module docstring); a :class:`GaussianImputer` or
+        :class:`~bayeval.methods.mvu.copula.CopulaImputer` with fixed parameters, or any object
+        with ``sample(X, mask, draws, random_seed)`` (on mixed data it gets and returns the
+        codes of :class:`~bayeval.methods.mvu.copula.FeatureCodec`). ``"gaussian"`` becomes
+        ``"copula"`` when ``train`` is a DataFrame with integer, boolean or categorical columns
+        (said in the warnings).
     method : {"exact", "mc", "pymc", "both"}
         ``"exact"``: exact hard confidence of the estimator's MVU (normal CDF / orthant
         probability for a linear classifier under Gaussian imputation, Beta/Dirichlet for the
@@ -498,6 +539,14 @@ def mvu(predict_proba, X, *, data=None, mask=None, groups=None, imputer="gaussia
             "sample_kwargs": sample_kwargs, "classifier": predict_proba}
     predict, x, m, train, groups, probe, labels, features, columns = _inputs(
         predict_proba, X, mask, train, groups)
+    chosen = []
+    if isinstance(columns, FeatureCodec) and isinstance(imputer, str) and imputer == "gaussian":
+        imputer = "copula"
+        chosen.append("train has integer, boolean or categorical columns (" + ", ".join(
+            f"{n}: {k}" for n, k in zip(columns.names, columns.kinds, strict=True)
+            if k != "continuous") + "), which a Gaussian would give values they cannot take: "
+            "imputer='copula' draws every missing feature from its conditional law given the "
+            "observed ones")
     opts.update(groups=groups, columns=columns)
     _check_options(imputer, method, train, opts)
     k = predict(probe).shape[1]
@@ -510,6 +559,13 @@ def mvu(predict_proba, X, *, data=None, mask=None, groups=None, imputer="gaussia
     opts["model_a"] = name == "gaussian"
     if opts["model_a"]:
         imputer = GaussianImputer.fit(train)
+    if name == "copula":
+        kinds = columns.kinds if isinstance(columns, FeatureCodec) else None
+        imputer = CopulaImputer.fit(train, kinds, random_seed=rng)
+        if dirichlet is None:
+            chosen.append(f"c_hard is the vote frequency of {draws} independent copula "
+                          "imputations per row pushed through the classifier (c_hard_se = "
+                          "sqrt(c(1 - c)/draws))")
     mar = imputer
     if shift is not None:
         imputer = MNARGaussianImputer.shifting(mar, shift)
@@ -570,7 +626,8 @@ def mvu(predict_proba, X, *, data=None, mask=None, groups=None, imputer="gaussia
         description=f"hard confidence of {len(x)} rows ({rows.size} with missing features), "
                     f"imputer {name}, scale {scale:g}"
                     + ("" if shift is None else f", MNAR shift N({shift[0]:g}, {shift[1]:g}^2)"),
-        assumptions=ASSUMPTIONS if shift is None else MNAR_ASSUMPTIONS, warnings=notes,
+        assumptions=ASSUMPTIONS if shift is None else MNAR_ASSUMPTIONS,
+        warnings=[*chosen, *notes],
         data=data, model=model, imputer=name,
         hard_confidence=opts["how"], scale=float(scale), n_draws=int(draws),
         weights=None if opts["weights"] is None else opts["weights"].tolist(),

@@ -129,7 +129,8 @@ def as_classifier(predict_proba, columns=None) -> Callable[[np.ndarray], np.ndar
 
     A binary output of shape (n,) is read as the probability of class 1: ``(1 - p, p)``. With
     ``columns`` (the classifier's ``feature_names_in_``) the rows are passed as a DataFrame with
-    those column names.
+    those column names; with a :class:`~bayeval.methods.mvu.copula.FeatureCodec`, as its decoded
+    DataFrame (the training columns' dtypes and levels).
     """
     fn = getattr(predict_proba, "predict_proba", None)
     if fn is None and callable(predict_proba) and not hasattr(predict_proba, "fit"):
@@ -143,9 +144,12 @@ def as_classifier(predict_proba, columns=None) -> Callable[[np.ndarray], np.ndar
 
 
 def _framer(columns):
-    """numpy rows -> what the classifier was fitted on (a DataFrame with ``columns``)."""
+    """numpy rows -> what the classifier was fitted on (a DataFrame with ``columns``, or the
+    decoded DataFrame of a :class:`~bayeval.methods.mvu.copula.FeatureCodec`)."""
     if columns is None:
         return lambda X: X
+    if callable(getattr(columns, "decode", None)):
+        return columns.decode
     return lambda X: pd.DataFrame(np.asarray(X, dtype=float), columns=columns)
 
 
