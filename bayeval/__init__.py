@@ -13,7 +13,7 @@ from bayeval import methods, plots  # plots and report register Evaluation.plot(
 from bayeval.evaluation import Evaluation, load
 from bayeval.methods.bounds import bounds
 from bayeval.methods.cbpe import cbpe
-from bayeval.methods.judge import compare_systems, judge
+from bayeval.methods.judge import compare_systems, judge, pool_judges
 from bayeval.methods.labelled import labelled
 from bayeval.methods.mvu import mvu
 from bayeval.methods.pemi import pemi
@@ -22,5 +22,5 @@ from bayeval.report import report
 __version__ = version("bayeval")
 __all__ = [
     "Evaluation", "__version__", "bounds", "cbpe", "compare_systems", "judge", "labelled", "load",
-    "methods", "mvu", "pemi", "plots", "report",
+    "methods", "mvu", "pemi", "plots", "pool_judges", "report",
 ]
