@@ -181,15 +181,16 @@ class ClassRows:
 
 
 @dataclasses.dataclass(frozen=True)
-class ClassComponents:
-    r"""Weighted draws :math:`p^{(s)}` of the class probabilities of the missing rows.
+class ClassComponents(Components):
+    r"""Weighted draws :math:`p^{(s)}` of the class probabilities of the missing rows: the
+    :class:`~bayeval.methods.pemi.mixture.Components` of K classes.
 
     Attributes
     ----------
     weights : numpy.ndarray, shape (S,)
         :math:`w_s`, summing to 1.
-    probs : callable
-        ``probs(index) -> (len(index), m, K)``, the components ``index``.
+    p_of : callable
+        ``p_of(index) -> (len(index), m, K)``, the components ``index``.
 
     Examples
     --------
@@ -198,24 +199,10 @@ class ClassComponents:
     (1, (1, 2, 3))
     """
 
-    weights: np.ndarray
-    probs: Callable[[np.ndarray], np.ndarray]
-
-    @property
-    def size(self) -> int:
-        return self.weights.size
-
-    def chunks(self, width: int):
-        """(index, probabilities) of consecutive components, rows of ``width`` cells each."""
-        step = max(1, _CELLS // max(width, 1))
-        for start in range(0, self.size, step):
-            index = np.arange(start, min(start + step, self.size))
-            yield index, self.probs(index)
-
     def of(self, pos: np.ndarray, col: np.ndarray) -> Components:
         """The binary :class:`~bayeval.methods.pemi.mixture.Components` of one column per
         missing row (:meth:`ClassRows.binary`)."""
-        return Components(self.weights, lambda index: self.probs(index)[:, pos, col])
+        return Components(self.weights, lambda index: self.p_of(index)[:, pos, col])
 
 
 def _components(rows: ClassRows, base: np.ndarray | None, post, delta, rng) -> ClassComponents:
@@ -345,7 +332,7 @@ def simulate_classes(rows: ClassRows, comps: ClassComponents, metrics: tuple[str
     step = max(1, _CELLS // max(rows.m * rows.k, 1))
     for start in range(0, pick.size, step):
         stop = min(start + step, pick.size)
-        cum = np.cumsum(comps.probs(pick[start:stop]), axis=-1)
+        cum = np.cumsum(comps.p_of(pick[start:stop]), axis=-1)
         u = rng.random((stop - start, rows.m, 1))
         codes = np.minimum((u >= cum).sum(axis=-1), rows.k - 1)
         mats = (matrix_of(codes, yp, rows.k) + rows.known).astype(float)
@@ -363,7 +350,7 @@ def _class_laws(rows: ClassRows, comps: ClassComponents, metrics, method: str, c
                 ci_kind: str, opts: Options, rng, classes) -> tuple[dict, list[str]]:
     """Rows (mean, sd, lower, upper, mass, p_undefined) and exact laws (or None) of accuracy
     and the per-class metrics, keyed by (metric, class code); binary PEMI's laws per class."""
-    out, notes = {}, []
+    out, notes, replaced = {}, [], []
     wanted = [m for m in metrics if m in CLASS_METRICS]
     groups = ([(None, ("accuracy",))] if {"accuracy", "micro_f1"} & set(metrics) else []) + (
         [(k, tuple(wanted)) for k in range(rows.k)] if wanted else [])
@@ -382,7 +369,9 @@ def _class_laws(rows: ClassRows, comps: ClassComponents, metrics, method: str, c
                 normal = normal_of(moments[name], comps_b.weights, ci_prob)
                 row, note, kind = choose(name, normal, laws.get(name), ci_prob=ci_prob,
                                          ci_kind=ci_kind, fallback=method == "auto")
-                if note:
+                if note and kind == "exact" and method == "auto":
+                    replaced.append(name if key is None else f"{name} of {classes[key]}")
+                elif note:
                     notes.append(note if key is None else f"class {classes[key]}: {note}")
                 if row is None:
                     row = (*imputed_summary(rows_b, comps_b, (name,), ci_prob, rng, opts)[name],
@@ -391,6 +380,11 @@ def _class_laws(rows: ClassRows, comps: ClassComponents, metrics, method: str, c
             for metric in ((name,) if key is not None else
                            [m for m in ("accuracy", "micro_f1") if m in metrics]):
                 out[metric, 0 if key is None else key] = (row, law)
+    if replaced:
+        notes.append(f"the normal approximation is poor for {len(replaced)} metric(s) with an "
+                     f"exact law ({', '.join(replaced[:4])}{', ...' if len(replaced) > 4 else ''}"
+                     "; a mass at a bound, skew or few missing rows): their exact laws are "
+                     "reported (column 'exact').")
     return out, notes
 
 
@@ -730,7 +724,7 @@ def pemi_classes(scores, labels, *, y_pred=None, p=None, calibration: str = "pla
                                     ci_prob, ci_kind, opts, rng, classes)
         notes += more
     for note in notes:
-        warnings.warn(note, UserWarning, stacklevel=3)
+        warnings.warn(note, UserWarning, stacklevel=5)  # the caller of be.pemi
     return PEMIClasses.create(
         method="pemi_multiclass", variant=method, closed_form=closed, draws=tree,
         estimand="posterior_predictive/value" if tree is not None else None,

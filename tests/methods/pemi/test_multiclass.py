@@ -181,18 +181,22 @@ def test_mnar_shift_of_the_missingness_rates_covers_the_truth():
 
 
 # ---------------------------------------------------------------------- calibration map
-def test_the_map_posterior_finds_the_true_map_and_its_plug_in_undercovers_less_width():
+def _design(n: int, bias, slope: float, rng) -> tuple[np.ndarray, np.ndarray]:
+    """True probabilities softmax(z + bias) and scores softmax(slope z), z ~ N(0, 1.5^2)."""
+    z = rng.normal(0.0, 1.5, (n, K))
+    return special.softmax(z + np.asarray(bias), axis=1), special.softmax(slope * z, axis=1)
+
+
+def test_the_map_posterior_finds_the_true_map_and_mixing_over_it_widens_the_law():
     rng = np.random.default_rng(6)
     n = 3000
-    z = rng.normal(0.0, 1.5, (n, K))
-    truth = special.softmax(z + np.array([0.0, 0.5, -0.5]), axis=1)
-    s = special.softmax(0.5 * z, axis=1)
+    truth, s = _design(n, [0.0, 0.5, -0.5], 0.5, rng)  # the true map: a = bias, b = 2
     post = posterior(s, _draw(truth, rng), random_seed=0)
-    a = post.weights @ post.a
-    b = post.weights @ post.b
-    sd_b = np.sqrt(post.weights @ (post.b - b) ** 2)
-    assert abs(b - 2.0) <= 4 * sd_b and post.ess > 200
-    assert np.abs(a - [0.0, 0.5, -0.5]).max() < 0.2
+    for draws, true in ((post.a[:, 1:], [0.5, -0.5]), (post.b[:, None], [2.0])):
+        mean = post.weights @ draws
+        sd = np.sqrt(post.weights @ (draws - mean) ** 2)
+        assert (np.abs(mean - true) <= 4 * sd).all()
+    assert post.ess > 200
     labels = _draw(truth, rng).astype(object)
     labels[rng.random(n) < 0.95] = None
     wide = be.pemi(s, labels, metrics="accuracy", random_seed=1).closed_form
@@ -206,9 +210,7 @@ def test_the_map_posterior_finds_the_true_map_and_its_plug_in_undercovers_less_w
 def both():
     rng = np.random.default_rng(1)
     n = 300
-    z = rng.normal(0, 1.5, (n, K))
-    p = special.softmax(z + np.array([0, 0.3, -0.3]), axis=1)
-    s = special.softmax(0.6 * z, axis=1)
+    p, s = _design(n, [0.0, 0.3, -0.3], 0.6, rng)
     labels = _draw(p, rng).astype(object)
     labels[rng.choice(n, 150, replace=False)] = None
     with warnings.catch_warnings():
