@@ -213,13 +213,19 @@ def _components(rows: ClassRows, base: np.ndarray | None, post, delta, rng) -> C
     shifts = mean + sd * rng.standard_normal((size, rows.k))
     weights = post.weights if post is not None else np.full(size, 1.0 / size)
     if post is not None:
-        x = log_scores(rows.scores[rows.mis])
-        return ClassComponents(weights, lambda i: platt_probabilities(x, post.a[i], post.b[i],
-                                                                      shifts[i]))
-    with np.errstate(divide="ignore"):
-        log_base = np.log(base)
-    return ClassComponents(weights, lambda i: platt_probabilities(
-        log_base, np.zeros((i.size, rows.k)), np.ones(i.size), shifts[i]))
+        x, a, b = log_scores(rows.scores[rows.mis]), post.a, post.b
+    else:
+        with np.errstate(divide="ignore"):
+            x = np.log(base)
+        a, b = np.zeros((size, rows.k)), np.ones(size)
+
+    def p_of(i: np.ndarray) -> np.ndarray:
+        return platt_probabilities(x, a[i], b[i], shifts[i])
+
+    if size * rows.m * rows.k <= _CELLS:  # small enough to hold: computed once
+        held = p_of(np.arange(size))
+        return ClassComponents(weights, lambda i: held[i])
+    return ClassComponents(weights, p_of)
 
 
 # ------------------------------------------------------------------------------ the laws
