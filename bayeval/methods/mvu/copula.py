@@ -49,7 +49,8 @@ from scipy import special
 
 from bayeval.validation import as_positive_int, as_seed
 
-__all__ = ["KINDS", "CopulaImputer", "FeatureCodec"]
+__all__ = ["KINDS", "CopulaImputer", "FeatureCodec", "level_probabilities", "nominal_locations",
+           "truncated_normal"]
 
 KINDS = ("continuous", "ordinal", "nominal")
 #: Gauss-Hermite nodes of the nominal level probabilities
@@ -206,10 +207,10 @@ class CopulaImputer:
 
     Parameters
     ----------
-    corr : array (D, D)
+    corr : array (D, D) or None
         Correlation matrix :math:`R` of the latents: one per continuous or ordinal feature (or
         nominal with two levels) and one per level of a nominal feature, in column order; the
-        block of a nominal feature is the identity.
+        block of a nominal feature is the identity. None: independent latents.
     margins : list of length d
         Per feature: for ``"continuous"`` a 1-D sample (its empirical distribution) or a frozen
         ``scipy.stats`` distribution (``cdf``/``ppf``); otherwise ``(levels, probabilities)``
@@ -243,7 +244,9 @@ class CopulaImputer:
         self.margins = [_margin(mg, kind) for mg, kind in zip(margins, self.kinds, strict=True)]
         width = [getattr(mg, "width", 1) for mg in self.margins]
         self.slots = np.split(np.arange(sum(width)), np.cumsum(width)[:-1])
-        self.corr = np.asarray(corr, dtype=float)
+        self._varies = np.repeat([len(getattr(mg, "levels", (0, 1))) > 1 for mg in self.margins],
+                                 width)
+        self.corr = np.eye(sum(width)) if corr is None else np.asarray(corr, dtype=float)
         if self.corr.shape != (sum(width),) * 2 or not np.allclose(self.corr, self.corr.T):
             raise ValueError(f"corr must be a symmetric ({sum(width)}, {sum(width)}) matrix "
                              f"(one latent per feature, one per level of a nominal feature); got "
@@ -290,9 +293,7 @@ class CopulaImputer:
                    for col, kind in zip(x.T, kinds, strict=True)]
         margins = [m if kind == "continuous" else (m[0], m[1] / len(x))
                    for m, kind in zip(margins, kinds, strict=True)]
-        width = sum(len(m[0]) if k == "nominal" and len(m[0]) > 2 else 1
-                    for m, k in zip(margins, kinds, strict=True))
-        imp = cls(np.eye(width), margins, kinds, sweeps)
+        imp = cls(None, margins, kinds, sweeps)
         rng = as_seed(random_seed)
         z, region = imp._latents(x, np.zeros(x.shape, bool), rng, iid=True)
         free = imp._discrete(np.ones(x.shape[1], bool))
@@ -315,9 +316,10 @@ class CopulaImputer:
     def _constrain(self, cov: np.ndarray) -> np.ndarray:
         """A correlation matrix from a latent second-moment matrix: unit diagonal, identity
         nominal blocks whose common direction is uncorrelated with the rest, positive definite
-        (off-diagonal shrunk towards 0 if needed); a latent without variance is independent."""
+        (off-diagonal shrunk towards 0 if needed); a latent without variance or of a feature
+        with one level is independent of the others."""
         sd = np.sqrt(np.diag(cov))
-        ok = sd > 1e-12
+        ok = (sd > 1e-12) & self._varies
         r = np.where(np.outer(ok, ok), cov / np.outer(np.where(ok, sd, 1), np.where(ok, sd, 1)),
                      0.0)
         q = np.eye(len(r))
