@@ -31,7 +31,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import numpy as np
-from scipy import optimize, special, stats
+from scipy import special
 
 from bayeval.methods.pemi.models import PRIOR_A, PRIOR_LOG_B
 
@@ -134,6 +134,8 @@ def _unpack(theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _log_posterior(theta: np.ndarray, x: np.ndarray, y: np.ndarray, prior_a, prior_log_b
                    ) -> np.ndarray:
     r"""Log posterior of rows of :math:`\theta=(a_1..a_{K-1},\log b)`, up to a constant."""
+    from scipy import stats
+
     a, b = _unpack(theta)
     own = x[np.arange(y.size), y]
     counts = np.bincount(y, minlength=x.shape[1])
@@ -161,6 +163,8 @@ def _gradient(theta: np.ndarray, x: np.ndarray, y: np.ndarray, prior_a, prior_lo
 
 def _mode(x, y, prior_a, prior_log_b) -> tuple[np.ndarray, np.ndarray]:
     """The posterior mode and the Hessian there (central differences of the gradient)."""
+    from scipy import optimize
+
     k = x.shape[1]
     res = optimize.minimize(lambda t: -_log_posterior(t, x, y, prior_a, prior_log_b)[0],
                             np.zeros(k), jac=lambda t: -_gradient(t, x, y, prior_a, prior_log_b),
@@ -211,6 +215,8 @@ def posterior(cal_scores: np.ndarray, cal_labels: np.ndarray, *, draws: int = DR
     >>> round(float(post.weights @ post.b), 1), post.ess > 300
     (0.5, True)
     """
+    from scipy import stats
+
     x = log_scores(cal_scores)
     mode, hess = _mode(x, cal_labels, prior_a, prior_log_b)
     cov = np.linalg.inv(-hess)
