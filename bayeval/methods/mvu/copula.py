@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import special
+from scipy import optimize, special
 
 from bayeval.validation import as_positive_int, as_seed
 
@@ -115,8 +115,9 @@ def nominal_locations(probs, tol: float = 1e-12) -> np.ndarray:
 
     .. math:: P_k(\mu) = \int \phi(t - \mu_k) \prod_{j \ne k} \Phi(t - \mu_j)\,dt
 
-    by 64-point Gauss-Hermite quadrature, solved by the fixed point
-    :math:`\mu \leftarrow \mu + \log(p / P(\mu))`.
+    by 64-point Gauss-Hermite quadrature (in logs); :math:`\log P_k(\mu) = \log p_k` is solved
+    by Powell's hybrid method from :math:`\mu = \log p` (the probabilities sum to 1, so the
+    first K - 1 equations with :math:`\mu_K = 0` suffice), then centred.
 
     Parameters
     ----------
@@ -136,14 +137,13 @@ def nominal_locations(probs, tol: float = 1e-12) -> np.ndarray:
     [0.2, 0.3, 0.5]
     """
     p = np.asarray(probs, dtype=float)
-    mu = np.log(p) - np.log(p).mean()
-    for _ in range(2000):
-        step = np.log(p / level_probabilities(mu))
-        mu = mu + step
-        mu -= mu.mean()
-        if np.abs(step).max() < tol:
-            break
-    return mu
+    if len(p) < 2:
+        return np.zeros(len(p))
+    start = np.log(p[:-1]) - np.log(p[-1])
+    res = optimize.root(lambda v: _log_level_probabilities(np.append(v, 0.0))[:-1]
+                        - np.log(p[:-1]), start, method="hybr", tol=tol)
+    mu = np.append(res.x, 0.0)
+    return mu - mu.mean()
 
 
 def level_probabilities(mu) -> np.ndarray:
@@ -163,11 +163,14 @@ def level_probabilities(mu) -> np.ndarray:
     >>> level_probabilities([0.0, 0.0, 0.0]).round(6).tolist()
     [0.333333, 0.333333, 0.333333]
     """
-    mu = np.asarray(mu, dtype=float)
+    return np.exp(_log_level_probabilities(np.asarray(mu, dtype=float)))
+
+
+def _log_level_probabilities(mu: np.ndarray) -> np.ndarray:
     t = mu[:, None] + np.sqrt(2) * _NODES  # (K, nodes): t - mu_k = sqrt(2) s
     log_cdf = special.log_ndtr(t[:, None, :] - mu[None, :, None])  # (k, j, nodes)
     log_cdf[np.arange(len(mu)), np.arange(len(mu))] = 0.0
-    return np.exp(log_cdf.sum(1)) @ _WEIGHTS / np.sqrt(np.pi)
+    return special.logsumexp(log_cdf.sum(1) + np.log(_WEIGHTS), axis=-1) - np.log(np.pi) / 2
 
 
 # ------------------------------------------------------------------------ truncated normals

@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import special, stats
+from scipy import integrate, special, stats
 from sklearn.compose import ColumnTransformer
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
@@ -109,6 +109,16 @@ def test_nominal_locations_give_the_level_probabilities():
     rng = np.random.default_rng(0)
     votes = np.argmax(mu + rng.standard_normal((200_000, 4)), axis=1)
     agree(votes, np.repeat(np.arange(4), (p * 10**7).astype(int)), np.arange(4))
+    for rare in ([1e-4, 0.3, 0.6999], [0.98, 0.01, 0.01], [1e-6, 1e-6, 1e-6, 1 - 3e-6]):
+        mu = nominal_locations(rare)  # adaptive quadrature of the defining integral
+
+        def density(t, k, mu=mu):
+            others = np.delete(mu, k)
+            return stats.norm.pdf(t - mu[k]) * np.prod(stats.norm.cdf(t - others))
+
+        exact = [integrate.quad(density, -np.inf, np.inf, args=(k,), epsabs=1e-15)[0]
+                 for k in range(len(rare))]
+        np.testing.assert_allclose(exact, rare, rtol=1e-7)
 
 
 def test_truncated_normal_matches_scipy_in_the_body_and_far_tails():
@@ -357,3 +367,31 @@ def test_a_sampler_object_gets_the_codes():
     assert ev.meta["imputer"] == "GaussianImputer"
     np.testing.assert_allclose(ev.closed_form["c_hard"].values,
                                plain.closed_form["c_hard"].values, atol=1e-12)
+
+
+def test_the_codec_round_trips_every_dtype():
+    """encode then decode gives back the training frame, dtypes and levels included; missing
+    values (None, NaN, pd.NA) become NaN codes."""
+    train = pd.DataFrame({
+        "x": [0.5, -1.0, 2.0, 0.0],
+        "n": pd.array([3, 1, 2, 3], dtype="Int64"),
+        "k": np.array([7, 5, 5, 6], dtype=np.int32),
+        "flag": [True, False, True, True],
+        "size": pd.Categorical(["S", "L", "M", "S"], categories=["S", "M", "L"], ordered=True),
+        "colour": ["red", "blue", "green", "red"],
+        "city": pd.array(["Oslo", "Rome", "Oslo", "Lima"], dtype="string"),
+    })
+    codec = FeatureCodec(train)
+    assert codec.kinds == ["continuous", "ordinal", "ordinal", "ordinal", "ordinal", "nominal",
+                           "nominal"]
+    pd.testing.assert_frame_equal(codec.decode(codec.encode(train, "train")), train)
+    rows = pd.DataFrame({"x": [np.nan], "n": pd.array([pd.NA], dtype="Int64"), "k": [None],
+                         "flag": [None], "size": pd.Categorical([None], categories=["S", "M", "L"]),
+                         "colour": [np.nan], "city": pd.array([pd.NA], dtype="string")})
+    assert np.isnan(codec.encode(rows, "X")).all()
+    imp = CopulaImputer.fit(codec.encode(pd.concat([train] * 5), "train"), codec.kinds,
+                            random_seed=0)
+    draws = imp.sample(codec.encode(rows, "X"), np.ones((1, 7), bool), 50, random_seed=0)[0]
+    back = codec.decode(draws)
+    assert list(back.dtypes) == list(train.dtypes)
+    assert set(back["colour"]) <= {"red", "blue", "green"} and set(back["n"]) <= {1, 2, 3}
