@@ -275,9 +275,9 @@ def _metric_of(rows: ClassRows, metric: str, zd: float) -> Callable[[np.ndarray]
     return f
 
 
-def delta_moments(rows: ClassRows, comps: ClassComponents, metric: str,
-                  opts: Options) -> tuple[np.ndarray, np.ndarray]:
-    r"""Delta-method (means, variances) of a metric of :math:`x` for every component.
+def delta_moments(rows: ClassRows, comps: ClassComponents, metrics: tuple[str, ...],
+                  opts: Options) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    r"""Delta-method (means, variances) of metrics of :math:`x` for every component.
 
     :math:`\mu=f(\bar x)+\tfrac12\operatorname{tr}(H\Sigma)` (the second-order term with
     ``opts.second_order``) and :math:`\sigma^2=\nabla f^\top\Sigma\nabla f`, at
@@ -291,31 +291,28 @@ def delta_moments(rows: ClassRows, comps: ClassComponents, metric: str,
 
     >>> rows = ClassRows(np.full((3, 2), 0.5), np.array([0, 1, 1]), np.array([0, 1, -1]))
     >>> comps = ClassComponents(np.ones(1), lambda i: np.array([[[0.4, 0.6]]]))
-    >>> [v.round(3).tolist() for v in delta_moments(rows, comps, "macro_recall", Options())]
+    >>> out = delta_moments(rows, comps, ("macro_recall",), Options())
+    >>> [v.round(3).tolist() for v in out["macro_recall"]]
     [[0.901], [0.016]]
     """
-    f = _metric_of(rows, metric, np.nan)
-    means, variances = np.empty(comps.size), np.empty(comps.size)
-    dim = 2 * rows.k
-    eye = np.eye(dim)
+    out = {metric: (np.empty(comps.size), np.empty(comps.size)) for metric in metrics}
+    eye = np.eye(2 * rows.k)
     for index, p in comps.chunks(rows.m * rows.k):
         x, cov = count_moments(rows, p)
         h = 1e-3 * np.maximum(1.0, np.abs(x))[:, :, None] * eye  # (c, a, 2K) steps
-        up, down = f(x[:, None, :] + h), f(x[:, None, :] - h)
-        grad = (up - down) / (2 * np.diagonal(h, axis1=1, axis2=2))
-        value = f(x)
-        mean = value
-        if opts.second_order:
-            ha, hb = h[:, :, None, :], h[:, None, :, :]
-            xs = x[:, None, None, :]
-            hess = (f(xs + ha + hb) - f(xs + ha - hb) - f(xs - ha + hb) + f(xs - ha - hb)) / (
-                4 * np.einsum("sa,sb->sab", np.diagonal(h, axis1=1, axis2=2),
-                              np.diagonal(h, axis1=1, axis2=2)))
-            mean = value + 0.5 * np.einsum("sab,sab->s", np.nan_to_num(hess), cov)
-        grad = np.nan_to_num(grad)
-        means[index] = mean
-        variances[index] = np.maximum(np.einsum("sa,sab,sb->s", grad, cov, grad), 0.0)
-    return means, variances
+        step = np.diagonal(h, axis1=1, axis2=2)
+        ha, hb, xs = h[:, :, None, :], h[:, None, :, :], x[:, None, None, :]
+        for metric in metrics:
+            f = _metric_of(rows, metric, opts.zero_division)
+            grad = np.nan_to_num((f(x[:, None, :] + h) - f(x[:, None, :] - h)) / (2 * step))
+            mean = f(x)
+            if opts.second_order:
+                hess = (f(xs + ha + hb) - f(xs + ha - hb) - f(xs - ha + hb)
+                        + f(xs - ha - hb)) / (4 * np.einsum("sa,sb->sab", step, step))
+                mean = mean + 0.5 * np.einsum("sab,sab->s", np.nan_to_num(hess), cov)
+            out[metric][0][index] = mean
+            out[metric][1][index] = np.maximum(np.einsum("sa,sab,sb->s", grad, cov, grad), 0.0)
+    return out
 
 
 def simulate_classes(rows: ClassRows, comps: ClassComponents, metrics: tuple[str, ...],
@@ -399,16 +396,13 @@ def _closed_form(rows: ClassRows, comps: ClassComponents, metrics, method: str, 
     """The ``closed_form`` Dataset over (``metric``, ``class``) and its notes."""
     laws, notes = _class_laws(rows, comps, metrics, method, ci_prob, ci_kind, opts, rng,
                               classes)
-    for metric in metrics:
-        if metric in EXACT:
-            continue
-        means, variances = delta_moments(rows, comps, metric, opts)
+    others = tuple(m for m in metrics if m not in EXACT)
+    for metric, (means, variances) in delta_moments(rows, comps, others, opts).items():
         normal = normal_of((means, variances, np.full(comps.size, np.nan)), comps.weights,
                            ci_prob)
         row, note, _ = choose(metric, normal, None, ci_prob=ci_prob, ci_kind=ci_kind,
                               fallback=False)
-        notes += [note.replace("method='impute' gives its law",
-                               "method='impute' gives the law of the imputations")] if note else []
+        notes += [note] if note else []
         laws[metric, 0] = (row, None)
     names = ("mean", "sd", "lower", "upper", "interval_mass", "p_undefined")
     shape = (len(metrics), rows.k)

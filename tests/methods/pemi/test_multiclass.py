@@ -278,6 +278,21 @@ def test_nothing_missing_gives_scikit_learns_metrics_with_zero_width():
         assert np.nanmax(cf["upper"].sel(metric=metric) - cf["lower"].sel(metric=metric)) == 0
 
 
+def test_a_class_never_predicted_follows_zero_division_in_the_averages():
+    rng = np.random.default_rng(12)
+    s = rng.dirichlet([3, 3, 0.3], 80)
+    s = s[s.argmax(axis=1) != 2]  # class 2 is never predicted: its precision is undefined
+    y = rng.integers(0, K, len(s))
+    for zd in (0.0, 1.0):
+        with pytest.warns(UserWarning, match="no label is missing"):
+            cf = be.pemi(s, y.astype(object), calibration="none", zero_division=zd,
+                         metrics=("macro_precision", "weighted_precision")).closed_form
+        for kind in ("macro", "weighted"):
+            assert float(cf["mean"].sel(metric=f"{kind}_precision")[0]) == pytest.approx(
+                skm.precision_score(y, s.argmax(axis=1), labels=list(range(K)), average=kind,
+                                    zero_division=zd), abs=1e-12)
+
+
 S3 = [[0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.2, 0.2, 0.6], [0.3, 0.3, 0.4]]
 
 
