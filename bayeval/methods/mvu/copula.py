@@ -234,8 +234,8 @@ class CopulaImputer:
     ...                     ["continuous", "nominal"])
     >>> x = imp.sample([[2.0, np.nan], [-2.0, np.nan]], [[False, True], [False, True]], 4000,
     ...                random_seed=0)
-    >>> [np.bincount(x[i, :, 1].astype(int), minlength=3).argmax() for i in range(2)]
-    [np.int64(0), np.int64(2)]
+    >>> [int(np.bincount(x[i, :, 1].astype(int), minlength=3).argmax()) for i in range(2)]
+    [0, 2]
     """
 
     def __init__(self, corr, margins, kinds, sweeps: int = 20):
