@@ -669,12 +669,15 @@ class JudgePooled(Evaluation, method="pool_judges"):
         \mathrm{sd}_{IS})^2 + 1/(2\,\mathrm{ESS}_{IS})}`: the same posterior computed by
         another route (:func:`~bayeval.methods.judge.pooled_models.exact_posterior`), so a
         failure is the sampler's. ``eif_mean`` tests the model against the pooled EIF, which
-        assumes nothing about the judges' dependence: when the model holds it is at least as
-        efficient, so the two differ by about :math:`\sqrt{\mathrm{SE}^2 - \mathrm{sd}^2}`
-        (Hausman 1978), and :math:`|\bar\theta - \hat\theta_{EIF}| \le 0.25\,\mathrm{SE} +
-        4\sqrt{\max(\mathrm{SE}^2 - \mathrm{sd}^2, 0) + \mathrm{MCSE}^2}`; a failure says the
-        judges are not conditionally independent (see :meth:`dependence`) or the prior still
-        dominates. The sampler's own tests follow (:func:`bayeval.check.sampler_tests`).
+        assumes nothing about the judges' dependence: when the model holds, the more efficient
+        of the two (usually the model) and the other differ by about
+        :math:`\sqrt{|\mathrm{SE}^2 - \mathrm{sd}^2|}` (Hausman 1978), and
+        :math:`|\bar\theta - \hat\theta_{EIF}| \le 0.25\,\mathrm{SE} +
+        4\sqrt{|\mathrm{SE}^2 - \mathrm{sd}^2| + \mathrm{MCSE}^2}`; a failure says the judges
+        are not conditionally independent (see :meth:`dependence`) or the prior still
+        dominates. This test has little power: judges that share errors can leave the model
+        confidently wrong and still pass it, which :meth:`dependence` is there to catch. The
+        sampler's own tests follow (:func:`bayeval.check.sampler_tests`).
 
         Returns
         -------
@@ -730,7 +733,7 @@ class JudgePooled(Evaluation, method="pool_judges"):
                                 4 * np.sqrt((mcse_sd / e_sd) ** 2 + 1 / (2 * e_ess)))
         pooled = cf.sel(judge=POOLED)
         est, se = float(pooled["mean"]), float(pooled["sd"])
-        hausman = np.sqrt(max(se**2 - sd**2, 0.0) + mcse**2)
+        hausman = np.sqrt(abs(se**2 - sd**2) + mcse**2)
         rows["eif_mean"] = (est, mean, abs(mean - est), AGREEMENT_MEAN * se + 4 * hausman)
         frame = pd.DataFrame(rows, index=["fast", "draws", "statistic", "tolerance"]).T
         frame.index.name = "test"
