@@ -541,7 +541,10 @@ def pemi(scores, labels, *, y_pred=None, data=None, threshold: float = 0.5, p=No
     scores : array-like of float in [0, 1], shape (n,)
         Raw scores of the positive class for every test row: they give the predictions
         (``scores >= threshold``), the ranking of ROC-AUC and the calibrator's input; or a
-        column name of ``data``. The per-row arguments (``scores``, ``labels``, ``y_pred``,
+        column name of ``data``. Scores of one column per class, an (n, K) array or DataFrame
+        of class probabilities, evaluate K classes (labels of any hashable type, None or NaN
+        where missing): :func:`bayeval.methods.pemi.multiclass.pemi_classes`, which describes
+        the options it takes. The per-row arguments (``scores``, ``labels``, ``y_pred``,
         ``p``; the two parts of ``reference``) pair by index where they are pandas Series, else
         by position (:func:`bayeval.validation.aligned`).
     labels : array-like, shape (n,)
