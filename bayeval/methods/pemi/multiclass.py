@@ -428,9 +428,13 @@ def _closed_form(rows: ClassRows, comps: ClassComponents, metrics, method: str, 
 
 # ---------------------------------------------------------------------------- input handling
 def _labels(labels: Any, named, n_columns: int) -> tuple[np.ndarray, np.ndarray]:
-    """The classes of the score columns and the labels' codes (-1 where missing)."""
-    if isinstance(labels, (pd.Series, pd.Index)):
-        labels = labels.astype(object).to_numpy()
+    """The classes of the score columns (the DataFrame's columns, a Categorical's K categories,
+    else the labels' classes) and the labels' codes (-1 where missing)."""
+    if isinstance(getattr(labels, "dtype", None), pd.CategoricalDtype):
+        categories = np.asarray(list(labels.dtype.categories), dtype=object)
+        named = categories if named is None and categories.size == n_columns else named
+    if isinstance(labels, (pd.Series, pd.Index, pd.Categorical)):
+        labels = np.asarray(labels, dtype=object)
     arr = np.asarray(labels, dtype=object)
     if arr.ndim != 1:
         raise ValueError(f"labels must be 1-dimensional class labels with None or NaN where "

@@ -263,6 +263,19 @@ def test_pandas_inputs_pair_by_index_and_name_the_classes():
                                ordered.closed_form["mean"].values, atol=1e-12)
 
 
+def test_categorical_and_nullable_labels():
+    s = np.array(S3 * 5)
+    codes = [0, 1, None, 0] * 5
+    declared = pd.Categorical([None if c is None else ["lo", "mid"][c] for c in codes],
+                              categories=["lo", "mid", "hi"])  # "hi": a class no row holds
+    by_name = be.pemi(s, declared, calibration="none", metrics="recall").closed_form
+    assert by_name["class"].values.tolist() == ["lo", "mid", "hi"]
+    nullable = pd.Series(codes, dtype="Int64")  # pd.NA where missing
+    by_code = be.pemi(s, nullable, calibration="none", metrics="recall").closed_form
+    assert by_code["class"].values.tolist() == [0, 1, 2]
+    np.testing.assert_allclose(by_name["mean"].values, by_code["mean"].values, atol=1e-12)
+
+
 def test_nothing_missing_gives_scikit_learns_metrics_with_zero_width():
     rng = np.random.default_rng(10)
     s = rng.dirichlet([2, 2, 2], 50)
