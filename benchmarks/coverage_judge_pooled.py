@@ -18,7 +18,10 @@ the one with the narrowest mean interval in that setting.
 
 ``python -m benchmarks.coverage_judge_pooled`` runs every design, m in 50, 100, 300 and N in
 2,000, 10,000 with ``--replications`` (default 1,000) and prints the markdown table of
-``docs/judge.md``.
+``docs/judge.md``. ``--latent R`` also measures the coverage of the latent-class posterior
+(conditionally independent judges; computed by importance sampling,
+:func:`~bayeval.methods.judge.pooled_models.exact_posterior`, the twin of its NUTS run) on the
+three-judge designs at N = 2,000, m = 100, with R replicates each.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from bayeval.methods.judge import pool_judges
+from bayeval.methods.judge.pooled_models import exact_posterior
 
 SEED = 20261125
 M_GRID = (50, 100, 300)
@@ -127,15 +131,51 @@ def markdown(summary: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def latent_coverage(replications: int, m: int = 100, n_total: int = 2000, seed: int = SEED
+                    ) -> pd.DataFrame:
+    """Coverage (SE) and mean width of the latent-class posterior's 95 % interval per
+    three-judge design."""
+    rng = np.random.default_rng(seed + 1)
+    rows = []
+    for name, design in DESIGNS.items():
+        n_judges = len(design["sensitivity"])
+        if n_judges != 3:
+            continue
+        weights = 1 << np.arange(n_judges)
+        for r in range(replications):
+            theta = rng.uniform(0.15, 0.5)
+            y, v = simulate(design, theta, n_total, rng)
+            code = v @ weights
+            labelled = np.stack([np.bincount(code[:m][y[:m] == a], minlength=1 << n_judges)
+                                 for a in (0, 1)])
+            post = exact_posterior(labelled, np.bincount(code[m:], minlength=1 << n_judges),
+                                   None, 0.95, r)
+            rows.append({"design": name, "covered": post["lower"] <= theta <= post["upper"],
+                         "width": post["upper"] - post["lower"]})
+    out = pd.DataFrame(rows).groupby("design", sort=False).agg(
+        coverage=("covered", "mean"), width=("width", "mean"), replicates=("covered", "size"))
+    out["se"] = np.sqrt(out["coverage"] * (1 - out["coverage"]) / out["replicates"])
+    return out
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--replications", type=int, default=1000)
+    parser.add_argument("--latent", type=int, default=0, metavar="R")
     args = parser.parse_args(argv)
     start = time.perf_counter()
-    summary = summarise(run(args.replications))
-    print(markdown(summary))
-    print(f"R = {args.replications} per setting, seed {SEED}, "
-          f"{time.perf_counter() - start:.0f} s")
+    if args.replications:
+        print(markdown(summarise(run(args.replications))))
+        print(f"R = {args.replications} per setting, seed {SEED}, "
+              f"{time.perf_counter() - start:.0f} s")
+    if args.latent:
+        start = time.perf_counter()
+        out = latent_coverage(args.latent)
+        print("| design | latent-class coverage (SE) | mean width |\n|---|---|---|")
+        for name, row in out.iterrows():
+            print(f"| {name} | {row.coverage:.3f} ({row.se:.3f}) | {row.width:.3f} |")
+        print(f"R = {args.latent} per design, N = 2,000, m = 100, "
+              f"{time.perf_counter() - start:.0f} s")
     return 0
 
 

@@ -358,12 +358,11 @@ def judge_columns(x, name: str) -> tuple[list | None, list]:
     >>> judge_columns(np.zeros((3, 2)), "yhat")[0] is None
     True
     """
-    if isinstance(x, Mapping):
-        names, cols = list(x), list(x.values())
-    elif isinstance(x, pd.DataFrame):
-        names, cols = list(x.columns), [x[c] for c in x.columns]
+    if isinstance(x, Mapping | pd.DataFrame):  # keys or columns, each one judge's verdicts
+        names = list(x)
+        cols = [x[k] for k in names]
     else:
-        arr = np.asarray(x) if not isinstance(x, str) else np.empty(0)
+        arr = np.empty(0) if isinstance(x, str) else np.asarray(x)
         if arr.ndim != 2:
             raise ValueError(f"{name} must hold one column of 0/1 verdicts per judge: a dict "
                              "{judge: verdicts}, a DataFrame or an array of shape (n, J), J >= 2;"
