@@ -24,8 +24,10 @@ of the iterations.
 
 **Imputation** (:meth:`CopulaImputer.sample`): given a row's observed features, the latents of
 observed continuous features are known, those of observed discrete features lie in their regions
-(a truncated multivariate normal, drawn by ``sweeps`` Gibbs sweeps from a random feasible start,
-independently for every draw), and the missing features' latents are drawn exactly from
+(a truncated multivariate normal, drawn by Gibbs sweeps from a random feasible start,
+independently for every draw: at least ``sweeps``, and as many as the untruncated conditional's
+Gauss-Seidel contraction :math:`\rho` needs for :math:`\rho^t \le 0.01`), and the missing
+features' latents are drawn exactly from
 :math:`N(R_{MO} R_{OO}^{-1} z_O, R_{MM} - R_{MO} R_{OO}^{-1} R_{OM})` and mapped back through the
 margins: a draw of the missing features from their conditional law given the observed ones
 (exact when only continuous features are observed). The parameters are plug-in estimates
@@ -221,7 +223,8 @@ class CopulaImputer:
     kinds : list of str
         ``"continuous"``, ``"ordinal"`` or ``"nominal"`` per feature.
     sweeps : int
-        Gibbs sweeps per draw over the latents of a row's observed discrete features.
+        Gibbs sweeps per draw over the latents of a row's observed discrete features, at least
+        (more, up to ten times as many, when these latents are strongly correlated).
 
     Examples
     --------
@@ -387,6 +390,16 @@ class CopulaImputer:
                 lo, hi = (_expand(b, z) for b in region[i])
             z[..., j] = truncated_normal(mean, sd, lo, hi, rng)
 
+    def _sweeps(self, prec: np.ndarray) -> int:
+        r"""Gibbs sweeps for latents of precision ``prec``: at least ``sweeps``, and enough for
+        the Gauss-Seidel contraction :math:`\rho` of the untruncated conditional to reach
+        :math:`\rho^t \le 0.01` (strongly correlated latents mix slowly), at most 10 times
+        ``sweeps``."""
+        step = np.linalg.solve(np.tril(prec), -np.triu(prec, 1))
+        rho = float(np.abs(np.linalg.eigvals(step)).max())
+        need = np.ceil(np.log(0.01) / np.log(rho)) if 0 < rho < 1 else 0
+        return int(min(max(self.sweeps, need), 10 * self.sweeps))
+
     def sample(self, X, mask, draws: int, random_seed=None) -> np.ndarray:
         r"""``draws`` imputations of every row from the conditional law of its missing features
         given its observed ones, shape (n, S, d); observed entries are kept.
@@ -466,7 +479,7 @@ class CopulaImputer:
                 else:
                     lo, hi = (_expand(b, zo) for b in region[i])
                     zo[..., j[0]] = np.clip(zo[..., j[0]], lo, hi)
-            for _ in range(self.sweeps):
+            for _ in range(self._sweeps(prec[np.ix_(disc, disc)])):
                 self._sweep(zo, prec, discrete, region, rng)
         eps = rng.standard_normal((*zo.shape[:2], len(missing)))
         zm = zo @ gain.T + eps @ _chol(cond).T
