@@ -267,10 +267,12 @@ class CopulaImputer:
 
         Parameters
         ----------
-        train : array (N, d)
-            Complete rows; ordinal and nominal features as numbers (level codes).
+        train : array (N, d) or DataFrame
+            Complete rows; ordinal and nominal features as numbers (level codes). A DataFrame
+            is coded by :class:`FeatureCodec` (its dtypes give the kinds), as ``mvu`` codes the
+            rows it imputes.
         kinds : list of str, optional
-            Kind of every feature (default: all ``"continuous"``).
+            Kind of every feature (default: all ``"continuous"``, or the DataFrame's).
         iterations : int
             Stochastic-EM iterations (one Gibbs sweep each); :math:`R` averages the second half.
         sweeps : int
@@ -290,6 +292,9 @@ class CopulaImputer:
         >>> round(float(imp.corr[0, 1]), 2)  # latent correlation 0.7, seen through a threshold
         0.68
         """
+        if isinstance(train, pd.DataFrame):
+            codec = FeatureCodec(train)
+            train, kinds = codec.encode(train, "train"), codec.kinds if kinds is None else kinds
         x = np.asarray(train, dtype=float)
         if x.ndim != 2 or not np.isfinite(x).all() or len(x) < 2:
             raise ValueError("train must be at least 2 complete rows (2-D, no NaN) to fit the "

@@ -409,8 +409,8 @@ def test_the_codec_round_trips_every_dtype():
                          "flag": [None], "size": pd.Categorical([None], categories=["S", "M", "L"]),
                          "colour": [np.nan], "city": pd.array([pd.NA], dtype="string")})
     assert np.isnan(codec.encode(rows, "X")).all()
-    imp = CopulaImputer.fit(codec.encode(pd.concat([train] * 5), "train"), codec.kinds,
-                            random_seed=0)
+    imp = CopulaImputer.fit(pd.concat([train] * 5), random_seed=0)  # coded as by the codec
+    assert imp.kinds == codec.kinds
     draws = imp.sample(codec.encode(rows, "X"), np.ones((1, 7), bool), 50, random_seed=0)[0]
     back = codec.decode(draws)
     assert list(back.dtypes) == list(train.dtypes)
