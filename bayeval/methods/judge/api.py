@@ -302,7 +302,7 @@ def _fast_paths(y, yhat, yhat_u, binary: bool, names, z: float, mu_model,
         notes += _judge_notes(counts, info, mle_parameters(rates))
         cell_index = (yhat, yhat_u, 2)
     else:
-        mu_model = mu_model or default_mu_model(yhat, yhat_u)
+        mu_model = mu_model or default_mu_model(yhat, yhat_u, notes)
         info["mu_model"] = mu_model
         celled = mu_model not in ("linear", *CURVES)
         cells = _cells(y, yhat, yhat_u, mu_model) if celled else None
@@ -518,7 +518,8 @@ def judge(y, yhat, yhat_unlabeled=None, *, data=None, method: str = "eif",
         cell means per judge value, a least-squares line, cell means over 10 quantile bins of
         the labelled scores, a monotone (isotonic) curve or a penalised logistic spline, the
         last two cross-fitted (:mod:`bayeval.methods.judge.curves`). Default: cells up to 20
-        distinct judge values over all items, else bins.
+        distinct judge values over all items, else bins, with 20 labelled items per cell or
+        more; else the line.
     folds : int, optional
         ``mu_model="isotonic"`` or ``"spline"``: the number K of cross-fitting folds (default
         5), drawn at random from ``random_seed``.

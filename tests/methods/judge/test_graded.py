@@ -128,7 +128,27 @@ def test_graded_fast_path_data_summary_and_saved_class():
     assert isinstance(be.load(ev.to_netcdf(_tmp_nc())), JudgeGraded)
 
 
-def test_a_continuous_judge_on_few_labelled_items_gets_bins_not_empty_cells():
+def test_the_default_curve_needs_twenty_labels_per_cell():
+    """Cells, bins, or the line when the labelled items are fewer than 20 per cell (the cells'
+    intervals undercover there, the line's do not: docs/judge.md's table)."""
+    rng = np.random.default_rng(8)
+    judged = rng.integers(1, 6, 3000).astype(float)  # five judge values
+    y = np.clip(judged + rng.normal(0, 1, judged.size), 1, 5)
+    for m, expected in ((99, "linear"), (100, "cell")):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            ev = be.judge(y[:m], judged[:m], judged[m:], y_range=(1, 5))
+        assert str(ev.tree["data"].to_dataset()["mu_model"].values) == expected
+        assert any("fewer than 20 per cell" in str(w.message) for w in caught) == (m == 99)
+    scores = judged + rng.normal(0, 0.3, judged.size)  # continuous: 10 bins need 200 labels
+    for m, expected in ((199, "linear"), (200, "bins")):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ev = be.judge(y[:m], scores[:m], scores[m:], y_range=(1, 5))
+        assert str(ev.tree["data"].to_dataset()["mu_model"].values) == expected
+
+
+def test_a_continuous_judge_on_few_labelled_items_gets_a_curve_not_empty_cells():
     # 15 labelled scores are 15 distinct values, but the 3,000 unlabelled ones are all new:
     # cells counted on the labelled items alone would leave every unlabelled item without one
     rng = np.random.default_rng(5)
@@ -136,7 +156,7 @@ def test_a_continuous_judge_on_few_labelled_items_gets_bins_not_empty_cells():
     score = np.clip(truth + rng.normal(0, 0.1, truth.size), 0, 1)
     y = (rng.random(truth.size) < truth).astype(float) * 0.8 + 0.1  # a bounded outcome
     ev = be.judge(y[:15], score[:15], score[15:], method="all")
-    assert str(ev.tree["data"].to_dataset()["mu_model"].values) == "bins"
+    assert str(ev.tree["data"].to_dataset()["mu_model"].values) == "linear"
     sd = ev.closed_form["sd"]  # the judge helps: cells would have left the labelled mean
     assert float(sd.sel(estimator="eif")) < 0.8 * float(sd.sel(estimator="classical"))
     # asked for, such cells fall back to the labelled mean, whose error is one error shared by
