@@ -513,11 +513,12 @@ def pool_judges(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: float 
     JudgePooled
         ``closed_form`` over ``judge`` (each judge's name, then ``"pooled"``): ``mean``, ``sd``,
         ``lower``, ``upper`` and ``n_effective``. The ``data`` group holds ``m``, ``n``, the
-        numbers of verdict ``patterns`` and of ``cells``, the pattern counts and the test of
-        conditional independence (:meth:`JudgePooled.dependence`). With ``"pymc"``/``"both"``
-        the posterior holds ``theta``, ``theta_finite`` (the mean of all :math:`N` true labels),
-        ``sensitivity`` and ``specificity`` over ``judge``; ``"both"`` adds ``exact_mean``,
-        ``exact_sd``, ``exact_lower``, ``exact_upper`` and ``exact_ess`` to the closed form.
+        number of verdict ``patterns``, ``mu_model`` (with ``"cell"`` also ``cells`` and
+        ``min_labelled``), the pattern counts and the test of conditional independence
+        (:meth:`JudgePooled.dependence`). With ``"pymc"``/``"both"`` the posterior holds
+        ``theta``, ``theta_finite`` (the mean of all :math:`N` true labels), ``sensitivity``
+        and ``specificity`` over ``judge``; ``"both"`` adds ``exact_mean``, ``exact_sd``,
+        ``exact_lower``, ``exact_upper`` and ``exact_ess`` to the closed form.
 
     Warns
     -----
