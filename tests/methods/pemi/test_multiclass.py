@@ -145,6 +145,35 @@ def test_imputation_draws_agree_with_the_exact_and_normal_laws():
         assert abs(x.std() / float(point["sd"]) - 1) <= 4 / np.sqrt(2 * x.size) + 0.02
 
 
+def test_ten_digits_against_simulated_completions():
+    datasets = pytest.importorskip("sklearn.datasets")
+    from sklearn.linear_model import LogisticRegression
+
+    x, y = datasets.load_digits(return_X_y=True)
+    proba = LogisticRegression(C=0.1, max_iter=2000).fit(x[::2], y[::2]).predict_proba(x[1::2])
+    y, yp = y[1::2], proba.argmax(axis=1)
+    rng = np.random.default_rng(13)
+    missing = np.flatnonzero(rng.random(y.size) < 0.8 * (1 - proba.max(axis=1)) + 0.2)
+    labels = y.astype(object)
+    labels[missing] = None
+    metrics = ("accuracy", "balanced_accuracy", "macro_f1", "mcc")
+    cf = be.pemi(proba, labels, calibration="none", metrics=metrics).closed_form
+    right = np.sum(np.delete(y == yp, missing)) + proba[missing, yp[missing]].sum()
+    assert float(cf["mean"].sel(metric="accuracy")[0]) == pytest.approx(right / y.size,
+                                                                        abs=1e-12)
+    draws, k = 10_000, proba.shape[1]
+    completed = np.tile(y, (draws, 1))
+    u = rng.random((draws, missing.size, 1))
+    completed[:, missing] = np.minimum((u > proba[missing].cumsum(axis=1)).sum(axis=-1), k - 1)
+    matrices = matrix_of(completed, yp, k).astype(float)
+    for metric in metrics[1:]:
+        values = matrix_value(metric, matrices, 0.0)
+        point = cf.sel(metric=metric).isel({"class": 0})
+        sd = values.std(ddof=1)
+        assert abs(float(point["mean"]) - values.mean()) <= 4 * sd / np.sqrt(draws)
+        assert abs(float(point["sd"]) / sd - 1) <= 4 / np.sqrt(2 * draws) + 0.02
+
+
 # ------------------------------------------------------------------------------ MNAR
 def test_a_fixed_mnar_shift_is_the_reweighted_probabilities(tiny):
     s, p, _, labels, _ = tiny
