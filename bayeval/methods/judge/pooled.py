@@ -629,8 +629,8 @@ class JudgePooled(Evaluation, method="pool_judges"):
 
     Examples
     --------
-    >>> y = np.array([1, 1, 0, 0, 1, 0])
-    >>> v = np.array([[1, 1], [1, 0], [0, 0], [0, 1], [1, 1], [0, 0]])
+    >>> y = np.tile([1, 1, 0, 0, 1, 0], 5)
+    >>> v = np.tile([[1, 1], [1, 0], [0, 0], [0, 1], [1, 1], [0, 0]], (5, 1))
     >>> ev = pool_judges(y, v, np.array([[1, 1], [0, 0], [1, 0]]))
     >>> ev.summary().index.tolist()
     ['judge_1', 'judge_2', 'pooled']
