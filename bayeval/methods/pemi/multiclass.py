@@ -641,7 +641,8 @@ def pemi_classes(scores, labels, *, y_pred=None, p=None, calibration: str = "pla
     -------
     PEMIClasses
         ``closed_form`` over (``metric``, ``class``): ``mean``, ``sd``, ``lower``, ``upper``,
-        ``interval_mass``, ``p_undefined``, ``exact`` and the exact PMFs; draws
+        ``interval_mass``, ``p_undefined`` (NaN for the delta-method laws), ``exact`` (whether
+        the row is of an exact law) and the exact PMFs; draws
         ``posterior_predictive/value`` for ``"impute"`` and the models. Group ``data``: sizes,
         ``complete_case``, ``map_draws`` and ``importance_ess``.
 
