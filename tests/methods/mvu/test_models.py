@@ -146,3 +146,82 @@ def test_model_c_independent_posterior_is_the_nuts_posterior():
         assert abs(x.mean() - y.mean()) <= 4.5 * se, j
         se_sd = np.hypot(float(az.mcse(x, method="sd")), y.std() / np.sqrt(2 * n_iid))
         assert abs(x.std() - y.std()) <= 4.5 * se_sd, j
+
+
+def _logp_b(m, mu, kappa) -> float:
+    """Model B's log-likelihood of its draws at (mu, kappa) (one instance)."""
+    point = {"mu_simplex__": m.rvs_to_transforms[m["mu"]].forward(np.asarray(mu)[None]).eval(),
+             "kappa_log__": np.log([kappa])}
+    return float(m.compile_logp(vars=[m["phi"]])(point))
+
+
+def test_model_b_scores_floored_draws_by_the_probability_of_their_censoring():
+    """Three classes: draws with a component at 0 (or below 1e-6) score the Beta CDF masses of
+    the Dirichlet's stick-breaking fractions (scipy, component by component); a draw away from
+    the boundary scores the Dirichlet density."""
+    from scipy import stats
+
+    phi = np.array([[0.2, 0.3, 0.5],        # observed: the Dirichlet density
+                    [0.0, 0.4, 0.6],        # V0 = 0: P(V0 <= c), then V1 = 0.4 observed
+                    [3e-7, 0.5, 0.5 - 3e-7],  # the same with a component below the floor
+                    [0.3, 0.7, 0.0],        # V1 = 1: P(V1 >= 1 - c), nothing after
+                    [1.0, 0.0, 0.0]])       # V0 = 1: P(V0 >= 1 - c), V1 not observed
+    mu, kappa = np.array([0.2, 0.3, 0.5]), 4.0
+    a = kappa * mu
+    c = 1e-6
+    want = (stats.dirichlet(a).logpdf(phi[0])
+            + stats.beta(a[0], a[1] + a[2]).logcdf(c) + stats.beta(a[1], a[2]).logpdf(0.4)
+            + stats.beta(a[0], a[1] + a[2]).logcdf(c) + stats.beta(a[1], a[2]).logpdf(
+                0.5 / (1 - 3e-7)) - np.log(1 - 3e-7)
+            + stats.beta(a[0], a[1] + a[2]).logpdf(0.3) + stats.beta(a[1], a[2]).logsf(1 - c)
+            + stats.beta(a[0], a[1] + a[2]).logsf(1 - c))
+    got = _logp_b(model(phi, variant="b"), mu, kappa)
+    assert got == pytest.approx(want, rel=1e-9)
+
+
+def test_model_c_scores_floored_targets_by_the_beta_cdf_and_others_by_the_dirichlet():
+    """Two classes: a target with a probability below 1e-6 (or exactly 0 or 1) contributes
+    log P(T <= 1e-6) of its Beta law (scipy); with no target near the boundary the likelihood is
+    the Dirichlet density (three classes), whatever the weights."""
+    from scipy import stats
+
+    rng = np.random.default_rng(21)
+    h = rng.normal(size=(40, 2))
+    p1 = np.concatenate([[0.0, 1.0, 4e-7, 1 - 4e-7], rng.uniform(0.01, 0.99, 36)])
+    targets = np.column_stack([1 - p1, p1])
+    for t, k in ((targets, 2), (rng.dirichlet([2.0, 3.0, 4.0], size=40), 3)):
+        m = model(h, t, variant="c")
+        point = {"w_eta": rng.normal(0, 0.5, (3, k - 1)), "w_kappa": rng.normal(0, 0.5, 3)}
+        got = float(m.compile_logp(vars=[m["target"]])(point))
+        design = np.column_stack([np.ones(40), h])
+        eta = np.column_stack([np.zeros(40), design @ point["w_eta"]])
+        alpha = np.exp(design @ point["w_kappa"])[:, None] * special.softmax(eta, axis=1)
+        if k == 3:
+            want = sum(stats.dirichlet(a).logpdf(x) for a, x in zip(alpha, t, strict=True))
+        else:
+            beta = stats.beta(alpha[:, 1], alpha[:, 0])  # law of p1
+            want = np.where(p1 <= 1e-6, beta.logcdf(1e-6),
+                            np.where(p1 >= 1 - 1e-6, beta.logsf(1 - 1e-6), beta.logpdf(p1)))
+            want = want.sum()
+        assert got == pytest.approx(want, rel=1e-9), k
+
+
+@pytest.mark.parametrize(("a0", "a1"), [(400.0, 2.0), (3e-3, 2e7), (50.0, 4e7), (0.7, 3.0)])
+def test_censored_mass_is_exact_where_betainc_underflows_and_for_huge_concentrations(a0, a1):
+    """log P(T0 <= 1e-6) under Beta(a0, a1) against mpmath (50 digits), where scipy's betainc
+    underflows (a0 = 400: about 1e-2400) and where the other class's strength exceeds
+    1 / (2 * 1e-6); its gradient in the unconstrained (mu, kappa) equals central differences."""
+    import mpmath
+
+    mpmath.mp.dps = 50
+    want = float(mpmath.log(mpmath.betainc(a0, a1, 0, mpmath.mpf("1e-6"), regularized=True)))
+    m = model(np.array([[0.0, 1.0]]), variant="b")  # one draw, t0 = 0: censored
+    got = _logp_b(m, np.array([a0, a1]) / (a0 + a1), a0 + a1)
+    assert got == pytest.approx(want, rel=1e-9, abs=1e-12)
+    point = {"mu_simplex__": m.rvs_to_transforms[m["mu"]].forward(
+        np.array([[a0, a1]]) / (a0 + a1)).eval(), "kappa_log__": np.log([a0 + a1])}
+    logp, grad = m.compile_logp(), m.compile_dlogp()(point)  # prior and likelihood
+    for i, name in enumerate(["mu_simplex__", "kappa_log__"]):
+        step = {**point, name: point[name] + 1e-5}
+        back = {**point, name: point[name] - 1e-5}
+        assert grad[i] == pytest.approx((logp(step) - logp(back)) / 2e-5, rel=1e-5, abs=1e-5)
