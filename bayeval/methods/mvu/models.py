@@ -292,22 +292,13 @@ def _log_cdf(p, q):
 
 @functools.cache
 def _held():
-    """Elementwise identity with zero gradient (a scalar op, so that graphs vectorise)."""
-    from pytensor.tensor.elemwise import Elemwise
-
-    return Elemwise(_held_op_class()(name="held"))
-
-
-@functools.cache
-def _held_op_class():
-    """The scalar op of :func:`_held`, built when pytensor is first needed."""
+    """Elementwise identity with zero gradient (a scalar op, so that graphs vectorise); its
+    class is this module's ``_Held``, pickled by name in pytensor's C cache."""
     from pytensor.scalar.basic import UnaryScalarOp, upgrade_to_float
+    from pytensor.tensor.elemwise import Elemwise
 
     class Held(UnaryScalarOp):
         nfunc_spec = ("positive", 1, 1)  # the numba backend's implementation
-
-        def __init__(self, name=None):
-            super().__init__(upgrade_to_float, name=name)
 
         def impl(self, x):
             return x
@@ -321,13 +312,13 @@ def _held_op_class():
         def c_code_cache_version(self):
             return (1,)
 
-    Held.__module__, Held.__qualname__ = __name__, "_Held"  # pickled by name (C cache)
-    return Held
+    Held.__module__, Held.__qualname__ = __name__, "_Held"
+    return Elemwise(Held(upgrade_to_float, name="held"))
 
 
 def __getattr__(name: str):
     if name == "_Held":  # pytensor stays unimported until a model needs it
-        return _held_op_class()
+        return type(_held().scalar_op)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
