@@ -63,8 +63,7 @@ CASES = {"labelled_beta_binomial": labelled.labelled_beta_binomial,
          "bounds_m3": bounds.bounds_m3,
          "mvu_model_a": mvu.mvu_model_a,
          "mvu_model_b": mvu.mvu_model_b,
-         "mvu_model_c": mvu.mvu_model_c,
-         "mvu_model_c_narrow": mvu.mvu_model_c_narrow}
+         "mvu_model_c": mvu.mvu_model_c}
 
 
 def _draws(post, label: str) -> np.ndarray:

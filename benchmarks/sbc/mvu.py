@@ -44,7 +44,8 @@ def mvu_model_c(n_sims: int, rng, rows: int = 40, sigma_w: float = 3.0):
     r"""Default prior :math:`W_\eta, w_\kappa \sim N(0, 3^2)`, two classes; the features are one
     fixed design of ``rows`` masked copies of two Gaussian features (one feature missing in each,
     at random): the standardised :math:`\tilde x_1, \tilde x_2, m_1` of :func:`dmv_design` and an
-    intercept; targets :math:`t_n \sim \mathrm{Dir}(\kappa_n \mu_n)`."""
+    intercept; targets :math:`t_n \sim \mathrm{Dir}(\kappa_n \mu_n)`, passed as drawn (about
+    half fall within :math:`10^{-6}` of a vertex: the likelihood censors them)."""
     x = rng.standard_normal((rows, 2))
     first = rng.random(rows) < 0.5
     h = dmv_design(x, np.column_stack([first, ~first]))[:, :3]
@@ -59,9 +60,3 @@ def mvu_model_c(n_sims: int, rng, rows: int = 40, sigma_w: float = 3.0):
     truth |= {f"w_kappa[{j}]": w_kappa[:, j] for j in range(design.shape[1])}
     return truth, batched(models, ["w_eta", "w_kappa"])
 
-
-def mvu_model_c_narrow(n_sims: int, rng):
-    r"""Model C with :math:`\sigma_W = 0.25`, where 1.7 % of the simulated targets fall below
-    the builder's :math:`10^{-6}` floor (57 % under the default :math:`\sigma_W = 3`): the
-    model's likelihood and its sampling, nearly free of the floor's effect."""
-    return mvu_model_c(n_sims, rng, sigma_w=0.25)
