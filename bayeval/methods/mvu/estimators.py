@@ -50,7 +50,8 @@ __all__ = [
     "sensor_groups",
 ]
 
-#: floor of MVU draws and DMV targets before the Dirichlet likelihood (log 0 = -inf otherwise)
+#: floor of MVU draws in the Dirichlet fits (log 0 = -inf otherwise); the PyMC models censor
+#: the fractions within it of a vertex instead (:mod:`bayeval.methods.mvu.models`)
 CLIP = 1e-6
 CHUNK = 1 << 22
 #: independent random shifts of the quasi-Monte-Carlo imputations (their spread is the error)
