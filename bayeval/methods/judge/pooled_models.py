@@ -193,15 +193,24 @@ def sample_pooled(labelled_counts, unlabelled_counts, judges, prior, random_seed
     draws = sample(pm_model, random_seed, {"target_accept": TARGET_ACCEPT, **sample_kwargs})
     post = draws["posterior"].to_dataset()
     theta = post["theta"].values[..., None]
-    sens = post["sensitivity"].transpose(..., "judge").values
-    spec = post["specificity"].transpose(..., "judge").values
-    x = patterns(len(judges))
-    log_pos = np.log(theta) + np.log(sens) @ x.T + np.log1p(-sens) @ (1 - x).T
-    log_neg = np.log1p(-theta) + np.log1p(-spec) @ x.T + np.log(spec) @ (1 - x).T
-    hidden = as_seed(random_seed).binomial(unlabelled, special.expit(log_pos - log_neg))
+    log_pos, log_neg = _verdict_logliks(
+        special.logit(post["sensitivity"].transpose(..., "judge").values),
+        special.logit(post["specificity"].transpose(..., "judge").values), len(judges))
+    odds = special.logit(theta) + log_pos - log_neg  # of Y = 1 given each verdict pattern
+    hidden = as_seed(random_seed).binomial(unlabelled, special.expit(odds))
     finite = (labelled[1].sum() + hidden.sum(-1)) / (labelled.sum() + unlabelled.sum())
     draws["posterior"] = xr.DataTree(post.assign(theta_finite=post["theta"].copy(data=finite)))
     return draws, pm_model
+
+
+def _verdict_logliks(sens: np.ndarray, spec: np.ndarray, n_judges: int
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    r""":math:`\log P(\text{pattern} \mid Y = 1)` and :math:`\log P(\text{pattern} \mid Y = 0)`
+    of every verdict pattern (:func:`patterns`), shape (..., 2^J) each, from the judges' logit
+    sensitivities and specificities (..., J): judges independent given :math:`Y`."""
+    x = patterns(n_judges)
+    return (-(np.logaddexp(0, -sens) @ x.T + np.logaddexp(0, sens) @ (1 - x).T),
+            -(np.logaddexp(0, spec) @ x.T + np.logaddexp(0, -spec) @ (1 - x).T))
 
 
 def _log_spread_prior(logits: np.ndarray, loc: tuple[float, float], spread: tuple[float, float]
@@ -265,10 +274,8 @@ def log_density(u, labelled_counts, unlabelled_counts, prior: Mapping | None = N
     unlabelled = np.asarray(unlabelled_counts, float)
     n_judges = (u.shape[1] - 1) // 2
     t, sens, spec = u[:, 0], u[:, 1:n_judges + 1], u[:, n_judges + 1:]
-    x = patterns(n_judges)
     log_theta, log_1m_theta = -np.logaddexp(0, -t), -np.logaddexp(0, t)
-    log_pos = -(np.logaddexp(0, -sens) @ x.T + np.logaddexp(0, sens) @ (1 - x).T)
-    log_neg = -(np.logaddexp(0, spec) @ x.T + np.logaddexp(0, -spec) @ (1 - x).T)
+    log_pos, log_neg = _verdict_logliks(sens, spec, n_judges)
     joint_1, joint_0 = log_theta[:, None] + log_pos, log_1m_theta[:, None] + log_neg
     loglik = joint_0 @ labelled[0] + joint_1 @ labelled[1] + np.logaddexp(joint_0,
                                                                           joint_1) @ unlabelled
