@@ -65,7 +65,7 @@ from bayeval.methods.mvu.estimators import (
     linear_parts,
     pushforward,
 )
-from bayeval.methods.mvu.mnar import MNAR_SHIFT, MNARGaussianImputer
+from bayeval.methods.mvu.mnar import MNARGaussianImputer, as_feature_mnar
 from bayeval.methods.mvu.models import posterior
 from bayeval.methods.mvu.plan import FeaturePlanner
 from bayeval.methods.mvu.result import (
@@ -82,7 +82,6 @@ from bayeval.validation import (
     as_array,
     as_choice,
     as_ci_prob,
-    as_mnar,
     as_positive_int,
     as_sample_kwargs,
     as_seed,
@@ -108,6 +107,23 @@ MNAR_ASSUMPTIONS = ("Missingness may depend on the missing values: given the obs
                     "from the same population. The classifier is fixed: c_hard is the "
                     "probability that its decision stays the same once the missing features are "
                     "collected, under this model of the missing features.")
+MNAR_FEATURE_ASSUMPTIONS = (
+    "Missingness may depend on the missing values: given the observed features, each missing "
+    "feature named in mnar= is shifted by delta_i = mean_i + sd_i eps of its conditional standard "
+    "deviation, one eps ~ N(0, 1) shared by the features, the others not at all (the data cannot "
+    "tell the deltas; c_hard_mar is the answer at delta = 0). The training rows are complete and "
+    "from the same population. The classifier is fixed: c_hard is the probability that its "
+    "decision stays the same once the missing features are collected, under this model of the "
+    "missing features.")
+
+
+def _shifted(shift, features) -> str:
+    """What the MNAR shift moves, in words."""
+    mean, sd, named = shift
+    if named is None:
+        return f"every missing feature shifted by delta ~ N({mean[0]:g}, {sd[0]:g}^2)"
+    return "missing features shifted by " + ", ".join(
+        f"{features[i]}: N({mean[i]:g}, {sd[i]:g}^2)" for i in np.flatnonzero(named))
 
 
 # ------------------------------------------------------------------------------------ entry
@@ -475,13 +491,17 @@ def mvu(predict_proba, X, *, data=None, mask=None, groups=None, imputer="gaussia
         :func:`bayeval.methods.mvu.calibration.fit_scale`).
     dmv : DMV, optional
         A fitted :class:`DMV` to reuse (else one is trained on ``train``).
-    mnar : float or (mean, sd), optional
+    mnar : float, (mean, sd) or mapping, optional
         Missing not at random (Gaussian imputation only): every missing feature is shifted by
         :math:`\delta` of its conditional standard deviation,
         :math:`x_M \mid x_O \sim N(\hat x_M + \delta\sigma_M, \Sigma_{M|O})`. A number fixes
         :math:`\delta`; ``(mean, sd)`` is a normal prior on it, integrated exactly
-        (:mod:`bayeval.methods.mvu.mnar`). The summary then also carries ``y_hard_mar`` and
-        ``c_hard_mar``, the answer at :math:`\delta = 0`.
+        (:mod:`bayeval.methods.mvu.mnar`). A mapping ``{feature: delta or (mean, sd)}`` (by
+        name or position) shifts feature :math:`i` by :math:`\delta_i = \mu_i +
+        \tau_i\varepsilon` of its own conditional standard deviation, one
+        :math:`\varepsilon \sim N(0, 1)` for all (features not named are not shifted). The
+        summary then also carries ``y_hard_mar`` and ``c_hard_mar``, the answer at
+        :math:`\delta = 0`.
     inference : {"laplace", "nuts"}
         Model C's posterior: Laplace approximation at the MAP, or NUTS.
     ci_prob, ci_kind : optional
@@ -531,14 +551,14 @@ def mvu(predict_proba, X, *, data=None, mask=None, groups=None, imputer="gaussia
     """
     X, mask, train = named_columns(data, X=X, mask=mask, train=train)
     method = as_choice(method, "method", METHODS)
-    shift = None if mnar is None else as_mnar(mnar, MNAR_SHIFT)
-    opts = {"mnar": shift, "heuristic": heuristic, "heuristic_param": heuristic_param,
+    opts = {"mnar": mnar, "heuristic": heuristic, "heuristic_param": heuristic_param,
             "dirichlet": dirichlet, "draws": draws, "scale": scale, "dmv": dmv,
             "inference": inference,
             "ci_prob": as_ci_prob(ci_prob), "ci_kind": as_choice(ci_kind, "ci_kind", CI_KINDS),
             "sample_kwargs": sample_kwargs, "classifier": predict_proba}
     predict, x, m, train, groups, probe, labels, features, columns = _inputs(
         predict_proba, X, mask, train, groups)
+    shift = None if mnar is None else as_feature_mnar(mnar, features)
     chosen = []
     if isinstance(columns, FeatureCodec) and isinstance(imputer, str) and imputer == "gaussian":
         imputer = "copula"
@@ -568,7 +588,7 @@ def mvu(predict_proba, X, *, data=None, mask=None, groups=None, imputer="gaussia
                           "sqrt(c(1 - c)/draws))")
     mar = imputer
     if shift is not None:
-        imputer = MNARGaussianImputer.shifting(mar, shift)
+        imputer = MNARGaussianImputer.shifting(mar, mnar, features)
     classes = getattr(classifier_of(predict_proba), "classes_", None)
     classes = np.asarray(classes) if classes is not None and len(classes) == k else None
     missing = m.any(axis=1)
@@ -594,10 +614,10 @@ def mvu(predict_proba, X, *, data=None, mask=None, groups=None, imputer="gaussia
             complete, dirac)
         res["y_hard_mar"], res["c_hard_mar"] = at_random["y_hard"], at_random["c_hard"]
         changed = int((res["y_hard"] != res["y_hard_mar"]).sum())
-        notes.append(f"missing not at random: every missing feature shifted by delta ~ "
-                     f"N({shift[0]:g}, {shift[1]:g}^2) conditional standard deviations; mean "
-                     f"c_hard {res['c_hard'].mean():.4g} against {res['c_hard_mar'].mean():.4g} "
-                     f"at random (c_hard_mar), {changed} decision(s) differ")
+        notes.append(f"missing not at random: {_shifted(shift, features)} conditional "
+                     f"standard deviations; mean c_hard {res['c_hard'].mean():.4g} against "
+                     f"{res['c_hard_mar'].mean():.4g} at random (c_hard_mar), {changed} "
+                     "decision(s) differ")
     res["n_missing"] = m.sum(axis=1)
     planner = None
     if isinstance(imputer, GaussianImputer) and method in ("exact", "mc") and dirichlet is None:
@@ -625,12 +645,15 @@ def mvu(predict_proba, X, *, data=None, mask=None, groups=None, imputer="gaussia
         ci_prob=opts["ci_prob"], ci_kind=opts["ci_kind"], iid_draws=iid, random_seed=opts["seed"],
         description=f"hard confidence of {len(x)} rows ({rows.size} with missing features), "
                     f"imputer {name}, scale {scale:g}"
-                    + ("" if shift is None else f", MNAR shift N({shift[0]:g}, {shift[1]:g}^2)"),
-        assumptions=ASSUMPTIONS if shift is None else MNAR_ASSUMPTIONS,
+                    + ("" if shift is None else f", MNAR: {_shifted(shift, features)}"),
+        assumptions=(ASSUMPTIONS if shift is None else MNAR_ASSUMPTIONS if shift[2] is None
+                     else MNAR_FEATURE_ASSUMPTIONS),
         warnings=[*chosen, *notes],
         data=data, model=model, imputer=name,
         hard_confidence=opts["how"], scale=float(scale), n_draws=int(draws),
         weights=None if opts["weights"] is None else opts["weights"].tolist(),
-        mnar=None if shift is None else list(shift))
+        mnar=None if shift is None else [float(shift[0][0]), float(shift[1][0])]
+        if shift[2] is None else {str(features[i]): [float(shift[0][i]), float(shift[1][i])]
+                                  for i in np.flatnonzero(shift[2])})
     ev.planner = planner
     return ev

@@ -3,6 +3,7 @@ brute-force Monte Carlo, the missing-at-random answer at delta = 0, the mixture 
 delta, a simulation whose true mechanism is the shift, and bad input."""
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import special
 
@@ -169,3 +170,135 @@ def test_delta_sensitivity_bad_input():
     ev = mvu(BINARY, rows(3, 0), imputer=IMPUTER, mnar=0.5)
     with pytest.raises(ValueError, match="deltas must be finite"):
         delta_sensitivity(ev, [0.0, np.inf])
+
+
+# ------------------------------------------------------------------------------ per feature
+def brute_force_feature_votes(clf, x, mean, sd, n, seed):
+    """As brute_force_votes with feature i moved by (mean_i + sd_i eps) times its conditional
+    sd, one eps ~ N(0, 1) per imputation shared by the features."""
+    rng = np.random.default_rng(seed)
+    m = np.isnan(x)
+    x_hat, cov = IMPUTER.conditional(x, m)
+    k = clf.predict_proba(np.zeros((1, 4))).shape[1]
+    out = []
+    for r in range(len(x)):
+        idx = np.flatnonzero(m[r])
+        eps = rng.standard_normal(n)
+        draws = np.repeat(x_hat[r][None], n, axis=0)
+        draws[:, idx] = (rng.multivariate_normal(x_hat[r, idx], cov[r][np.ix_(idx, idx)], size=n)
+                         + (mean[idx] + sd[idx] * eps[:, None]) * np.sqrt(np.diag(cov[r])[idx]))
+        out.append(np.bincount(clf.predict_proba(draws).argmax(1), minlength=k) / n)
+    return np.array(out)
+
+
+#: features 0 and 2 shifted (0 with a prior), 1 and 3 at random
+BY_FEATURE = {"a": (0.9, 0.6), "c": -1.2}
+MEAN, SD = np.array([0.9, 0.0, -1.2, 0.0]), np.array([0.6, 0.0, 0.0, 0.0])
+
+
+def frame(x):
+    return pd.DataFrame(x, columns=list("abcd"), index=[f"r{i}" for i in range(len(x))])
+
+
+@pytest.mark.parametrize("clf", [BINARY, THREE], ids=["binary", "three_classes"])
+def test_per_feature_exact_c_hard_matches_shifting_the_revealed_values(clf):
+    x = rows(9, 12)
+    n = 20000
+    ev = mvu(clf, frame(x), imputer=IMPUTER, mnar=BY_FEATURE, random_seed=1)
+    votes = brute_force_feature_votes(clf, x, MEAN, SD, n, seed=2)
+    cf = ev.closed_form
+    y, c = cf["y_hard"].values, cf["c_hard"].values
+    se = np.sqrt(c * (1 - c) / n)
+    assert (np.abs(votes[np.arange(len(x)), y] - c) <= 4 * se + 2e-4).all()
+    # the shifts matter: at random, and with every feature shifted, c_hard is off in some rows
+    assert (np.abs(votes[np.arange(len(x)), y] - cf["c_hard_mar"].values) > 4 * se + 2e-4).any()
+    joint = mvu(clf, x, imputer=IMPUTER, mnar=(0.9, 0.6), random_seed=1).closed_form["c_hard"]
+    assert (np.abs(votes[np.arange(len(x)), y] - joint.values) > 4 * se + 2e-4).any()
+    assert ev.meta["mnar"] == {"a": [0.9, 0.6], "c": [-1.2, 0.0]}
+    assert "a: N(0.9, 0.6^2)" in ev.meta["description"]
+
+
+def test_per_feature_pushforward_matches_shifting_the_revealed_values():
+    """An unrecognised classifier: quasi-Monte-Carlo imputations of the shifted law; errors of
+    both sides (the imputations' spread over random shifts, the brute force's binomial)."""
+    x = rows(8, 13)
+    n = 20000
+    ev = mvu(lambda z: BINARY.predict_proba(z), x, imputer=IMPUTER,
+             mnar={0: (0.9, 0.6), 2: -1.2}, draws=4000, random_seed=3)
+    votes = brute_force_feature_votes(BINARY, x, MEAN, SD, n, seed=4)
+    cf = ev.closed_form
+    y, c = cf["y_hard"].values, cf["c_hard"].values
+    truth = votes[np.arange(len(x)), y]
+    se = np.sqrt(cf["c_hard_se"].values ** 2 + truth * (1 - truth) / n)
+    assert (np.abs(truth - c) <= 4 * se + 1e-12).all()
+    assert (np.abs(truth - cf["c_hard_mar"].values) > 4 * se).any()
+
+
+@pytest.mark.parametrize("mnar", [0.7, (0.7, 0.4), (-0.3, 1.1)])
+def test_scalar_form_is_the_mapping_naming_every_feature_alike(mnar):
+    x = rows(8, 14)
+    for clf, kwargs in ((BINARY, {}), (THREE, {"random_seed": 5}),
+                        (lambda z: THREE.predict_proba(z), {"random_seed": 6, "draws": 300})):
+        scalar = mvu(clf, frame(x), imputer=IMPUTER, mnar=mnar, **kwargs)
+        mapped = mvu(clf, frame(x), imputer=IMPUTER, mnar=dict.fromkeys("abcd", mnar), **kwargs)
+        by_position = mvu(clf, x, imputer=IMPUTER, mnar=dict.fromkeys(range(4), mnar), **kwargs)
+        for other in (mapped.closed_form, by_position.closed_form):
+            for var in ("c_hard", "c_hard_mar", "c_soft", "mean", "sd", "lower", "upper",
+                        "proba"):
+                np.testing.assert_allclose(other[var].values, scalar.closed_form[var].values,
+                                           rtol=0, atol=1e-12)
+            np.testing.assert_array_equal(other["y_hard"].values,
+                                          scalar.closed_form["y_hard"].values)
+
+
+def test_a_series_aligns_on_feature_names():
+    x = rows(6, 15)
+    by_dict = mvu(BINARY, frame(x), imputer=IMPUTER, mnar={"d": 0.8, "b": -0.4}).closed_form
+    series = pd.Series([-0.4, 0.8], index=["b", "d"])
+    by_series = mvu(BINARY, frame(x), imputer=IMPUTER, mnar=series).closed_form
+    np.testing.assert_array_equal(by_series["c_hard"].values, by_dict["c_hard"].values)
+
+
+def test_delta_sensitivity_per_feature_columns_are_runs_shifting_that_feature():
+    x = rows(7, 16)
+    ev = mvu(BINARY, frame(x), imputer=IMPUTER, mnar=BY_FEATURE)
+    tab = delta_sensitivity(ev)
+    assert tab.columns.names == ["feature", "delta"]
+    assert sorted(set(tab.columns.get_level_values("feature"))) == ["a", "c"]
+    quantiles = np.round(0.9 + 0.6 * np.array([-1.959964, -0.67449, 0.0, 0.67449, 1.959964]), 4)
+    np.testing.assert_allclose(tab["a"].columns.values, np.unique(np.r_[0.0, quantiles]),
+                               atol=1e-4)
+    np.testing.assert_allclose(tab["c"].columns.values, [-1.2, 0.0])
+    for feature, d in tab.columns:
+        fixed = mvu(BINARY, frame(x), imputer=IMPUTER, mnar={feature: d}).closed_form
+        np.testing.assert_allclose(tab[(feature, d)].values, fixed["c_hard"].values, rtol=0,
+                                   atol=1e-12)
+        np.testing.assert_array_equal(tab.attrs["y_hard"][(feature, d)].values,
+                                      fixed["y_hard"].values)
+    np.testing.assert_allclose(tab[("c", 0.0)].values, ev.closed_form["c_hard_mar"].values,
+                               atol=1e-12)
+    # any feature on request, also after a scalar mnar=, at given shifts
+    scalar = mvu(BINARY, frame(x), imputer=IMPUTER, mnar=0.5)
+    tab = delta_sensitivity(scalar, [-1.0, 1.0], features=["b", 3])
+    assert tab.columns.tolist() == [("b", -1.0), ("b", 1.0), ("d", -1.0), ("d", 1.0)]
+    fixed = mvu(BINARY, frame(x), imputer=IMPUTER, mnar={"d": 1.0}).closed_form
+    np.testing.assert_allclose(tab[("d", 1.0)].values, fixed["c_hard"].values, atol=1e-12)
+
+
+@pytest.mark.parametrize("mnar, match", [
+    ({"zz": 1.0}, "mnar's keys must name features: a name among"),
+    ({7: 1.0}, "mnar's keys must name features"),
+    ({True: 1.0}, "mnar's keys must name features"),
+    ({0: 1.0, "a": 2.0}, "mnar names feature 'a' twice"),
+    ({"b": (1.0, -0.5)}, r"mnar\['b'\]: mnar must be"),
+    ({"b": "big"}, r"mnar\['b'\]"),
+])
+def test_bad_per_feature_mnar_is_refused(mnar, match):
+    with pytest.raises(ValueError, match=match):
+        mvu(BINARY, frame(rows(3, 0)), imputer=IMPUTER, mnar=mnar)
+
+
+def test_delta_sensitivity_refuses_unknown_features():
+    ev = mvu(BINARY, frame(rows(3, 0)), imputer=IMPUTER, mnar=0.5)
+    with pytest.raises(ValueError, match="features must name features"):
+        delta_sensitivity(ev, features=["zz"])
