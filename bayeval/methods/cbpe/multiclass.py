@@ -63,6 +63,7 @@ from bayeval.classes import as_class_scores, class_coordinate, column_classes, e
 from bayeval.evaluation import CI_KINDS
 from bayeval.methods.cbpe.api import alert_bounds, size_notes
 from bayeval.methods.cbpe.fast import CountLaw, NormalLaw
+from bayeval.methods.cbpe.multiclass_models import check_map_draws, model_draws
 from bayeval.metrics import metric_value
 from bayeval.multiclass import matrix_value
 from bayeval.multiclass_laws import MACRO_LAW_METRICS, class_covariances
@@ -74,6 +75,7 @@ from bayeval.validation import (
     as_choice,
     as_ci_prob,
     as_metrics,
+    as_positive_int,
     as_seed,
     as_zero_division,
     describe,
@@ -93,6 +95,7 @@ PER_CLASS = ("precision", "recall", "f1", "specificity")
 CLASS_CBPE_METRICS = ("accuracy", *PER_CLASS, *MACRO_LAW_METRICS)
 """The metrics :func:`cbpe_classes` estimates."""
 CALIBRATIONS = ("auto", *CALIBRATORS)
+METHODS = ("exact", "pymc", "both")
 ASSUMPTIONS = (
     "The calibrated class probabilities (one-vs-rest maps learned on the reference, "
     "renormalised) are the probabilities of the labels of the monitored period (no concept "
@@ -141,6 +144,13 @@ class CBPEClasses(ClassEvaluation, method="cbpe_multiclass"):
         frame = super(ClassEvaluation, self).summary(source, ci_prob, ci_kind)
         if "class" not in frame.index.names:
             return frame
+        names = ["chunk", "metric", "class"]
+        if list(frame.index.names) != names:  # the draws' summary orders its dims its own way
+            index = pd.MultiIndex.from_product([self.draws.indexes[d] for d in names],
+                                               names=names)
+            attrs = dict(frame.attrs)
+            frame = table(frame.reorder_levels(names).reindex(index), attrs.pop("caption"),
+                          **attrs)
         first = frame.index.get_level_values("class")[0]
         per = frame.index.get_level_values("metric").isin(PER_CLASS)
         keep = per | (frame.index.get_level_values("class") == first)
@@ -477,7 +487,7 @@ def cbpe_classes(scores, *, y_pred=None, reference=None, labels=None, chunks=Non
                  calibration="auto",
                  calibration_uncertainty: bool = True, metrics=None,
                  zero_division: float = 0.0, alert_thresholds=None, method: str = "exact",
-                 ci_prob: float = 0.95, ci_kind: str = "eti",
+                 ci_prob: float = 0.95, ci_kind: str = "eti", draws: int = 4000,
                  random_seed: int | None = None) -> CBPEClasses:
     r"""Estimate a K-class classifier's performance per chunk of an unlabelled period (CBPE).
 
@@ -507,11 +517,15 @@ def cbpe_classes(scores, *, y_pred=None, reference=None, labels=None, chunks=Non
         A class's metric where its denominator is 0.
     alert_thresholds : dict, optional
         ``{metric: (lower, upper)}`` constants for every class of the metric.
-    method : {"exact"}
-        The fast path.
+    method : {"exact", "pymc", "both"}
+        The fast path, the generative model
+        (:func:`~bayeval.methods.cbpe.multiclass_models.class_model`, drawn forward), or both
+        with :meth:`~bayeval.evaluation.Evaluation.check`.
     ci_prob, ci_kind : float, {"eti", "hdi"}
+    draws : int
+        Forward draws of the model (``method="pymc"`` or ``"both"``).
     random_seed : int, optional
-        Seeds the held-out folds of ``"auto"`` and the maps' posterior draws.
+        Seeds the held-out folds of ``"auto"``, the maps' posterior draws and the model's.
 
     Returns
     -------
@@ -519,7 +533,10 @@ def cbpe_classes(scores, *, y_pred=None, reference=None, labels=None, chunks=Non
         ``closed_form`` over (``chunk``, ``metric``, ``class``): ``mean``, ``sd``, ``lower``,
         ``upper``, ``interval_mass``, ``p_undefined`` (NaN for the macro averages),
         ``plugin`` (NannyML's estimate), ``exact``, thresholds, ``alert``, ``p_alert``,
-        ``realized`` with labels.
+        ``realized`` with labels. With the model, its draws ``prior/value`` over (``chain``,
+        ``draw``, ``chunk``, ``metric``, ``class``) beside those of ``tp``, ``fn`` (and
+        ``rank_sum``); with ``method="pymc"`` the realized metrics and thresholds are in
+        ``ev.tree["data"]``.
 
     Raises
     ------
@@ -536,7 +553,9 @@ def cbpe_classes(scores, *, y_pred=None, reference=None, labels=None, chunks=Non
     >>> bool(abs(s.loc[("all", "accuracy", ""), "mean"] - p.max(axis=1).mean()) < 1e-12)
     True
     """
-    method = as_choice(method, "method", ("exact",))
+    method = as_choice(method, "method", METHODS)
+    if method != "exact":
+        draws = as_positive_int(draws, "draws", least=2)
     ci_prob = as_ci_prob(ci_prob)
     ci_kind = as_choice(ci_kind, "ci_kind", CI_KINDS)
     metrics = as_metrics(metrics, CLASS_CBPE_METRICS, CLASS_CBPE_METRICS)
@@ -596,15 +615,20 @@ def cbpe_classes(scores, *, y_pred=None, reference=None, labels=None, chunks=Non
     f = s if maps is None else np.column_stack([m.predict(s[:, c]) for c, m in enumerate(maps)])
     p, total = renormalised(f)
     groups = [*chunking.rows(), np.arange(n)]
-    wins = [_window(s[r], p[r], total[r], yp[r], maps, posteriors) for r in groups[:-1]]
-    wins.append(_window(s, p, total, yp, maps, posteriors) if n <= EXACT_MAP_ROWS
-                else _whole(wins))
-    bases = {metric.removeprefix("macro_") for metric in metrics if metric in MACRO_LAW_METRICS}
-    covs = [{b: class_covariances(b, p[r], yp[r]) for b in bases} for r in groups]
+    g = len(groups)
     coord = class_coordinate(classes)
-    closed = _closed_form(wins, covs, metrics, chunking.labels, coord, ci_prob, ci_kind, zd,
-                          _thresholds(realized_ref, metrics, alert_thresholds))
-    closed["n"] = ("chunk", np.r_[chunking.sizes, n])
+    thresholds = _thresholds(realized_ref, metrics, alert_thresholds)
+    closed, tree, pm_model = None, None, None
+    if method != "pymc":
+        closed = _fast_path(s, p, total, yp, maps, posteriors, groups, metrics, chunking, coord,
+                            (ci_prob, ci_kind, zd), thresholds)
+    else:
+        dims = ("chunk", "metric", "class")
+        closed = xr.Dataset({"lower_threshold": (dims, np.repeat(thresholds[0][None], g, 0)),
+                             "upper_threshold": (dims, np.repeat(thresholds[1][None], g, 0))},
+                            coords={"chunk": [*chunking.labels, WHOLE],
+                                    "metric": list(metrics), "class": coord})
+        closed["lower_threshold"][-1] = closed["upper_threshold"][-1] = np.nan
     if labels is not None:
         real, n_labelled = realized_classes(_codes(labels, classes, "labels"), yp,
                                             chunking.codes, len(chunking.labels), metrics, k, zd)
@@ -613,14 +637,42 @@ def cbpe_classes(scores, *, y_pred=None, reference=None, labels=None, chunks=Non
                                     (real < closed["lower_threshold"].values)
                                     | (real > closed["upper_threshold"].values))
         closed["n_labelled"] = ("chunk", n_labelled.astype(np.int64))
+    if method != "exact":
+        if posteriors is not None:
+            check_map_draws(next(q.draws for q in posteriors if q is not None), n, k)
+        probs = p if posteriors is None else _draw_probs(posteriors, maps, s)
+        pm_model, group = model_draws(probs, yp, s, chunking.codes, chunking.labels, coord,
+                                      metrics, zd, draws, random_seed)
+        tree = xr.DataTree.from_dict({"prior": group})
+    if method == "pymc":
+        data = data.merge(closed)
+        closed = None
     cal_name = ("none" if maps is None else
                 "/".join(dict.fromkeys(m.name for m in maps)) + " one-vs-rest, renormalised")
     if posteriors is not None:
-        draws = next(q.draws for q in posteriors if q is not None)
-        cal_name += f" (integrated over {draws} draws of their posterior)"
+        n_draws = next(q.draws for q in posteriors if q is not None)
+        cal_name += f" (integrated over {n_draws} draws of their posterior)"
     description = (f"CBPE of {k} classes, calibration={cal_name}: {len(chunking.labels)} "
                    f"chunk(s) of {n} rows and the whole period")
     return CBPEClasses.create(method="cbpe_multiclass", variant=method, ci_prob=ci_prob,
                               ci_kind=ci_kind, random_seed=random_seed, data=data,
                               assumptions=ASSUMPTIONS, description=description,
-                              warnings=size_notes(chunking.sizes) + notes, closed_form=closed)
+                              warnings=size_notes(chunking.sizes) + notes, closed_form=closed,
+                              draws=tree, estimand=None if tree is None else "prior/value",
+                              iid_draws=True, model=pm_model)
+
+
+def _fast_path(s, p, total, yp, maps, posteriors, groups, metrics, chunking, coord, opts,
+               thresholds) -> xr.Dataset:
+    """The closed form of every chunk, then the whole period."""
+    ci_prob, ci_kind, zd = opts
+    n = yp.size
+    wins = [_window(s[r], p[r], total[r], yp[r], maps, posteriors) for r in groups[:-1]]
+    wins.append(_window(s, p, total, yp, maps, posteriors) if n <= EXACT_MAP_ROWS
+                else _whole(wins))
+    bases = {metric.removeprefix("macro_") for metric in metrics if metric in MACRO_LAW_METRICS}
+    covs = [{b: class_covariances(b, p[r], yp[r]) for b in bases} for r in groups]
+    closed = _closed_form(wins, covs, metrics, chunking.labels, coord, ci_prob, ci_kind, zd,
+                          thresholds)
+    closed["n"] = ("chunk", np.r_[chunking.sizes, n])
+    return closed
