@@ -603,7 +603,7 @@ def cbpe(scores, *, y_pred=None, data=None, threshold: float = 0.5, reference=No
                             calibration=calibration,
                             calibration_uncertainty=calibration_uncertainty, metrics=metrics,
                             zero_division=zero_division, alert_thresholds=alert_thresholds,
-                            method=method, ci_prob=ci_prob, ci_kind=ci_kind,
+                            method=method, ci_prob=ci_prob, ci_kind=ci_kind, draws=draws,
                             random_seed=random_seed)
     method = as_choice(method, "method", METHODS)
     noise = as_choice(noise, "noise", NOISES)
