@@ -56,6 +56,34 @@ def simulate(rng: np.random.Generator, n_total: int = N_TOTAL):
             1 / pi[labelled], 1 / (1 - pi[~labelled]))
 
 
+# ====================================================================== graded outcomes
+#: graded outcome in [0, 1]: Beta(a, b) on easy and on hard prompts (means 0.75 and 0.4)
+BETA_EASY, BETA_HARD = (6.0, 2.0), (2.0, 3.0)
+GRADED_THETA = (1 - HARD) * 0.75 + HARD * 0.4
+#: the judge's rating: the outcome plus 0.1 and N(0, 0.15^2) noise, rounded to a quarter
+JUDGE_SHIFT, JUDGE_NOISE = 0.1, 0.15
+#: "verdict" design: a human rating with probability PI_HIGH where the judge says >= 0.75
+PI_HIGH, PI_LOW = 0.15, 0.04
+DESIGNS = ("verdict", "stratified")
+
+
+def graded_design(rng: np.random.Generator, design: str, n_total: int = N_TOTAL):
+    r"""One sample of the graded outcome: (y, yhat, yhat_unlabeled, w, v, theta).
+
+    ``"verdict"`` labels by the judge's rating (:data:`PI_HIGH` at 0.75 or more, else
+    :data:`PI_LOW`), ``"stratified"`` by the hidden stratum (:data:`PI_HARD`, :data:`PI_EASY`);
+    the weights are :math:`1/\pi` and :math:`1/(1 - \pi)`.
+    """
+    hard = rng.random(n_total) < HARD
+    y = np.where(hard, rng.beta(*BETA_HARD, n_total), rng.beta(*BETA_EASY, n_total))
+    noisy = y + JUDGE_SHIFT + rng.normal(0, JUDGE_NOISE, n_total)
+    yhat = np.clip(np.round(4 * noisy) / 4, 0, 1)
+    pi = (np.where(yhat >= 0.75, PI_HIGH, PI_LOW) if design == "verdict"
+          else np.where(hard, PI_HARD, PI_EASY))
+    lab = rng.random(n_total) < pi
+    return y[lab], yhat[lab], yhat[~lab], 1 / pi[lab], 1 / (1 - pi[~lab]), GRADED_THETA
+
+
 def run(replications: int = 2000, seed: int = SEED) -> pd.DataFrame:
     """One row per replicate and estimator: ``weights`` (none, weighted, ppi_py), estimate,
     lower, upper."""

@@ -315,8 +315,9 @@ def _fast_paths(y, yhat, yhat_u, binary: bool, names, z: float, mu_model,
     fns = None if s is None else weighted_by_name(s, cell_index)
     if not binary and mu_model in CURVES:
         fold = fold_ids(y.size, as_folds(folds, y.size), rng)
-        curve = eif_from_curve(y, *cross_fitted(y, yhat, yhat_u, fold, mu_model))
-        fns = {**by_name(mo, None, None, z), "eif": lambda: curve}
+        curve = eif_from_curve(y, *cross_fitted(y, yhat, yhat_u, fold, mu_model),
+                               *((None, None) if s is None else (s.w, s.v)))
+        fns = {**(fns or by_name(mo, None, None, z)), "eif": lambda: curve}
         info["folds"] = int(fold.max()) + 1
     out, left_out = estimates(mo, rates, cells, names, z, fns)
     notes += left_out
@@ -530,21 +531,24 @@ def judge(y, yhat, yhat_unlabeled=None, *, data=None, method: str = "eif",
         The scale of graded human ratings, e.g. ``(1, 5)``: the estimand is their mean
         (:func:`~bayeval.methods.judge.graded.judge_graded`).
     sample_weight : array-like, optional
-        0/1 labels, fast paths: a sampling weight per labelled item, :math:`w_i \propto
-        1/\pi_i` when item :math:`i` was chosen for a human label with probability
-        :math:`\pi_i` (a stratified or score-dependent design). Relative (rescaled to mean 1);
-        the estimators become their weighted forms (:mod:`bayeval.methods.judge.weighted`;
-        ``rogan_gladen_adjusted`` has none). One array shared by every group.
+        0/1 labels and graded ratings, fast paths: a sampling weight per labelled item,
+        :math:`w_i \propto 1/\pi_i` when item :math:`i` was chosen for a human label with
+        probability :math:`\pi_i` (a stratified or score-dependent design). Relative
+        (rescaled to mean 1); the estimators become their weighted forms
+        (:mod:`bayeval.methods.judge.weighted`; ``rogan_gladen_adjusted`` has none). One array
+        shared by every group.
     sample_weight_unlabeled : array-like, optional
         The same for the unlabelled items, :math:`\propto 1/(1 - \pi_i)` (default uniform;
         with weights on one sample only, the other is uniform).
     alternative : {"two-sided", "larger", "smaller"}
-        0/1 labels, fast paths: as ppi_py, the p-value's alternative :math:`\theta \ne, >, <
-        \theta_0`; a one-sided alternative makes the intervals one-sided (open to 1 or to 0).
+        0/1 labels and graded ratings, fast paths: as ppi_py, the p-value's alternative
+        :math:`\theta \ne, >, < \theta_0`; a one-sided alternative makes the intervals
+        one-sided (open to the end of the range).
     null : float, optional
-        0/1 labels: :math:`\theta_0` in [0, 1]. Adds ``p_value`` (the z-test of every
-        estimator) to the fast paths' summary, and ``prob_greater`` :math:`= P(\theta >
-        \theta_0 \mid \text{data})` to the summary of posterior draws.
+        0/1 labels: :math:`\theta_0` in [0, 1] (graded ratings: on ``y_range``). Adds
+        ``p_value`` (the z-test of every estimator) to the fast paths' summary, and
+        ``prob_greater`` :math:`= P(\theta > \theta_0 \mid \text{data})` to the summary of
+        posterior draws.
     random_seed : int, optional
         Seed of the sampler, of the draws of the finite-sample mean and of the cross-fitting
         folds.
@@ -581,7 +585,7 @@ def judge(y, yhat, yhat_unlabeled=None, *, data=None, method: str = "eif",
         with one value for every item; for the fast paths, fewer than 2 labelled items of a class
         or a judge with one value on every labelled item; sampling weights of the wrong length,
         negative or not finite, or given to the generative models; ``null`` outside [0, 1];
-        ``sample_weight``, ``alternative`` or ``null`` with graded or K-category labels.
+        ``sample_weight``, ``alternative`` or ``null`` with K-category labels.
 
     See Also
     --------
@@ -628,14 +632,13 @@ def judge(y, yhat, yhat_unlabeled=None, *, data=None, method: str = "eif",
     """
     y, yhat, yhat_unlabeled = named_columns(data, y=y, yhat=yhat,
                                             yhat_unlabeled=yhat_unlabeled)
-    decision = {"sample_weight": sample_weight, "sample_weight_unlabeled": sample_weight_unlabeled,
-                "null": null, "alternative": None if alternative == "two-sided" else alternative}
-    given = [k for k, v in decision.items() if v is not None]
-    if given and (y_range is not None or graded_input(y)
-                  or categorical_input(y, yhat, yhat_unlabeled)):
-        raise ValueError(f"{', '.join(given)} apply to 0/1 labels; graded ratings and K "
-                         "categories have no sampling weights, p-values or posterior "
-                         "probabilities yet: leave them at their defaults.")
+    given = [k for k, v in {"sample_weight": sample_weight, "null": null,
+                            "alternative": None if alternative == "two-sided" else alternative
+                            }.items() if v is not None]
+    graded = y_range is not None or graded_input(y)
+    if given and not graded and categorical_input(y, yhat, yhat_unlabeled):
+        raise ValueError(f"{', '.join(given)} apply to 0/1 labels and graded ratings; K "
+                         "categories have no p-values yet: leave them at their defaults.")
     # weights given as pandas pair with their items by index (arrays by position, checked later)
     if isinstance(sample_weight, pd.Series):
         y, sample_weight = aligned(y=y, sample_weight=sample_weight)
@@ -645,17 +648,15 @@ def judge(y, yhat, yhat_unlabeled=None, *, data=None, method: str = "eif",
     if folds is not None and mu_model not in CURVES:
         raise ValueError(f"folds applies to the cross-fitted curves, mu_model='isotonic' or "
                          f"'spline'; mu_model is {mu_model!r}: leave folds None.")
-    if y_range is not None or graded_input(y):
-        if mu_model in CURVES:
-            raise ValueError(f"mu_model={mu_model!r} applies to 0/1 labels in judge(); for graded "
-                             "ratings use mu_model 'cell', 'linear' or 'bins', or "
-                             "bayeval.methods.judge.curves.eif_curve(y, yhat, yhat_unlabeled, "
-                             f"curve={mu_model!r}), the cross-fitted EIF estimate of the mean.")
+    if graded:
         if weights is not None:
             raise ValueError("weights apply to labels in K categories; graded ratings have a "
                              "mean: leave weights None.")
         return judge_graded(y, yhat, yhat_unlabeled, y_range=y_range, method=method,
-                            ci_prob=ci_prob, ci_kind=ci_kind, mu_model=mu_model, prior=prior,
+                            ci_prob=ci_prob, ci_kind=ci_kind, mu_model=mu_model, folds=folds,
+                            sample_weight=sample_weight,
+                            sample_weight_unlabeled=sample_weight_unlabeled,
+                            alternative=alternative, null=null, prior=prior,
                             random_seed=random_seed, sample_kwargs=sample_kwargs)
     if categorical_input(y, yhat, yhat_unlabeled):
         method = as_choice(method, "method", (*CLASS_ESTIMATORS, "all", *BAYES))
@@ -681,9 +682,6 @@ def judge(y, yhat, yhat_unlabeled=None, *, data=None, method: str = "eif",
         mu_model = as_choice(mu_model, "mu_model", (*MU_MODELS, *CURVES))
     bayes = method in BAYES
     weighted = sample_weight is not None or sample_weight_unlabeled is not None
-    if weighted and mu_model in CURVES:
-        raise ValueError(f"mu_model={mu_model!r} has no weighted form; with sample_weight use "
-                         "mu_model 'cell', 'bins' or 'linear'.")
     if bayes:
         sample_kwargs = as_sample_kwargs(sample_kwargs)
         if weighted:

@@ -52,6 +52,7 @@ import numpy as np
 from scipy import special
 
 from bayeval.methods.judge.fast import Estimate
+from bayeval.methods.judge.weighted import sampling_weights
 from bayeval.validation import aligned, as_array, as_choice, as_positive_int, as_seed
 
 __all__ = [
@@ -365,7 +366,7 @@ def cross_fitted(y, s, s_unlabeled, fold, curve: str) -> tuple[np.ndarray, np.nd
     return mu_l, mu_u
 
 
-def eif_from_curve(y, mu_labelled, mu_unlabelled) -> Estimate:
+def eif_from_curve(y, mu_labelled, mu_unlabelled, w=None, v=None) -> Estimate:
     r"""The EIF estimate and its influence-function standard error, given the curve's values.
 
     .. math::
@@ -373,7 +374,21 @@ def eif_from_curve(y, mu_labelled, mu_unlabelled) -> Estimate:
         \qquad \widehat{\mathrm{se}}^2 = \frac{s_N^2(\tilde\mu)}{N}
             + \frac{s_L^2(Y - \tilde\mu)}{m},
 
-    the variances with divisor the number of terms.
+    the variances with divisor the number of terms. With sampling weights :math:`w` on the
+    labelled and :math:`v` on the unlabelled items (each of mean 1,
+    :func:`~bayeval.methods.judge.weighted.sampling_weights`), the augmented inverse-probability
+    -weighted form (Robins, Rotnitzky & Zhao 1994) with Hájek means,
+
+    .. math::
+        \hat\theta = \frac1N\Big(\sum_{L} w_j\tilde\mu_j + \sum_{U} v_i\tilde\mu_i\Big)
+            + \bar r_w, \quad \bar r_w = \frac1m\sum_{j \in L} w_j(Y_j - \tilde\mu_j),
+        \quad \widehat{\mathrm{se}}^2 = \frac{1}{N^2}\sum_{i \le N}\omega_i^2
+            (\tilde\mu_i - \bar{\tilde\mu}_\omega)^2
+            + \frac{1}{m^2}\sum_{j \in L} w_j^2(Y_j - \tilde\mu_j - \bar r_w)^2,
+
+    :math:`\omega_i` the item's weight; uniform weights give the unweighted form. The estimate
+    is consistent whatever the curve, which is fitted without the weights: the weighted residual
+    term corrects it.
 
     Parameters
     ----------
@@ -381,6 +396,8 @@ def eif_from_curve(y, mu_labelled, mu_unlabelled) -> Estimate:
         Outcomes and the curve at the labelled items.
     mu_unlabelled : array-like, shape (n,)
         The curve at the unlabelled items.
+    w, v : numpy.ndarray, optional
+        Sampling weights of mean 1 of the labelled and unlabelled items (default uniform).
 
     Returns
     -------
@@ -391,16 +408,23 @@ def eif_from_curve(y, mu_labelled, mu_unlabelled) -> Estimate:
     >>> est = eif_from_curve([1, 0, 1], [0.8, 0.2, 0.5], [0.3, 0.9, 0.6])
     >>> [round(float(v), 4) for v in est]  # 3.3 / 6 + 0.5 / 3; sqrt(0.0625 / 6 + 0.0822 / 3)
     [0.7167, 0.1945]
+    >>> est = eif_from_curve([1, 0, 1], [0.8, 0.2, 0.5], [0.3, 0.9, 0.6], np.ones(3), np.ones(3))
+    >>> [round(float(v), 4) for v in est]
+    [0.7167, 0.1945]
     """
     y, mu_l, mu_u = (np.asarray(a, float) for a in (y, mu_labelled, mu_unlabelled))
-    mu = np.concatenate([mu_l, mu_u])
+    w = np.ones(y.size) if w is None else np.asarray(w, float)
+    v = np.ones(mu_u.size) if v is None else np.asarray(v, float)
+    mu, omega = np.concatenate([mu_l, mu_u]), np.concatenate([w, v])
     resid = y - mu_l
-    theta = mu.mean() + resid.mean()
-    return Estimate(float(theta), float(np.sqrt(mu.var() / mu.size + resid.var() / y.size)))
+    mu_bar, r_bar = float(omega @ mu) / mu.size, float(w @ resid) / y.size
+    var = (np.sum((omega * (mu - mu_bar)) ** 2) / mu.size**2
+           + np.sum((w * (resid - r_bar)) ** 2) / y.size**2)
+    return Estimate(mu_bar + r_bar, float(np.sqrt(var)))
 
 
 def eif_curve(y, yhat, yhat_unlabeled, *, curve: str = "spline", folds: int = DEFAULT_FOLDS,
-              random_seed=None) -> Estimate:
+              random_seed=None, sample_weight=None, sample_weight_unlabeled=None) -> Estimate:
     r"""The cross-fitted EIF estimate of :math:`E[Y]` with a calibration curve, from arrays.
 
     What :func:`bayeval.judge` runs for ``mu_model="isotonic"`` or ``"spline"``; here for any
@@ -418,6 +442,9 @@ def eif_curve(y, yhat, yhat_unlabeled, *, curve: str = "spline", folds: int = DE
         K, from 2 to m.
     random_seed : int or numpy.random.Generator, optional
         Seed of the folds.
+    sample_weight, sample_weight_unlabeled : array-like, optional
+        Sampling weights of the labelled and unlabelled items, :math:`\propto 1/\pi_i` and
+        :math:`1/(1 - \pi_i)` (default uniform): the weighted form of :func:`eif_from_curve`.
 
     Returns
     -------
@@ -427,7 +454,7 @@ def eif_curve(y, yhat, yhat_unlabeled, *, curve: str = "spline", folds: int = DE
     ------
     ValueError
         Arrays that are not finite numbers or differ in length, another ``curve``, ``folds``
-        not an integer from 2 to m.
+        not an integer from 2 to m, weights not finite and non-negative or of another length.
 
     Examples
     --------
@@ -445,8 +472,10 @@ def eif_curve(y, yhat, yhat_unlabeled, *, curve: str = "spline", folds: int = DE
     yhat_u = as_array(yhat_unlabeled, "yhat_unlabeled")
     curve = as_choice(curve, "curve", CURVES)
     folds = as_folds(folds, y.size)
+    w = sampling_weights(sample_weight, y.size, "sample_weight")
+    v = sampling_weights(sample_weight_unlabeled, yhat_u.size, "sample_weight_unlabeled")
     mu_l, mu_u = cross_fitted(y, yhat, yhat_u, fold_ids(y.size, folds, random_seed), curve)
-    return eif_from_curve(y, mu_l, mu_u)
+    return eif_from_curve(y, mu_l, mu_u, w, v)
 
 
 def as_folds(folds, m: int) -> int:

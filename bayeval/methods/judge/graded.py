@@ -14,6 +14,12 @@ takes a calibration curve :math:`\hat\mu(\hat y) \approx E[Y \mid \hat Y = \hat 
 per judge value or per quantile bin of the scores (:func:`eif_graded_cells`, where the residual
 term vanishes) or a least-squares line (:func:`~bayeval.methods.judge.fast.eif_linear`).
 
+The curve may also be cross-fitted (``mu_model="isotonic"`` or ``"spline"``,
+:mod:`bayeval.methods.judge.curves`). With sampling weights of the labelled items (``w_i \propto
+1/\pi_i``) and of the others, every fast path takes its weighted (Hájek) form of
+:mod:`bayeval.methods.judge.weighted`, the mean of a rating being the same estimating equation
+as the rate of a 0/1 label.
+
 With integer ratings on an integer scale, ``method="pymc"`` samples the ordered-logistic model of
 :mod:`bayeval.methods.judge.graded_models`; :class:`JudgeGraded` compares its posterior with the
 EIF estimate.
@@ -27,9 +33,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import xarray as xr
+from scipy import special
 
 from bayeval.check import sampler_tests
 from bayeval.evaluation import SAMPLE_DIMS, Evaluation
+from bayeval.methods.judge.curves import CURVES, as_folds, cross_fitted, eif_from_curve, fold_ids
 from bayeval.methods.judge.fast import (
     Estimate,
     by_name,
@@ -40,6 +48,9 @@ from bayeval.methods.judge.fast import (
     reported,
     z_value,
 )
+from bayeval.methods.judge.weighted import Sample
+from bayeval.methods.judge.weighted import by_name as weighted_by_name
+from bayeval.methods.judge.weighted import ppi_pp_lambda as weighted_ppi_lambda
 from bayeval.table import Table, table
 from bayeval.validation import (
     aligned,
@@ -47,6 +58,7 @@ from bayeval.validation import (
     as_choice,
     as_ci_prob,
     as_sample_kwargs,
+    as_seed,
     describe,
 )
 
@@ -56,6 +68,7 @@ __all__ = ["GRADED_ESTIMATORS", "JudgeGraded", "eif_graded_cells", "graded_input
 GRADED_ESTIMATORS = ("naive", "classical", "ppi", "ppi_pp", "ppi_pp_unclipped", "eif")
 METHODS = (*GRADED_ESTIMATORS, "all", "pymc", "both")
 MU_MODELS = ("cell", "linear", "bins")
+ALTERNATIVES = ("two-sided", "larger", "smaller")
 #: quantile bins of the labelled judge scores for ``mu_model="bins"``
 N_BINS = 10
 #: ``mu_model=None`` uses cells up to this many distinct judge values, else bins
@@ -247,27 +260,47 @@ def eif_graded_cells(c, s, ss, u) -> Estimate:
     return Estimate(theta, float(np.sqrt(var[0])))
 
 
-def _estimates(y, yhat, yhat_u, names, mu_model: str | None):
-    """Estimates by name, the data summary and the notes, for one dataset."""
+def _estimates(y, yhat, yhat_u, names, mu_model: str | None, weights=None, folds=None,
+               rng=None):
+    """Estimates by name, the data summary and the notes, for one dataset; ``weights`` (the
+    labelled and unlabelled items' sampling weights) runs the weighted estimators, a curve
+    ``mu_model`` is cross-fitted on ``folds`` folds drawn from ``rng``."""
     mo = moments(y, yhat, yhat_u)
     notes: list[str] = []
     mu_model = mu_model or default_mu_model(yhat, yhat_u, notes)
-    fns = by_name(mo, None, None, 0.0)  # its "eif" is eif_linear: mu_model="linear"
-    if mu_model != "linear":
-        k_l, k_u, size = judge_cells(yhat, yhat_u, mu_model)
+    s = None if weights is None else Sample.of(y, yhat, yhat_u, *weights)
+    celled = mu_model not in ("linear", *CURVES)
+    cell_index = judge_cells(yhat, yhat_u, mu_model) if celled else None
+    # the weighted "eif" is eif_linear with cell_index None, eif_cells with cells
+    fns = by_name(mo, None, None, 0.0) if s is None else weighted_by_name(s, cell_index)
+    info: dict[str, Any] = {}
+    if celled:
+        k_l, k_u, size = cell_index
         c = np.bincount(k_l, minlength=size)
         u = np.bincount(k_u, minlength=size)
-        cells = (c, np.bincount(k_l, y, size), np.bincount(k_l, y**2, size), u)
-        fns["eif"] = lambda: eif_graded_cells(*cells)
+        if s is None:
+            cells = (c, np.bincount(k_l, y, size), np.bincount(k_l, y**2, size), u)
+            fns["eif"] = lambda: eif_graded_cells(*cells)
         if (c == 0).any():
             notes.append(f"{u[c == 0].sum() / yhat_u.size:.1%} of the unlabelled items have a "
                          "judge value that no labelled item has; their cell mean falls back to "
                          "the labelled mean (bin the scores or use mu_model='linear').")
+    elif mu_model in CURVES:
+        fold = fold_ids(y.size, as_folds(folds, y.size), rng)
+        curve = eif_from_curve(y, *cross_fitted(y, yhat, yhat_u, fold, mu_model),
+                               *((None, None) if s is None else (s.w, s.v)))
+        fns["eif"] = lambda: curve
+        info["folds"] = int(fold.max()) + 1
     out = {k: Estimate(*(float(v) for v in fns[k]())) for k in names}
     eif = out.get("eif") or Estimate(*(float(v) for v in fns["eif"]()))
-    lam = float(ppi_pp_lambda(mo, clip=False))
-    info = {"m": y.size, "n": yhat_u.size, "lam": float(np.clip(lam, 0, 1)), "lam_unclipped": lam,
-            "mu_model": mu_model, **efficiency(eif, float(mo.y_var), y.size, yhat_u.size)}
+    lam = float(ppi_pp_lambda(mo, clip=False) if s is None else weighted_ppi_lambda(s, False))
+    var_y = float(mo.y_var) if s is None else float(s.w @ (y - s.w @ y / y.size) ** 2) / y.size
+    info.update({"m": y.size, "n": yhat_u.size, "lam": float(np.clip(lam, 0, 1)),
+                 "lam_unclipped": lam, "mu_model": mu_model,
+                 **efficiency(eif, var_y, y.size, yhat_u.size)})
+    if s is not None:  # Kish's effective sizes of the weighted samples
+        info.update(m_kish=float(y.size**2 / np.sum(s.w**2)),
+                    n_kish=float(yhat_u.size**2 / np.sum(s.v**2)))
     if "ppi" in out and "classical" in out and out["ppi"].se > out["classical"].se:
         notes.append(f"the judge does not help PPI: its se {out['ppi'].se:.4f} exceeds the "
                      f"human-labels-only se {out['classical'].se:.4f}; use eif or ppi_pp.")
@@ -291,24 +324,51 @@ def efficiency(eif: Estimate, var_y: float, m: int, n: int) -> dict[str, float]:
     return {"n_effective": var_y / eif.se**2, "rho2": float(np.clip(rho2, 0.0, 1.0))}
 
 
-def _dataset(out: dict[str, Estimate], z: float, ci_kind: str, low: float, high: float
-             ) -> xr.Dataset:
-    """``mean``, ``sd``, ``lower``, ``upper`` over ``estimator``, on the scale [low, high]."""
+def _dataset(out: dict[str, Estimate], z: float, ci_kind: str, low: float, high: float,
+             alternative: str = "two-sided", null: float | None = None) -> xr.Dataset:
+    """``mean``, ``sd``, ``lower``, ``upper`` (and ``p_value`` with ``null``: the z-test of
+    :func:`~bayeval.methods.judge.compare.p_value`) over ``estimator``, on the scale [low, high];
+    a one-sided ``alternative`` opens the interval to ``high`` ("larger") or ``low``."""
     names = list(out)
     est = Estimate(np.array([out[k].estimate for k in names]), np.array([out[k].se for k in names]))
     if np.isfinite(low + high):
         mean, lower, upper = reported(est, z, ci_kind, low, high)
     else:
         mean, (lower, upper) = est.estimate, interval(est, z, "wald")
-    return xr.Dataset({k: ("estimator", v) for k, v in
-                       (("mean", mean), ("sd", est.se), ("lower", lower), ("upper", upper))},
+    if alternative == "larger":
+        upper = np.full(len(names), high)
+    elif alternative == "smaller":
+        lower = np.full(len(names), low)
+    columns = {"mean": mean, "sd": est.se, "lower": lower, "upper": upper}
+    if null is not None:
+        from bayeval.methods.judge.compare import p_value  # compare imports this module
+
+        columns["p_value"] = np.array([p_value(out[k], null, alternative) if out[k].se > 0
+                                       else np.nan for k in names])
+    return xr.Dataset({k: ("estimator", v) for k, v in columns.items()},
                       coords={"estimator": names})
+
+
+def _as_null(null, low: float, high: float) -> float | None:
+    """``null`` as a float on the scale [low, high], or None."""
+    if null is None:
+        return None
+    try:
+        value = float(null)
+    except (TypeError, ValueError):
+        value = np.nan
+    if not low <= value <= high:
+        raise ValueError(f"null must be a mean rating on y_range = [{low:g}, {high:g}] (the "
+                         f"theta_0 of the test), got {describe(null)}.")
+    return value
 
 
 # ============================================================================ entry point
 def judge_graded(y, yhat, yhat_unlabeled, *, y_range=None, method: str = "eif",
                  ci_prob: float = 0.95, ci_kind: str = "logit", mu_model: str | None = None,
-                 prior=None, random_seed: int | None = None,
+                 folds: int | None = None, sample_weight=None, sample_weight_unlabeled=None,
+                 alternative: str = "two-sided", null: float | None = None, prior=None,
+                 random_seed: int | None = None,
                  sample_kwargs: dict[str, Any] | None = None) -> Evaluation:
     r"""The mean human rating from a judge on all items and human ratings on a few.
 
@@ -326,9 +386,27 @@ def judge_graded(y, yhat, yhat_unlabeled, *, y_range=None, method: str = "eif",
         (default), ``"all"``; ``"pymc"`` (or ``"both"``) samples the ordered-logistic model of
         integer ratings (:func:`~bayeval.methods.judge.graded_models.ordinal_model`) and keeps
         the EIF estimate as the closed form, which :meth:`JudgeGraded.check` compares it with.
-    mu_model : {"cell", "linear", "bins"}, optional
+    mu_model : {"cell", "linear", "bins", "isotonic", "spline"}, optional
         The EIF's calibration curve; default cells up to 20 distinct judge values over all
-        items, else 10 quantile bins. For ``"pymc"`` the cells are the judge ratings of the model.
+        items, else 10 quantile bins. ``"isotonic"`` and ``"spline"`` are cross-fitted on
+        ``folds`` folds (:mod:`bayeval.methods.judge.curves`). For ``"pymc"`` the cells are the
+        judge ratings of the model.
+    folds : int, optional
+        The number of cross-fitting folds of a curve (default 5), drawn from ``random_seed``.
+    sample_weight, sample_weight_unlabeled : array-like, optional
+        Sampling weights of the labelled items, :math:`w_i \propto 1/\pi_i` with
+        :math:`\pi_i` the item's probability of a human rating, and of the others
+        (:math:`\propto 1/(1 - \pi_i)`; default uniform). Every fast path becomes its weighted
+        Hájek form (:mod:`bayeval.methods.judge.weighted`): the labelled mean
+        :math:`\bar Y_{L,w} = \sum w_iY_i/\sum w_i`, PPI/PPI++ :math:`\lambda\bar{\hat
+        Y}_{U,v} + \overline{(Y - \lambda\hat Y)}_{L,w}` with ppi_py's weighted
+        :math:`\hat\lambda`, the EIF with weighted cells, line or cross-fitted curve
+        (:func:`~bayeval.methods.judge.curves.eif_from_curve`), with their linearised
+        (sandwich) variances. The ordinal model has no weighted form.
+    alternative : {"two-sided", "larger", "smaller"}
+        The alternative of the p-values; one-sided intervals open to the end of the scale.
+    null : float, optional
+        :math:`\theta_0` on the scale: adds ``p_value``, the z-test of every estimate.
     prior : dict, optional
         ``"pymc"`` only: the ordinal model's priors
         (:func:`~bayeval.methods.judge.graded_models.ordinal_model`).
@@ -336,11 +414,12 @@ def judge_graded(y, yhat, yhat_unlabeled, *, y_range=None, method: str = "eif",
     Returns
     -------
     JudgeGraded
-        Fast paths: ``closed_form`` over ``estimator``; ``data`` holds ``m``, ``n``, ``lam``,
-        ``n_effective`` (:func:`efficiency`), ``rho2``. Model: posterior ``theta`` (the
-        population mean rating), ``theta_finite`` (the mean rating of the :math:`N` items: the
-        observed ratings of the labelled ones, ratings drawn from the posterior for the others),
-        ``cell_mean`` and ``level_probs`` per judge rating.
+        Fast paths: ``closed_form`` over ``estimator`` (with ``p_value`` given ``null``);
+        ``data`` holds ``m``, ``n``, ``lam``, ``n_effective`` (:func:`efficiency`), ``rho2``
+        (with weights also Kish's effective sizes ``m_kish``, ``n_kish``). Model: posterior
+        ``theta`` (the population mean rating), ``theta_finite`` (the mean rating of the
+        :math:`N` items: the observed ratings of the labelled ones, ratings drawn from the
+        posterior for the others), ``cell_mean`` and ``level_probs`` per judge rating.
 
     Examples
     --------
@@ -355,6 +434,23 @@ def judge_graded(y, yhat, yhat_unlabeled, *, y_range=None, method: str = "eif",
      'eif': 3.067}
     >>> round(float(ev.tree["data"]["n_effective"]))  # the 300 ratings count as 1,261
     1261
+
+    Ratings asked for three times as often where the judge gives 4 or 5 (weights
+    :math:`1/\pi`), and the test of :math:`H_0: \theta = 3`:
+
+    >>> pi = np.where(judged >= 4, 0.15, 0.05)
+    >>> rated = rng.random(3000) < pi
+    >>> ev = judge_graded(human[rated], judged[rated], judged[~rated], y_range=(1, 5),
+    ...                   method="all", sample_weight=1 / pi[rated],
+    ...                   sample_weight_unlabeled=1 / (1 - pi[~rated]), null=3)
+    >>> ev.summary().loc[["classical", "ppi_pp", "eif"], ["mean", "sd", "p_value"]].round(3)
+    ... # doctest: +NORMALIZE_WHITESPACE
+    judge_graded (all), closed form: 95% logit confidence intervals
+                mean     sd  p_value
+    estimator
+    classical  3.068  0.094    0.471
+    ppi_pp     3.070  0.040    0.080
+    eif        3.064  0.038    0.092
     """
     low, high = (0.0, 1.0) if y_range is None else _as_range(y_range)
     method = as_choice(method, "method", METHODS)
@@ -364,32 +460,49 @@ def judge_graded(y, yhat, yhat_unlabeled, *, y_range=None, method: str = "eif",
         raise ValueError(f"ci_kind='logit' needs a bounded y_range, got ({low:g}, {high:g}); "
                          "pass ci_kind='wald'.")
     if mu_model is not None:
-        mu_model = as_choice(mu_model, "mu_model", MU_MODELS)
+        mu_model = as_choice(mu_model, "mu_model", (*MU_MODELS, *CURVES))
+    alternative = as_choice(alternative, "alternative", ALTERNATIVES)
+    null = _as_null(null, low, high)
     bayes = method in ("pymc", "both")
-    if bayes and mu_model == "linear":
+    weighted = sample_weight is not None or sample_weight_unlabeled is not None
+    if bayes and mu_model not in (None, "cell", "bins"):
         raise ValueError("method='pymc' models the human rating per judge rating (or score "
                          "bin): mu_model must be 'cell', 'bins' or None.")
+    if bayes and (weighted or null is not None or alternative != "two-sided"):
+        raise ValueError("sample_weight, sample_weight_unlabeled, null and alternative apply to "
+                         "the fast paths; the ordinal model assumes the rated items are a random "
+                         "subset. Use method='eif' (or another fast path) with weights.")
+    if folds is not None and mu_model not in CURVES:
+        raise ValueError(f"folds applies to the cross-fitted curves, mu_model='isotonic' or "
+                         f"'spline'; mu_model is {mu_model!r}: leave folds None.")
     if prior is not None and not bayes:
         raise ValueError("prior applies to method='pymc'; the fast paths have none.")
     y, yhat, yhat_u = _checked(y, yhat, yhat_unlabeled, low, high, bayes)
-    z = z_value(ci_prob)
+    weights = (sample_weight, sample_weight_unlabeled) if weighted else None
+    z = z_value(ci_prob) if alternative == "two-sided" else float(special.ndtri(ci_prob))
     common = dict(method="judge_graded", variant=method, ci_prob=ci_prob, ci_kind="eti",
                   random_seed=random_seed, assumptions=ASSUMPTIONS)
     scale = f"the mean rating on [{low:g}, {high:g}]"
     names = GRADED_ESTIMATORS if method == "all" else ("eif",) if bayes else (method,)
-    out, info, notes = _estimates(y, yhat, yhat_u, names, mu_model)
+    out, info, notes = _estimates(y, yhat, yhat_u, names, mu_model, weights, folds,
+                                  as_seed(random_seed) if mu_model in CURVES else None)
     notes += [f"{k} = {e.estimate:.4f} lies outside [{low:g}, {high:g}]: reported at the nearest "
               "end, its interval clipped" for k, e in out.items() if not low <= e.estimate <= high]
-    closed = _dataset(out, z, ci_kind, low, high)
+    closed = _dataset(out, z, ci_kind, low, high, alternative, null)
     info.update(y_low=low, y_high=high)
     for note in notes:
         warnings.warn(note, UserWarning, stacklevel=4)  # the user's call of judge()
     if not bayes:
         return JudgeGraded.create(
-            closed_form=closed, data=xr.Dataset(info), warnings=notes, interval_kind=ci_kind,
+            closed_form=closed, data=xr.Dataset(info), warnings=notes,
+            interval_kind=ci_kind if alternative == "two-sided" else
+            f"one-sided ({alternative}) {'Wald' if ci_kind == 'wald' else ci_kind}",
             **common,
             description=f"{scale} from {y.size} human ratings and {yhat_u.size} judge-only "
-                        f"items ({ci_kind} intervals)")
+                        f"items ({ci_kind} intervals"
+                        + ("" if alternative == "two-sided" else f", one-sided: {alternative}")
+                        + ("" if null is None else f", null {null:g}")
+                        + (", sampling weights" if weighted else "") + ")")
     from bayeval.methods.judge.graded_models import sample_ordinal
 
     draws, pm_model = sample_ordinal(y, yhat, yhat_u, low, high, info["mu_model"], prior,
