@@ -67,7 +67,7 @@ from bayeval.methods.mvu.estimators import (
 )
 from bayeval.methods.mvu.mnar import MNARGaussianImputer, as_feature_mnar
 from bayeval.methods.mvu.models import posterior
-from bayeval.methods.mvu.plan import FeaturePlanner
+from bayeval.methods.mvu.plan import STATE, FeaturePlanner
 from bayeval.methods.mvu.result import (
     DECISION,
     QUANTITIES,
@@ -656,4 +656,6 @@ def mvu(predict_proba, X, *, data=None, mask=None, groups=None, imputer="gaussia
         if shift[2] is None else {str(features[i]): [float(shift[0][i]), float(shift[1][i])]
                                   for i in np.flatnonzero(shift[2])})
     ev.planner = planner
+    if planner is not None:  # what bayes_actions, decide(costs=) and delta_sensitivity need
+        ev.tree[STATE] = xr.DataTree(planner.to_dataset(labels, features))
     return ev

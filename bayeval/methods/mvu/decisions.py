@@ -163,7 +163,7 @@ def _from_draws(loss, phi, now):
 
 
 def bayes_actions(ev, loss, actions=None, *, collect_cost=None, draws=None,
-                  random_seed=None) -> pd.DataFrame:
+                  random_seed=None, classifier=None) -> pd.DataFrame:
     r"""Per-row Bayes action, expected loss now and after collecting (module docstring).
 
     The engine of :meth:`~bayeval.methods.mvu.result.MVUEvaluation.bayes_actions`, which
@@ -184,8 +184,10 @@ def bayes_actions(ev, loss, actions=None, *, collect_cost=None, draws=None,
     """
     cf = ev.closed_form
     k = cf.sizes["class"]
-    classes = np.asarray(ev.planner.classes if ev.planner is not None and
-                         ev.planner.classes is not None else np.arange(k))
+    planner = (ev.feature_planner(classifier, "bayes_actions")
+               if ev.meta["variant"] in ("exact", "mc") else None)
+    classes = np.asarray(planner.classes if planner is not None and
+                         planner.classes is not None else np.arange(k))
     loss, names = as_loss(loss, classes, actions)
     if collect_cost is not None and not (np.isfinite(collect_cost) and collect_cost >= 0):
         raise ValueError(f"collect_cost must be a non-negative number, got {collect_cost}.")
@@ -196,7 +198,7 @@ def bayes_actions(ev, loss, actions=None, *, collect_cost=None, draws=None,
                           "loss_now": risk_now.min(1)}, index=cf["instance"].to_index())
     after, se, change = frame["loss_now"].to_numpy().copy(), np.zeros(len(frame)), np.zeros(
         len(frame))
-    exact, how = _laws(ev, cf)
+    exact, how = _laws(ev, cf, planner)
     rng = as_seed(random_seed)
     draws = int(ev.meta["n_draws"]) if draws is None else draws
     for kind, idx, law in how:
@@ -222,7 +224,7 @@ def bayes_actions(ev, loss, actions=None, *, collect_cost=None, draws=None,
     return frame
 
 
-def _laws(ev, cf):
+def _laws(ev, cf, planner):
     """Which rows have an exact law and the laws of the rows with something missing: a list of
     (kind, row positions, law), kind "beta" (alpha), "logit" ((m, s)) or "draws" (a function
     (draws, rng) -> MVU draws (r, S, K)); and whether every row is exact."""
@@ -231,7 +233,6 @@ def _laws(ev, cf):
                          "over its draws; run mvu() with method='exact' or 'mc'.")
     missing = cf["n_missing"].values > 0
     k = cf.sizes["class"]
-    planner = ev.planner
     if planner is not None:
         idx = np.flatnonzero(missing & planner.mask.any(1))
         x, m = planner.x[idx], planner.mask[idx]
@@ -265,6 +266,6 @@ def _laws(ev, cf):
     if ev.meta.get("imputer") in SINGLE_IMPUTATION or not missing.any():
         return True, []  # point masses: nothing to learn by collecting
     raise ValueError("bayes_actions needs the law of the MVU: a Gaussian-imputation run "
-                     "(imputer='gaussian' or a GaussianImputer, method='exact' or 'mc') in this "
-                     "session, or a Dirichlet MVU (heuristics, DMV, dirichlet=); posterior and "
+                     "(imputer='gaussian' or a GaussianImputer, method='exact' or 'mc'), "
+                     "or a Dirichlet MVU (heuristics, DMV, dirichlet=); posterior and "
                      "sampler-object runs are not supported.")

@@ -378,10 +378,11 @@ def _at(planner, imputer, draws: int, rng) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _planner(ev, classifier, what: str):
-    """The run's :class:`~bayeval.methods.mvu.plan.FeaturePlanner`."""
-    planner = getattr(ev, "planner", None)
+    """The run's :class:`~bayeval.methods.mvu.plan.FeaturePlanner` (rebuilt if loaded)."""
+    rebuild = getattr(ev, "feature_planner", None)
+    planner = None if rebuild is None else rebuild(classifier, what)
     if planner is None:
         raise ValueError(f"{what} needs the classifier and the Gaussian imputer of the "
-                         "run (not saved with it): rerun mvu() with imputer='gaussian' (or a "
-                         "GaussianImputer) and method='exact' or 'mc' in this session.")
+                         "run: run mvu() with imputer='gaussian' (or a GaussianImputer) and "
+                         "method='exact' or 'mc' (without dirichlet=).")
     return planner

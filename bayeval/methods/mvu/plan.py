@@ -42,11 +42,20 @@ often yet leave it uncertain.
 from __future__ import annotations
 
 import numpy as np
+import xarray as xr
 from scipy import special
 
-from bayeval.methods.mvu.estimators import GaussianImputer
+from bayeval.methods.mvu.estimators import (
+    GaussianImputer,
+    LinearClassifier,
+    as_classifier,
+    classifier_of,
+)
 
-__all__ = ["FeaturePlanner"]
+__all__ = ["STATE", "FeaturePlanner"]
+
+#: the group of a saved result that rebuilds its planner (:meth:`FeaturePlanner.to_dataset`)
+STATE = "imputation"
 
 #: outer (revealed values) and inner (the rest) imputations per candidate set, non-linear case
 OUTER, INNER = 64, 256
@@ -55,9 +64,12 @@ OUTER, INNER = 64, 256
 class FeaturePlanner:
     r"""Flip probabilities, expected gains and greedy plans of the rows of one MVU.
 
-    Built by :func:`~bayeval.methods.mvu.api.mvu` under Gaussian imputation and kept (in
-    memory, not saved) by its result for
-    :meth:`~bayeval.methods.mvu.result.MVUEvaluation.decide`.
+    Built by :func:`~bayeval.methods.mvu.api.mvu` under Gaussian imputation and kept by its
+    result for :meth:`~bayeval.methods.mvu.result.MVUEvaluation.decide`,
+    :meth:`~bayeval.methods.mvu.result.MVUEvaluation.bayes_actions` and
+    :func:`~bayeval.methods.mvu.mnar.delta_sensitivity`; saved as the group ``imputation``
+    (:meth:`to_dataset`: the rows, the imputer's parameters and a linear classifier's
+    coefficients) and rebuilt from it (:meth:`from_dataset`; another classifier is not saved).
 
     Parameters
     ----------
@@ -98,6 +110,90 @@ class FeaturePlanner:
             else None
         self.rng = np.random.default_rng(random_seed)
         self.classes = None if classes is None else np.asarray(classes)
+
+    def to_dataset(self, instances, features) -> xr.Dataset:
+        r"""The planner's state without its classifier: the rows ``x`` (NaN where missing,
+        unless a mask hid the value), the decisions ``y_position`` (class positions), the
+        imputer's ``mean`` and ``cov`` (with ``mnar_mean``, ``mnar_sd`` and, for a mapping,
+        ``mnar_named`` of an MNAR shift), a linear classifier's ``coef`` and ``intercept``, and
+        the class labels ``class_label``.
+
+        Examples
+        --------
+        >>> imp = GaussianImputer([0.0, 0.0], [[1.0, 0.5], [0.5, 1.0]])
+        >>> clf = LinearClassifier([[1.0, 1.0]], [0.0])
+        >>> planner = FeaturePlanner(clf.predict_proba, imp, [[np.nan, 0.3]], [[True, False]],
+        ...                          [1], [0.7], linear=(clf.coef_, clf.intercept_))
+        >>> sorted(planner.to_dataset(["r1"], ["a", "b"]).data_vars)
+        ['coef', 'cov', 'intercept', 'mean', 'x', 'y_position']
+        """
+        imp = self.imputer
+        ds = xr.Dataset({"x": (("instance", "feature"), self.x),
+                         "y_position": ("instance", np.asarray(self.y, dtype=np.int64)),
+                         "mean": ("feature", imp.mean),
+                         "cov": (("feature", "feature_other"), imp.cov)},
+                        coords={"instance": instances, "feature": features})
+        if hasattr(imp, "delta"):  # an MNAR shift
+            ds["mnar_mean"], ds["mnar_sd"] = ("feature", imp.delta), ("feature", imp.tau)
+            if imp.named is not None:
+                ds["mnar_named"] = ("feature", imp.named)
+        if self.logit_parts is not None:
+            w, b = self.logit_parts
+            ds["coef"] = (("logit", "feature"), np.atleast_2d(w).astype(float))
+            ds["intercept"] = ("logit", np.atleast_1d(b).astype(float))
+        if self.classes is not None:
+            ds["class_label"] = ("class", self.classes)
+        return ds
+
+    @classmethod
+    def from_dataset(cls, ds: xr.Dataset, missing, c_hard, n_classes: int, *, weights=None,
+                     classifier=None, random_seed=None, what: str = "this") -> FeaturePlanner:
+        """The planner of a saved result (:meth:`to_dataset`), its rows' ``missing`` mask,
+        ``c_hard`` and number of classes; a non-linear classifier must be given.
+
+        Raises
+        ------
+        ValueError
+            A non-linear run without ``classifier``, or a classifier with another number of
+            classes.
+
+        Examples
+        --------
+        >>> imp = GaussianImputer([0.0, 0.0], [[1.0, 0.5], [0.5, 1.0]])
+        >>> clf = LinearClassifier([[1.0, 1.0]], [0.0])
+        >>> planner = FeaturePlanner(clf.predict_proba, imp, [[np.nan, 0.3]], [[True, False]],
+        ...                          [1], [0.7], linear=(clf.coef_, clf.intercept_))
+        >>> back = FeaturePlanner.from_dataset(planner.to_dataset([0], [0, 1]), [[True, False]],
+        ...                                    [0.7], 2)
+        >>> bool(np.array_equal(back.reveal(0, [[0]]), planner.reveal(0, [[0]])))
+        True
+        """
+        from bayeval.methods.mvu.mnar import MNARGaussianImputer
+
+        imputer = GaussianImputer(ds["mean"].values, ds["cov"].values)
+        if "mnar_mean" in ds:
+            mean, sd = ds["mnar_mean"].values, ds["mnar_sd"].values
+            shift = ((float(mean[0]), float(sd[0])) if "mnar_named" not in ds else
+                     {int(i): (float(mean[i]), float(sd[i]))
+                      for i in np.flatnonzero(ds["mnar_named"].values)})
+            imputer = MNARGaussianImputer.shifting(imputer, shift)
+        classes = ds["class_label"].values if "class_label" in ds else None
+        linear = (ds["coef"].values, ds["intercept"].values) if "coef" in ds else None
+        if classifier is not None:
+            fitted = getattr(classifier_of(classifier), "feature_names_in_", None)
+            predict = as_classifier(classifier, None if fitted is None else list(fitted))
+            got = predict(np.nan_to_num(ds["x"].values[:1])).shape[1]
+            if got != n_classes:
+                raise ValueError(f"classifier gives {got} class probabilities; the run's "
+                                 f"classifier gave {n_classes}.")
+        elif linear is not None:
+            predict = LinearClassifier(*linear).predict_proba
+        else:
+            raise ValueError(f"{what} needs the run's classifier, which is not saved (only a "
+                             "linear classifier's coefficients are): pass classifier=<the "
+                             "fitted classifier, or its predict_proba> of the run.")
+        return cls(predict, imputer, ds["x"].values, missing, ds["y_position"].values, c_hard,
+                   linear=linear, weights=weights, classes=classes, random_seed=random_seed)
 
     def _moments(self, row: int):
         """Conditional mean (d,) and covariance (d, d) of the row's features."""

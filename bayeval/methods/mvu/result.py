@@ -44,6 +44,7 @@ from bayeval.methods.mvu.fast import (
     vote_probs,
     votes_from_draws,
 )
+from bayeval.methods.mvu.plan import STATE, FeaturePlanner
 from bayeval.table import Table, table
 from bayeval.validation import as_seed
 
@@ -277,8 +278,11 @@ class MVUEvaluation(Evaluation, method="mvu"):
     decision columns (also when it summarises posterior draws), and :meth:`decide` says which
     missing features to collect.
 
-    Built by :func:`bayeval.methods.mvu.api.mvu`; a saved one reads back as a plain ``Evaluation``
-    (``be.load``): wrap it as ``MVUEvaluation(be.load(path).tree)``.
+    Built by :func:`bayeval.methods.mvu.api.mvu`; a saved one reads back as an
+    ``MVUEvaluation`` (``be.load``), and a Gaussian-imputation run keeps what
+    :meth:`bayes_actions`, :meth:`decide` (``costs=``) and
+    :func:`~bayeval.methods.mvu.mnar.delta_sensitivity` need in its group ``imputation`` (a
+    non-linear classifier is passed again as ``classifier=``).
 
     Examples
     --------
@@ -424,11 +428,43 @@ class MVUEvaluation(Evaluation, method="mvu"):
                    f"on both Monte-Carlo errors: {verdict}")
         return table(out, caption, passed=passed)
 
-    #: the :class:`~bayeval.methods.mvu.plan.FeaturePlanner` of the run (not saved)
+    #: the :class:`~bayeval.methods.mvu.plan.FeaturePlanner` of the run (rebuilt from the group
+    #: ``imputation`` of a saved one by :meth:`feature_planner`)
     planner = None
 
+    def feature_planner(self, classifier=None, what: str = "this"):
+        """The run's :class:`~bayeval.methods.mvu.plan.FeaturePlanner`, rebuilt from the saved
+        group ``imputation`` after :func:`bayeval.load` (with ``classifier`` unless the run's
+        is linear); None for a run that has none (not a Gaussian-imputation fast path).
+
+        Raises
+        ------
+        ValueError
+            A saved non-linear run without ``classifier`` (``what`` names the caller).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from bayeval.methods.mvu.api import mvu
+        >>> from bayeval.methods.mvu.estimators import GaussianImputer, LinearClassifier
+        >>> imputer = GaussianImputer([0.0, 0.0], [[0.3, 0.383406], [0.383406, 1.0]])
+        >>> ev = mvu(LinearClassifier([[1.0, 1.0]], [-1.0]), [[np.nan, 0.9]], imputer=imputer)
+        >>> MVUEvaluation(ev.tree).feature_planner().reveal(0, [[0]])[0].round(4).tolist()
+        [0.2655]
+        """
+        state = self.tree[STATE].to_dataset() if STATE in self.tree.children else None
+        if self.planner is None and state is not None and set(state.dims) <= {
+                "instance", "feature", "feature_other", "logit", "class"}:  # not gathered
+            cf, seed = self.closed_form, self.meta.get("random_seed")
+            weights = self.meta.get("weights")
+            self.planner = FeaturePlanner.from_dataset(
+                state, cf["missing"].values, cf["c_hard"].values,
+                cf.sizes["class"], weights=weights, classifier=classifier,
+                random_seed=seed if isinstance(seed, int) else None, what=what)
+        return self.planner
+
     def decide(self, threshold: float | None = None, *, collect_cost: float | None = None,
-               change_cost: float = 1.0, costs=None) -> Table:
+               change_cost: float = 1.0, costs=None, classifier=None) -> Table:
         r"""Where to collect the missing features, the expected cost of each choice, and (with
         ``costs``) which features to measure first.
 
@@ -450,6 +486,9 @@ class MVUEvaluation(Evaluation, method="mvu"):
         collect_cost, change_cost : float, optional
         costs : float, array (d,) or dict, optional
             Cost of measuring each feature (one number for all; a dict by feature name).
+        classifier : classifier or callable, optional
+            The run's classifier, which plans of a result read back from disk need unless it
+            is linear (its coefficients are saved).
 
         Returns
         -------
@@ -527,17 +566,18 @@ class MVUEvaluation(Evaluation, method="mvu"):
         if costs is not None:
             level = threshold if threshold is not None else 1 - collect_cost / max(change_cost,
                                                                                    1e-300)
-            extra["by_feature"] = self._plan(frame, costs, level)
+            extra["by_feature"] = self._plan(frame, costs, level, classifier)
             caption += f"; plans measure features until the expected c_hard reaches {level:g}"
         return table(frame, caption, n_collect=int(frame["collect"].sum()),
                      total_expected_cost=total, **extra)
 
-    def _plan(self, frame, costs, level: float):
+    def _plan(self, frame, costs, level: float, classifier):
         """Fill the plan columns of ``frame`` in place; the by-feature table."""
-        if self.planner is None:
+        planner = self.feature_planner(classifier, "decide(costs=)")
+        if planner is None:
             raise ValueError("costs= needs the classifier and the Gaussian imputer of this "
-                             "run (not saved with it): rerun mvu() with imputer='gaussian' (or a "
-                             "GaussianImputer) and method='exact' or 'mc' in this session.")
+                             "run: run mvu() with imputer='gaussian' (or a GaussianImputer) and "
+                             "method='exact' or 'mc' (without dirichlet=).")
         names = self.closed_form["feature"].values
         cost = _feature_costs(costs, names)
         for col, empty in (("first", None), ("p_flip_first", np.nan), ("gain_first", np.nan),
@@ -546,7 +586,7 @@ class MVUEvaluation(Evaluation, method="mvu"):
         frame["c_hard_after"] = frame["c_hard"]
         records = []
         for pos in np.flatnonzero(frame["collect"].to_numpy()):
-            order, first, after = self.planner.plan(pos, cost, level)
+            order, first, after = planner.plan(pos, cost, level)
             label = frame.index[pos]
             records += [(label, names[i], p, g, cost[i]) for i, (p, g) in first.items()]
             if order:
@@ -561,7 +601,7 @@ class MVUEvaluation(Evaluation, method="mvu"):
 
 
     def bayes_actions(self, loss, actions=None, *, collect_cost: float | None = None,
-                      draws: int | None = None, random_seed=None) -> Table:
+                      draws: int | None = None, random_seed=None, classifier=None) -> Table:
         r"""The Bayes action of every row under a loss matrix, and whether collecting pays off.
 
         :math:`a^* = \arg\min_a \sum_y L[a, y]\,\mathrm{E}\Phi_y` now, with expected loss
@@ -585,6 +625,9 @@ class MVUEvaluation(Evaluation, method="mvu"):
         draws : int, optional
             MVU draws per row where the law is not exact (default: the run's ``draws``).
         random_seed : int or Generator, optional
+        classifier : classifier or callable, optional
+            The run's classifier, which a result read back from disk needs unless it is linear
+            (its coefficients and the imputer's parameters are saved).
 
         Returns
         -------
@@ -600,7 +643,7 @@ class MVUEvaluation(Evaluation, method="mvu"):
         ValueError
             A loss that does not match the classes, unnamed extra actions, a negative
             ``collect_cost``, or a run without the MVU's law (posterior or sampler-object runs,
-            or a Gaussian run loaded from disk).
+            or a run read back from disk whose non-linear classifier is not given).
 
         Examples
         --------
@@ -625,7 +668,7 @@ class MVUEvaluation(Evaluation, method="mvu"):
         2             0    0.3775      0.3775  0.0000     0.000    False
         """
         frame = bayes_actions(self, loss, actions, collect_cost=collect_cost, draws=draws,
-                              random_seed=random_seed)
+                              random_seed=random_seed, classifier=classifier)
         exact = frame.attrs.pop("exact")
         total = float(frame["expected_cost" if collect_cost is not None else "loss_now"].sum())
         caption = ("Bayes actions under the loss matrix, expected loss now and once the missing "
