@@ -96,5 +96,8 @@ def test_plans_need_the_run_and_valid_costs(tmp_path):
     ev.to_netcdf(tmp_path / "mvu.nc")
     from bayeval import load
     from bayeval.methods.mvu import MVUEvaluation
-    with pytest.raises(ValueError, match="not saved with it"):
-        MVUEvaluation(load(tmp_path / "mvu.nc").tree).decide(0.9, costs=1.0)
+    back = MVUEvaluation(load(tmp_path / "mvu.nc").tree)  # a linear run plans after loading
+    assert back.decide(0.9, costs=1.0).equals(ev.decide(0.9, costs=1.0))
+    back.tree, back.planner = back.tree.drop_nodes("imputation"), None
+    with pytest.raises(ValueError, match="needs the classifier and the Gaussian imputer"):
+        back.decide(0.9, costs=1.0)
