@@ -15,17 +15,9 @@ r"""The PyMC models of MVU, and their posteriors pushed to hard confidences.
   masked copies of training rows, with features :math:`h` from :func:`dmv_design`; Laplace
   approximation at the MAP by default, NUTS on request.
 
-Models B and C score points :math:`t` of the simplex that may lie on its boundary (classifiers'
-probabilities of exactly 0 or 1 in float64). Their likelihood is the Dirichlet's, written by
-stick-breaking (Connor and Mosimann 1969): the fractions :math:`V_k = t_k / \sum_{j \ge k} t_j`,
-:math:`k < K - 1`, are independent, :math:`V_k \sim \mathrm{Beta}(\alpha_k, \beta_k)` with
-:math:`\beta_k = \sum_{j > k}\alpha_j`. A fraction is observed when :math:`c < V_k < 1 - c`
-(:math:`c = 10^{-6}`) and censored otherwise: :math:`V_k \le c` contributes
-:math:`\log I_c(\alpha_k, \beta_k)`, :math:`V_k \ge 1 - c` contributes
-:math:`\log I_c(\beta_k, \alpha_k)` and leaves the later fractions unobserved (:math:`I` is
-the regularised incomplete beta function). This is the exact law of the censored fractions;
-where none is censored it is the Dirichlet density of :math:`t`, and for two classes it is the
-Beta law of :math:`t_0` censored to :math:`[c, 1 - c]`.
+Models B and C score points :math:`t` of the simplex that may lie on its boundary: their
+likelihood is the Dirichlet's with stick-breaking fractions within :math:`10^{-6}` of 0 or 1
+censored (:mod:`bayeval.methods.mvu.censored`), a potential computed from sufficient statistics.
 
 With a posterior, :math:`P(V = j) = \frac1S\sum_s P_j(\theta^{(s)})` (average, then maximise) and
 ``c_hard_lower``/``c_hard_upper`` are the interval of :math:`P_{y_\mathrm{hard}}(\theta^{(s)})`.
@@ -35,13 +27,12 @@ With a posterior, :math:`P(V = j) = \frac1S\sum_s P_j(\theta^{(s)})` (average, t
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import scipy
 import xarray as xr
 from scipy import special
 
+from bayeval.methods.mvu.censored import loglik, loglik_graph, simplex, sufficient
 from bayeval.methods.mvu.estimators import (
     CLIP,
     conditional_draws,
@@ -108,7 +99,7 @@ def model(*args, variant: str, **kwargs):
           :math:`\eta`, prior sds :math:`\sigma_\mu` of the means and :math:`\sigma_{sd}` of the
           standard deviations (standardised units).
         * ``"b"``: ``phi`` (S, K) or (n, S, K), MVU draws (renormalised; censored near the
-          simplex's boundary, module docstring);
+          simplex's boundary, :mod:`bayeval.methods.mvu.censored`);
           ``kappa_prior=(log 10, 3)``: the LogNormal :math:`(m, s)` of the concentration
           :math:`\kappa = \alpha_0`.
         * ``"c"``: ``features`` (N, F), standardised :func:`dmv_design` rows of masked training
@@ -124,8 +115,9 @@ def model(*args, variant: str, **kwargs):
     pm.Model
         A: free ``mu`` (``feature``), ``chol`` (packed Cholesky factor) and, with ``x``,
         ``x_miss_z``; observed ``x_train``. B: free ``mu`` (``instance``, ``class``; simplex)
-        and ``kappa`` (``instance``), deterministic ``alpha``, observed ``phi``. C: free
-        ``w_eta`` (``feature``, ``logit``) and ``w_kappa`` (``feature``), observed ``target``.
+        and ``kappa`` (``instance``), deterministic ``alpha``, the likelihood of the draws as the
+        potential ``phi`` (``instance``). C: free ``w_eta`` (``feature``, ``logit``) and
+        ``w_kappa`` (``feature``), the likelihood of the targets as the potential ``target``.
 
     Raises
     ------
@@ -206,204 +198,19 @@ def _model_a(train, *, x=None, coef=None, intercept=None, eta: float = 2.0, mu_s
 
 
 KAPPA_PRIOR = (2.302585092994046, 3.0)
-#: stick-breaking fractions within this of 0 or 1 are censored (module docstring)
-CENSOR = CLIP
-#: terms of the series of :math:`\log I_c(p, q)` (ratio at most 1/2 where it is used)
-_TERMS = 64
-#: below this, :math:`I_c(p, q)` is computed by the series (``betainc`` underflows)
-_TINY = 1e-280
-#: relative step of the central differences of :math:`\log I_c` in :math:`\log p, \log q`
-_STEP = 1e-5
-
-
-def _simplex(phi) -> np.ndarray:
-    """MVU draws (n, S, K) (or (S, K): one instance), renormalised to sum to 1."""
-    phi = np.clip(np.asarray(phi, dtype=float), 0.0, None)
-    phi = phi[None] if phi.ndim == 2 else phi
-    return phi / phi.sum(-1, keepdims=True)
-
-
-def _sticks(t, xp=np):
-    r"""Stick-breaking fractions :math:`V_k = t_k / \sum_{j \ge k} t_j` (k < K - 1) of simplex
-    rows ``t`` (..., K), and how each is observed (``xp``: numpy or pytensor.tensor).
-
-    Returns ``(log V, log(1 - V), lower, upper, observed, log_jacobian)``: the logs are 0 where
-    :math:`V_k` is not observed; ``lower``/``upper`` mark :math:`V_k \le c` and
-    :math:`V_k \ge 1 - c`; the fractions after an upper-censored one are neither (their stick
-    is shorter than c); ``log_jacobian`` (...) is :math:`-\sum_{k \ge 1,\ \mathrm{observed}}
-    \log\sum_{j \ge k} t_j`.
-    """
-    tail = xp.cumsum(t[..., ::-1], axis=-1)[..., ::-1]
-    head, rest = tail[..., :-1], tail[..., 1:]
-    upper = rest <= CENSOR * head
-    after = (xp.cumsum(upper.astype("int64"), axis=-1) - upper.astype("int64")) > 0
-    lower = (t[..., :-1] <= CENSOR * head) & ~after
-    upper = upper & ~after
-    observed = ~(lower | upper | after)
-    head = xp.where(observed, head, 1.0)
-    log_v = xp.where(observed, xp.log(xp.where(observed, t[..., :-1], 1.0) / head), 0.0)
-    log_1mv = xp.where(observed, xp.log(xp.where(observed, rest, 1.0) / head), 0.0)
-    log_jacobian = -xp.where(observed[..., 1:], xp.log(head[..., 1:]), 0.0).sum(-1)
-    return log_v, log_1mv, lower, upper, observed, log_jacobian
-
-
-def _stick_shapes(alpha, xp=np):
-    r"""Beta shapes :math:`(\alpha_k, \sum_{j > k}\alpha_j)` (..., K - 1) of the fractions."""
-    return alpha[..., :-1], xp.cumsum(alpha[..., ::-1], axis=-1)[..., ::-1][..., 1:]
-
-
-def _log_cdf(p, q):
-    r""":math:`\log I_c(p, q)` at :math:`c` = :data:`CENSOR` (pytensor, with gradients).
-
-    Where :math:`qc \le 1/2` or ``betainc`` underflows, the series
-    :math:`I_c(p, q) = \frac{c^p(1-c)^q}{p\,B(p, q)}\sum_{n \ge 0}\prod_{j < n}
-    \frac{c\,(p + q + j)}{p + 1 + j}` (positive terms), differentiated exactly; elsewhere (q
-    above :math:`1/(2c)`, :math:`I_c` not tiny) ``betainc`` with central differences in
-    :math:`\log p` and :math:`\log q` as gradient. Each branch sees safe inputs (1) where the
-    other is used, so that neither gives NaN gradients.
-    """
-    import pytensor.tensor as pt
-
-    held = _held()
-    series = (q * CENSOR <= 0.5) | (pt.betainc(p, q, CENSOR) <= _TINY)
-    one = pt.ones_like(p)
-    sp, sq = pt.where(series, p, one), pt.where(series, q, one)
-    j = np.arange(_TERMS - 1, dtype=float)
-    ratio = (np.log(CENSOR) + pt.log(sp[..., None] + sq[..., None] + j)
-             - pt.log(sp[..., None] + 1 + j))
-    terms = pt.cumsum(ratio, axis=-1)
-    top = terms.max(axis=-1)
-    by_series = (sp * np.log(CENSOR) + sq * np.log1p(-CENSOR) - pt.log(sp) - pt.gammaln(sp)
-                 - pt.gammaln(sq) + pt.gammaln(sp + sq)
-                 + pt.softplus(top + pt.log(pt.exp(terms - top[..., None]).sum(axis=-1))))
-    dp, dq = pt.where(series, one, p), pt.where(series, one, q)
-    fp, fq = held(dp), held(dq)
-
-    def log_i(a, b):
-        return pt.log(pt.betainc(a, b, CENSOR))
-
-    step = np.exp(_STEP)
-    grad_p = (log_i(fp * step, fq) - log_i(fp / step, fq)) / (2 * _STEP)
-    grad_q = (log_i(fp, fq * step) - log_i(fp, fq / step)) / (2 * _STEP)
-    direct = (held(log_i(fp, fq)) + held(grad_p) * (pt.log(dp) - pt.log(fp))
-              + held(grad_q) * (pt.log(dq) - pt.log(fq)))
-    return pt.where(series, by_series, direct)
-
-
-@functools.cache
-def _held():
-    """Elementwise identity with zero gradient (a scalar op, so that graphs vectorise); its
-    class is this module's ``_Held``, pickled by name in pytensor's C cache."""
-    from pytensor.scalar.basic import UnaryScalarOp, upgrade_to_float
-    from pytensor.tensor.elemwise import Elemwise
-
-    class Held(UnaryScalarOp):
-        nfunc_spec = ("positive", 1, 1)  # the numba backend's implementation
-
-        def impl(self, x):
-            return x
-
-        def pullback(self, inputs, outputs, gout):
-            return [inputs[0].zeros_like()]
-
-        def c_code(self, node, name, inputs, outputs, sub):
-            return f"{outputs[0]} = {inputs[0]};"
-
-        def c_code_cache_version(self):
-            return (1,)
-
-    Held.__module__, Held.__qualname__ = __name__, "_Held"
-    return Elemwise(Held(upgrade_to_float, name="held"))
-
-
-def __getattr__(name: str):
-    if name == "_Held":  # pytensor stays unimported until a model needs it
-        return type(_held().scalar_op)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def _log_cdf_numpy(p, q) -> np.ndarray:
-    r""":math:`\log I_c(p, q)` in numpy: ``betainc``, or the series of :func:`_log_cdf` where
-    it underflows."""
-    p, q = np.broadcast_arrays(np.asarray(p, dtype=float), np.asarray(q, dtype=float))
-    with np.errstate(divide="ignore"):
-        out = np.log(special.betainc(p, q, CENSOR))
-    tiny = ~(out > np.log(_TINY))
-    sp, sq = p[tiny, None], q[tiny, None]
-    j = np.arange(_TERMS - 1, dtype=float)
-    terms = np.cumsum(np.log(CENSOR) + np.log(sp + sq + j) - np.log(sp + 1 + j), axis=-1)
-    out[tiny] = (sp[:, 0] * np.log(CENSOR) + sq[:, 0] * np.log1p(-CENSOR) - np.log(sp[:, 0])
-                 - special.betaln(sp[:, 0], sq[:, 0])
-                 + np.logaddexp(0.0, special.logsumexp(terms, axis=-1)))
-    return out
-
-
-def _censored_logp(value, alpha):
-    r"""Log-likelihood (...) of simplex rows ``value`` (..., K) under :math:`\mathrm{Dir}(\alpha)`
-    with censored stick-breaking fractions (module docstring); pytensor."""
-    import pytensor.tensor as pt
-
-    log_v, log_1mv, lower, upper, observed, log_jacobian = _sticks(value, pt)
-    a, b = _stick_shapes(alpha, pt)
-    density = (a - 1) * log_v + (b - 1) * log_1mv - (pt.gammaln(a) + pt.gammaln(b)
-                                                     - pt.gammaln(a + b))
-    one = pt.ones_like(density)
-    p = pt.where(lower, a, pt.where(upper, b, one))
-    q = pt.where(lower, b, pt.where(upper, a, one))
-    terms = pt.where(observed, density, pt.where(lower | upper, _log_cdf(p, q), 0.0))
-    return terms.sum(-1) + log_jacobian
-
-
-def _dirichlet_random(alpha, rng=None, size=None):
-    """Dirichlet draws (size, K) by normalised Gamma draws (the law the likelihood censors)."""
-    shape = np.shape(alpha) if size is None else (*size, np.shape(alpha)[-1])
-    g = rng.standard_gamma(np.broadcast_to(alpha, shape))
-    return g / g.sum(-1, keepdims=True)
-
-
-def _censored_dirichlet(name: str, alpha, observed, **kwargs):
-    """The observed variable ``name``: simplex rows under the censored Dirichlet likelihood."""
-    import pymc as pm
-
-    return pm.CustomDist(name, alpha, logp=_censored_logp, random=_dirichlet_random,
-                         signature="(k)->(k)", observed=observed, **kwargs)
-
-
-def _sufficient(t) -> dict:
-    """Sums over the draws (axis -2) of :func:`_sticks`'s terms of rows ``t`` (..., S, K)."""
-    log_v, log_1mv, lower, upper, observed, _ = _sticks(t)
-    return {"log_v": log_v.sum(-2), "log_1mv": log_1mv.sum(-2), "lower": lower.sum(-2),
-            "upper": upper.sum(-2), "observed": observed.sum(-2)}
-
-
-def _censored_loglik(alpha, stats: dict) -> np.ndarray:
-    r"""The censored log-likelihood of :func:`_censored_logp` in numpy, without its Jacobian
-    (a constant), from the sums ``stats`` of :func:`_sufficient` (broadcast against
-    ``alpha``'s leading axes)."""
-    a, b = _stick_shapes(alpha)
-    out = ((a - 1) * stats["log_v"] + (b - 1) * stats["log_1mv"]
-           - stats["observed"] * special.betaln(a, b))
-    for count, p, q in ((stats["lower"], a, b), (stats["upper"], b, a)):
-        count, p, q = np.broadcast_arrays(count, p, q)
-        if (count > 0).any():
-            at = count > 0
-            out[at] += count[at] * _log_cdf_numpy(p[at], q[at])
-    return out.sum(-1)
-
-
 def _model_b(phi, *, kappa_prior=KAPPA_PRIOR):
     """Model B: a Bayesian Dirichlet fitted to MVU draws, one per instance."""
     import pymc as pm
 
     # shape= next to dims: PyTensor 3.3's numba backend fails on length-1 dims given by coords
-    phi = _simplex(phi)
+    phi = simplex(phi)
     n, _, k = phi.shape
     with pm.Model(coords={"instance": np.arange(n), "class": np.arange(k)}) as m:
         mu = pm.Dirichlet("mu", a=np.ones((n, k)), dims=("instance", "class"), shape=(n, k))
         kappa = pm.LogNormal("kappa", mu=kappa_prior[0], sigma=kappa_prior[1], dims="instance",
                              shape=(n,))
         alpha = pm.Deterministic("alpha", kappa[:, None] * mu, dims=("instance", "class"))
-        _censored_dirichlet("phi", alpha, np.swapaxes(phi, 0, 1))
+        pm.Potential("phi", loglik_graph(alpha, sufficient(phi)), dims="instance")
     return m
 
 
@@ -451,7 +258,7 @@ def _model_c(features, targets, *, sigma_w: float = 3.0):
 
     h = np.asarray(features, dtype=float)
     h = np.hstack([np.ones((len(h), 1)), h])
-    t = _simplex(targets)[0]
+    t = simplex(targets)[0]
     k = t.shape[1]
     coords = {"feature": ["1"] + [f"h{i}" for i in range(h.shape[1] - 1)],
               "logit": np.arange(1, k)}
@@ -461,7 +268,7 @@ def _model_c(features, targets, *, sigma_w: float = 3.0):
         w_kappa = pm.Normal("w_kappa", 0.0, sigma_w, dims="feature", shape=(h.shape[1],))
         eta = pt.concatenate([pt.zeros((len(h), 1)), h @ w_eta], axis=1)
         alpha = pt.exp(h @ w_kappa)[:, None] * pt.special.softmax(eta, axis=1)
-        _censored_dirichlet("target", alpha, t)
+        pm.Potential("target", loglik_graph(alpha, sufficient(t[:, None])))
     return m
 
 
@@ -613,8 +420,8 @@ def independent_posterior_b(phi, draws: int, random_seed=None, *, kappa_prior=KA
     (:func:`~bayeval.methods.mvu.estimators.dirichlet_mle`) with 1.5² times the inverse Fisher
     information :math:`S\,D(\mathrm{diag}\,\psi'(\hat\alpha) - \psi'(\hat\alpha_0)\mathbf 1
     \mathbf 1^\top)D`, :math:`D = \mathrm{diag}(\hat\alpha)`;
-    the target is the censored likelihood of the draws (module docstring) times the prior,
-    which for
+    the target is the censored likelihood of the draws
+    (:mod:`bayeval.methods.mvu.censored`) times the prior, which for
     :math:`\mu_\alpha \sim \mathrm{Dir}(\mathbf 1)`, :math:`\kappa \sim
     \mathrm{LogNormal}(m, s^2)` is :math:`p(\ell) \propto p_\kappa(\alpha_0)\,
     \alpha_0^{-(K-1)}\prod_k\alpha_k`; ``4 * draws`` proposals per instance are weighted and
@@ -644,7 +451,7 @@ def independent_posterior_b(phi, draws: int, random_seed=None, *, kappa_prior=KA
     (array([[2.2, 6.9]]), True)
     """
     rng = as_seed(random_seed)
-    phi = _simplex(phi)
+    phi = simplex(phi)
     n, _, k = phi.shape
     alpha, ess = np.full((n, draws, k), np.nan), np.zeros(n)
     rows = np.flatnonzero(np.ptp(phi, axis=1).max(-1) > 0)
@@ -658,7 +465,7 @@ def independent_posterior_b(phi, draws: int, random_seed=None, *, kappa_prior=KA
 def _importance_b(phi, draws: int, rng, kappa_prior) -> tuple[np.ndarray, np.ndarray]:
     """:func:`independent_posterior_b` on rows whose draws vary."""
     n, size, k = phi.shape
-    stats = {key: value[:, None] for key, value in _sufficient(phi).items()}
+    stats = {key: value[:, None] for key, value in sufficient(phi).items()}
     floored = np.clip(phi, CLIP, 1.0)  # the proposal's centre: the floored draws' MLE
     a_hat = dirichlet_mle(floored / floored.sum(-1, keepdims=True))
     info = size * (special.polygamma(1, a_hat)[:, :, None] * np.eye(k)
@@ -670,7 +477,7 @@ def _importance_b(phi, draws: int, rng, kappa_prior) -> tuple[np.ndarray, np.nda
     log_alpha = np.log(a_hat)[:, None, :] + np.einsum("nkl,npl->npk", chol, t)
     alpha = np.exp(log_alpha)
     a0 = alpha.sum(-1)
-    log_lik = _censored_loglik(alpha, stats)
+    log_lik = loglik(alpha, stats)
     log_prior = (scipy.stats.norm(*kappa_prior).logpdf(np.log(a0)) - k * np.log(a0)
                  + log_alpha.sum(-1))
     log_q = -(df + k) / 2 * np.log1p((t**2).sum(-1) / df)
@@ -725,7 +532,7 @@ def independent_posterior_c(features, targets, draws: int, random_seed=None, *,
     rng = as_seed(random_seed)
     pm_model = _model_c(features, targets, sigma_w=sigma_w)
     h = np.hstack([np.ones((len(features), 1)), np.asarray(features, dtype=float)])
-    stats = _sufficient(_simplex(targets)[0][:, None])
+    stats = sufficient(simplex(targets)[0][:, None])
     mode, cov = _mode(pm_model)
     proposals, df = 4 * draws, 10.0
     t = (rng.standard_normal((proposals, len(mode)))
@@ -740,7 +547,7 @@ def independent_posterior_c(features, targets, draws: int, random_seed=None, *,
                                                      part["w_eta"][None]),
                                            "w_kappa": (("chain", "draw", "f"),
                                                        part["w_kappa"][None])}), h)[0]
-        log_w[start:start + step] += _censored_loglik(alpha, stats).sum(-1)
+        log_w[start:start + step] += loglik(alpha, stats).sum(-1)
     log_w = np.where(np.isfinite(log_w), log_w, -np.inf)  # alpha overflowed: no mass
     w = np.exp(log_w - log_w.max())
     keep = rng.choice(proposals, size=draws, p=w / w.sum())

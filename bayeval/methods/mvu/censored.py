@@ -1,0 +1,226 @@
+r"""The Dirichlet likelihood of MVU's Models B and C, censored near the simplex's boundary.
+
+Models B and C score points :math:`t` of the simplex that may lie on its boundary (classifiers'
+probabilities of exactly 0 or 1 in float64). Their likelihood is the Dirichlet's, written by
+stick-breaking (Connor and Mosimann 1969): the fractions :math:`V_k = t_k / \sum_{j \ge k} t_j`,
+:math:`k < K - 1`, are independent, :math:`V_k \sim \mathrm{Beta}(\alpha_k, \beta_k)` with
+:math:`\beta_k = \sum_{j > k}\alpha_j`. A fraction is observed when :math:`c < V_k < 1 - c`
+(:math:`c` = :data:`CENSOR`) and censored otherwise: :math:`V_k \le c` contributes
+:math:`\log I_c(\alpha_k, \beta_k)`, :math:`V_k \ge 1 - c` contributes
+:math:`\log I_c(\beta_k, \alpha_k)` and leaves the later fractions unobserved (:math:`I` is
+the regularised incomplete beta function). This is the exact law of the censored fractions;
+where none is censored it is the Dirichlet density of :math:`t`, and for two classes it is the
+Beta law of :math:`t_0` censored to :math:`[c, 1 - c]`.
+
+Points that share :math:`\alpha` (Model B's draws of one instance) enter through sums
+(:func:`sufficient`): per fraction, :math:`\sum\log V_k`, :math:`\sum\log(1 - V_k)` over the
+observed points and the numbers observed, censored low and censored high, so that
+:math:`\log I_c` is computed once per parameter and only where a point is censored.
+:func:`loglik_graph` is the log-likelihood in PyTensor (the models' potentials, with
+gradients); :func:`loglik` the same in numpy (the independent posteriors behind ``check()``).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from scipy import special
+
+from bayeval.methods.mvu.estimators import CLIP
+
+__all__ = ["CENSOR", "loglik", "loglik_graph", "simplex", "sufficient"]
+
+#: stick-breaking fractions within this of 0 or 1 are censored (module docstring)
+CENSOR = CLIP
+#: terms of the series of :math:`\log I_c(p, q)` (ratio at most 1/2 where it is used)
+_TERMS = 64
+#: below this, :math:`I_c(p, q)` is computed by the series (``betainc`` underflows)
+_TINY = 1e-280
+#: relative step of the central differences of :math:`\log I_c` in :math:`\log p, \log q`
+_STEP = 1e-5
+
+
+def simplex(phi) -> np.ndarray:
+    """Points (n, S, K) (or (S, K): one instance) of the simplex, renormalised to sum to 1."""
+    phi = np.clip(np.asarray(phi, dtype=float), 0.0, None)
+    phi = phi[None] if phi.ndim == 2 else phi
+    return phi / phi.sum(-1, keepdims=True)
+
+
+def sufficient(t: np.ndarray) -> dict:
+    r"""Sums over the points (axis -2) of simplex rows ``t`` (..., S, K), per fraction (..., K-1).
+
+    ``log_v``, ``log_1mv``: :math:`\sum\log V_k`, :math:`\sum\log(1 - V_k)` over the points
+    where :math:`V_k` is observed; ``observed``, ``lower`` (:math:`V_k \le c`), ``upper``
+    (:math:`V_k \ge 1 - c`): numbers of points (the fractions after an upper-censored one are
+    neither: their stick is shorter than :math:`c`); ``log_jacobian`` (...):
+    :math:`-\sum\log\sum_{j \ge k} t_j` over the observed :math:`V_k`, :math:`k \ge 1` (the
+    change of variables from the fractions to :math:`t`; constant in :math:`\alpha`).
+
+    Examples
+    --------
+    >>> s = sufficient(np.array([[0.2, 0.8], [0.0, 1.0], [1.0, 0.0]]))
+    >>> s["observed"], s["lower"], s["upper"], s["log_v"].round(4)
+    (array([1]), array([1]), array([1]), array([-1.6094]))
+    """
+    tail = np.cumsum(t[..., ::-1], axis=-1)[..., ::-1]
+    head, rest = tail[..., :-1], tail[..., 1:]
+    upper = rest <= CENSOR * head
+    after = (np.cumsum(upper, axis=-1) - upper) > 0
+    lower = (t[..., :-1] <= CENSOR * head) & ~after
+    upper = upper & ~after
+    observed = ~(lower | upper | after)
+    head = np.where(observed, head, 1.0)
+    with np.errstate(divide="ignore"):
+        log_v = np.where(observed, np.log(np.where(observed, t[..., :-1], 1.0) / head), 0.0)
+        log_1mv = np.where(observed, np.log(np.where(observed, rest, 1.0) / head), 0.0)
+    log_jacobian = -np.where(observed[..., 1:], np.log(head[..., 1:]), 0.0).sum((-2, -1))
+    return {"log_v": log_v.sum(-2), "log_1mv": log_1mv.sum(-2), "lower": lower.sum(-2),
+            "upper": upper.sum(-2), "observed": observed.sum(-2), "log_jacobian": log_jacobian}
+
+
+def _stick_shapes(alpha, xp=np):
+    r"""Beta shapes :math:`(\alpha_k, \sum_{j > k}\alpha_j)` (..., K - 1) of the fractions."""
+    return alpha[..., :-1], xp.cumsum(alpha[..., ::-1], axis=-1)[..., ::-1][..., 1:]
+
+
+def loglik(alpha, stats: dict) -> np.ndarray:
+    r"""The censored log-likelihood (module docstring) in numpy, without its Jacobian (a
+    constant), from the sums ``stats`` of :func:`sufficient` (broadcast against ``alpha``'s
+    leading axes); summed over the fractions.
+
+    Examples
+    --------
+    >>> from scipy import stats
+    >>> t = np.array([[0.2, 0.3, 0.5]])
+    >>> s = sufficient(t)
+    >>> a = np.array([1.0, 2.0, 3.0])
+    >>> bool(np.isclose(loglik(a, s) + s["log_jacobian"], stats.dirichlet(a).logpdf(t[0])))
+    True
+    """
+    a, b = _stick_shapes(alpha)
+    out = ((a - 1) * stats["log_v"] + (b - 1) * stats["log_1mv"]
+           - stats["observed"] * special.betaln(a, b))
+    for count, p, q in ((stats["lower"], a, b), (stats["upper"], b, a)):
+        count, p, q = np.broadcast_arrays(count, p, q)
+        if (count > 0).any():
+            at = count > 0
+            out[at] += count[at] * _log_cdf_numpy(p[at], q[at])
+    return out.sum(-1)
+
+
+def loglik_graph(alpha, stats: dict):
+    r"""The censored log-likelihood of :func:`loglik` as a PyTensor graph of ``alpha`` (n, K),
+    with its Jacobian: one value per row of ``stats`` (n, K - 1), whose sums are constants.
+
+    :math:`\log I_c` is evaluated only at the (row, fraction) pairs with a censored point.
+
+    Examples
+    --------
+    >>> import pytensor.tensor as pt
+    >>> t = np.array([[[0.2, 0.3, 0.5], [0.0, 0.4, 0.6]]])  # one row, two points
+    >>> a = np.array([[1.0, 2.0, 3.0]])
+    >>> s = sufficient(t)
+    >>> got = loglik_graph(pt.as_tensor(a), s).eval()
+    >>> bool(np.allclose(got, loglik(a, s) + s["log_jacobian"]))
+    True
+    """
+    import pytensor.tensor as pt
+
+    a, b = _stick_shapes(alpha, pt)
+    terms = ((a - 1) * stats["log_v"] + (b - 1) * stats["log_1mv"]
+             - stats["observed"] * (pt.gammaln(a) + pt.gammaln(b) - pt.gammaln(a + b)))
+    out = terms.sum(-1) + stats["log_jacobian"]
+    for count, p, q in ((stats["lower"], a, b), (stats["upper"], b, a)):
+        rows, cols = np.nonzero(count)
+        if rows.size:
+            censored = count[rows, cols] * _log_cdf(p[rows, cols], q[rows, cols])
+            out = pt.inc_subtensor(out[rows], censored)
+    return out
+
+
+def _log_cdf(p, q):
+    r""":math:`\log I_c(p, q)` at :math:`c` = :data:`CENSOR` (pytensor, with gradients).
+
+    Where :math:`qc \le 1/2` or ``betainc`` underflows, the series
+    :math:`I_c(p, q) = \frac{c^p(1-c)^q}{p\,B(p, q)}\sum_{n \ge 0}\prod_{j < n}
+    \frac{c\,(p + q + j)}{p + 1 + j}` (positive terms), differentiated exactly; elsewhere (q
+    above :math:`1/(2c)`, :math:`I_c` not tiny) ``betainc`` with central differences in
+    :math:`\log p` and :math:`\log q` as gradient. Each branch sees safe inputs (1) where the
+    other is used, so that neither gives NaN gradients.
+    """
+    import pytensor.tensor as pt
+
+    held = _held()
+    series = (q * CENSOR <= 0.5) | (pt.betainc(p, q, CENSOR) <= _TINY)
+    one = pt.ones_like(p)
+    sp, sq = pt.where(series, p, one), pt.where(series, q, one)
+    j = np.arange(_TERMS - 1, dtype=float)
+    ratio = (np.log(CENSOR) + pt.log(sp[..., None] + sq[..., None] + j)
+             - pt.log(sp[..., None] + 1 + j))
+    terms = pt.cumsum(ratio, axis=-1)
+    top = terms.max(axis=-1)
+    by_series = (sp * np.log(CENSOR) + sq * np.log1p(-CENSOR) - pt.log(sp) - pt.gammaln(sp)
+                 - pt.gammaln(sq) + pt.gammaln(sp + sq)
+                 + pt.softplus(top + pt.log(pt.exp(terms - top[..., None]).sum(axis=-1))))
+    dp, dq = pt.where(series, one, p), pt.where(series, one, q)
+    fp, fq = held(dp), held(dq)
+
+    def log_i(a, b):
+        return pt.log(pt.betainc(a, b, CENSOR))
+
+    step = np.exp(_STEP)
+    grad_p = (log_i(fp * step, fq) - log_i(fp / step, fq)) / (2 * _STEP)
+    grad_q = (log_i(fp, fq * step) - log_i(fp, fq / step)) / (2 * _STEP)
+    direct = (held(log_i(fp, fq)) + held(grad_p) * (pt.log(dp) - pt.log(fp))
+              + held(grad_q) * (pt.log(dq) - pt.log(fq)))
+    return pt.where(series, by_series, direct)
+
+
+@functools.cache
+def _held():
+    """Elementwise identity with zero gradient (a scalar op, so that graphs vectorise); its
+    class is this module's ``_Held``, pickled by name in pytensor's C cache."""
+    from pytensor.scalar.basic import UnaryScalarOp, upgrade_to_float
+    from pytensor.tensor.elemwise import Elemwise
+
+    class Held(UnaryScalarOp):
+        nfunc_spec = ("positive", 1, 1)  # the numba backend's implementation
+
+        def impl(self, x):
+            return x
+
+        def pullback(self, inputs, outputs, gout):
+            return [inputs[0].zeros_like()]
+
+        def c_code(self, node, name, inputs, outputs, sub):
+            return f"{outputs[0]} = {inputs[0]};"
+
+        def c_code_cache_version(self):
+            return (1,)
+
+    Held.__module__, Held.__qualname__ = __name__, "_Held"
+    return Elemwise(Held(upgrade_to_float, name="held"))
+
+
+def __getattr__(name: str):
+    if name == "_Held":  # pytensor stays unimported until a model needs it
+        return type(_held().scalar_op)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _log_cdf_numpy(p, q) -> np.ndarray:
+    r""":math:`\log I_c(p, q)` in numpy: ``betainc``, or the series of :func:`_log_cdf` where
+    it underflows."""
+    p, q = np.broadcast_arrays(np.asarray(p, dtype=float), np.asarray(q, dtype=float))
+    with np.errstate(divide="ignore"):
+        out = np.log(special.betainc(p, q, CENSOR))
+    tiny = ~(out > np.log(_TINY))
+    sp, sq = p[tiny, None], q[tiny, None]
+    j = np.arange(_TERMS - 1, dtype=float)
+    terms = np.cumsum(np.log(CENSOR) + np.log(sp + sq + j) - np.log(sp + 1 + j), axis=-1)
+    out[tiny] = (sp[:, 0] * np.log(CENSOR) + sq[:, 0] * np.log1p(-CENSOR) - np.log(sp[:, 0])
+                 - special.betaln(sp[:, 0], sq[:, 0])
+                 + np.logaddexp(0.0, special.logsumexp(terms, axis=-1)))
+    return out
