@@ -67,7 +67,7 @@ from bayeval.methods.mvu.estimators import (
 )
 from bayeval.methods.mvu.mnar import MNARGaussianImputer, as_feature_mnar
 from bayeval.methods.mvu.models import posterior
-from bayeval.methods.mvu.plan import STATE, FeaturePlanner
+from bayeval.methods.mvu.plan import STATE, CopulaPlanner, FeaturePlanner
 from bayeval.methods.mvu.result import (
     DECISION,
     QUANTITIES,
@@ -620,10 +620,13 @@ def mvu(predict_proba, X, *, data=None, mask=None, groups=None, imputer="gaussia
                      "decision(s) differ")
     res["n_missing"] = m.sum(axis=1)
     planner = None
-    if isinstance(imputer, GaussianImputer) and method in ("exact", "mc") and dirichlet is None:
-        planner = FeaturePlanner(predict, imputer, x, m, res["y_hard"], res["c_hard"],
-                                 linear=linear_parts(predict_proba, probe, columns),
-                                 weights=opts["weights"], classes=classes, random_seed=rng)
+    gaussian = isinstance(imputer, GaussianImputer)
+    if (gaussian or isinstance(imputer, CopulaImputer)) and method in ("exact", "mc") and (
+            dirichlet is None):  # the laws that bayes_actions and decide(costs=) draw from
+        planner = (FeaturePlanner if gaussian else CopulaPlanner)(
+            predict, imputer, x, m, res["y_hard"], res["c_hard"],
+            linear=linear_parts(predict_proba, probe, columns) if gaussian else None,
+            weights=opts["weights"], classes=classes, random_seed=rng)
     if classes is not None:
         for key in ("y_hard", "y_soft", "y_hard_mar"):
             if key in res:
@@ -656,6 +659,6 @@ def mvu(predict_proba, X, *, data=None, mask=None, groups=None, imputer="gaussia
         if shift[2] is None else {str(features[i]): [float(shift[0][i]), float(shift[1][i])]
                                   for i in np.flatnonzero(shift[2])})
     ev.planner = planner
-    if planner is not None:  # what bayes_actions, decide(costs=) and delta_sensitivity need
+    if gaussian and planner is not None:  # what bayes_actions, decide(costs=), ... need
         ev.tree[STATE] = xr.DataTree(planner.to_dataset(labels, features))
     return ev

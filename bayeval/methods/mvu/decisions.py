@@ -30,8 +30,9 @@ the probability that the complete row calls for another action.
   quadrature of :math:`\sigma(m + s\xi)\varphi(\xi)` over :math:`\xi \in [-12, (\mathrm{logit}\,u
   - m)/s]` (an analytic integrand: error far below 1e-10).
 * **Otherwise, from draws**: :math:`R_\mathrm{after}` and :math:`p_\mathrm{change}` are averages
-  over MVU draws :math:`\phi^{(s)}` (imputations pushed through the classifier, softmax of
-  Gaussian logits, Dirichlet draws), with their standard error.
+  over MVU draws :math:`\phi^{(s)}` (imputations pushed through the classifier: Gaussian
+  quasi-Monte-Carlo points, or independent draws of the copula imputer for mixed data; softmax
+  of Gaussian logits; Dirichlet draws), with their standard error.
 """
 
 from __future__ import annotations
@@ -253,7 +254,7 @@ def _laws(ev, cf, planner):
 
             return False, [("draws", idx, logits)]
         return False, [("draws", idx, lambda draws, rng: pushforward(
-            planner.predict, planner.imputer.sample(x, m, draws, rng, qmc=True)))]
+            planner.predict, planner.sample(x, m, draws, rng)))]
     if "alpha" in cf:
         alpha = cf["alpha"].values
         idx = np.flatnonzero(missing & np.isfinite(alpha).all(1))
@@ -266,6 +267,7 @@ def _laws(ev, cf, planner):
     if ev.meta.get("imputer") in SINGLE_IMPUTATION or not missing.any():
         return True, []  # point masses: nothing to learn by collecting
     raise ValueError("bayes_actions needs the law of the MVU: a Gaussian-imputation run "
-                     "(imputer='gaussian' or a GaussianImputer, method='exact' or 'mc'), "
-                     "or a Dirichlet MVU (heuristics, DMV, dirichlet=); posterior and "
-                     "sampler-object runs are not supported.")
+                     "(imputer='gaussian' or a GaussianImputer, method='exact' or 'mc'), a "
+                     "copula run in the session that ran it (its imputer is not saved), or a "
+                     "Dirichlet MVU (heuristics, DMV, dirichlet=); posterior and sampler-object "
+                     "runs are not supported.")

@@ -381,7 +381,7 @@ def _planner(ev, classifier, what: str):
     """The run's :class:`~bayeval.methods.mvu.plan.FeaturePlanner` (rebuilt if loaded)."""
     rebuild = getattr(ev, "feature_planner", None)
     planner = None if rebuild is None else rebuild(classifier, what)
-    if planner is None:
+    if planner is None or not isinstance(planner.imputer, GaussianImputer):
         raise ValueError(f"{what} needs the classifier and the Gaussian imputer of the "
                          "run: run mvu() with imputer='gaussian' (or a GaussianImputer) and "
                          "method='exact' or 'mc' (without dirichlet=).")

@@ -52,7 +52,7 @@ from bayeval.methods.mvu.estimators import (
     classifier_of,
 )
 
-__all__ = ["STATE", "FeaturePlanner"]
+__all__ = ["STATE", "CopulaPlanner", "FeaturePlanner"]
 
 #: the group of a saved result that rebuilds its planner (:meth:`FeaturePlanner.to_dataset`)
 STATE = "imputation"
@@ -236,19 +236,24 @@ class FeaturePlanner:
         x, m = self.x[row:row + 1], self.mask[row:row + 1]
         inner = self.imputer.sample(x, m, INNER, self.rng, qmc=True)[0]  # (T, d)
         outer = self.imputer.sample(x, m, OUTER, self.rng, qmc=True)[0]  # (U, d)
-        w = 1.0 if self.weights is None else self.weights
         flip, after = np.zeros(len(sets)), np.zeros(len(sets))
         for i, subset in enumerate(sets):
             idx = np.asarray(subset)
             gain_matrix = np.linalg.lstsq(cov[np.ix_(idx, idx)], cov[idx], rcond=None)[0]
             shift = outer[:, None, idx] - inner[None, :, idx]  # (U, T, |S|)
-            z = inner[None] + shift @ gain_matrix  # (U, T, d)
-            phi = self.predict(z.reshape(-1, z.shape[-1])).reshape(OUTER, INNER, -1)
-            votes = np.argmax(phi * w, axis=-1)
-            share = (votes[..., None] == np.arange(phi.shape[-1])).mean(axis=1)  # (U, K)
-            flip[i] = np.mean(np.argmax(share, -1) != self.y[row])
-            after[i] = share.max(-1).mean()
+            flip[i], after[i] = self._revealed(row, inner[None] + shift @ gain_matrix)
         return flip, after - self.c[row]
+
+    def _revealed(self, row: int, z: np.ndarray) -> tuple[float, float]:
+        """p_flip and E[c_S] from inner imputations z (U, T, d) at every outer value."""
+        phi = self.predict(z.reshape(-1, z.shape[-1])).reshape(*z.shape[:2], -1)
+        votes = np.argmax(phi * (1.0 if self.weights is None else self.weights), axis=-1)
+        share = (votes[..., None] == np.arange(phi.shape[-1])).mean(axis=1)  # (U, K)
+        return np.mean(np.argmax(share, -1) != self.y[row]), share.max(-1).mean()
+
+    def sample(self, x, mask, draws: int, rng) -> np.ndarray:
+        """MVU imputations (n, S, d) of rows (quasi-Monte-Carlo points)."""
+        return self.imputer.sample(x, mask, draws, rng, qmc=True)
 
     def plan(self, row: int, costs: np.ndarray, level: float):
         r"""Greedy plan of one row: the missing features in the order to measure them.
@@ -274,3 +279,41 @@ class FeaturePlanner:
             if left:
                 values = np.stack(self.reveal(row, [[*order, i] for i in left]))
         return order, first, self.c[row] + now[1]
+
+
+class CopulaPlanner(FeaturePlanner):
+    r""":class:`FeaturePlanner` of a :class:`~bayeval.methods.mvu.copula.CopulaImputer` run:
+    the values of the revealed features :math:`x_S^{(u)}` are ``outer`` draws of the row's
+    conditional law, and the rest is imputed again given :math:`x_O` and :math:`x_S^{(u)}`
+    (``inner`` draws each), so that :math:`y_S` and :math:`c_S` are the votes of the copula's
+    law of :math:`X_{M \setminus S} \mid x_O, x_S^{(u)}` (independent draws; kept in memory,
+    not saved).
+
+    Examples
+    --------
+    >>> from bayeval.methods.mvu.copula import CopulaImputer
+    >>> from bayeval.methods.mvu.estimators import LinearClassifier
+    >>> corr = [[1.0, 0.8, 0.0], [0.8, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    >>> imp = CopulaImputer(corr, [([0, 1], [0.5, 0.5])] * 3, ["ordinal"] * 3)
+    >>> clf = LinearClassifier([[2.0, 2.0, 0.2]], [-2.0])
+    >>> planner = CopulaPlanner(clf.predict_proba, imp, [[np.nan, 1.0, np.nan]],
+    ...                         [[True, False, True]], [1], [0.6], random_seed=0)
+    >>> flip, gain = planner.reveal(0, [[0], [2]])
+    >>> bool(flip[0] > flip[1])  # the first feature decides, the third hardly matters
+    True
+    """
+
+    def reveal(self, row: int, sets) -> tuple[np.ndarray, np.ndarray]:
+        x, m = self.x[row:row + 1], self.mask[row:row + 1]
+        outer = self.imputer.sample(x, m, OUTER, self.rng)[0]  # (U, d)
+        flip, after = np.zeros(len(sets)), np.zeros(len(sets))
+        for i, subset in enumerate(sets):
+            rest = np.repeat(m, OUTER, axis=0)
+            rest[:, np.asarray(subset)] = False
+            z = self.imputer.sample(np.where(rest, np.nan, outer), rest, INNER, self.rng)
+            flip[i], after[i] = self._revealed(row, z)
+        return flip, after - self.c[row]
+
+    def sample(self, x, mask, draws: int, rng) -> np.ndarray:
+        """MVU imputations (n, S, d) of rows (independent draws)."""
+        return self.imputer.sample(x, mask, draws, rng)

@@ -575,9 +575,10 @@ class MVUEvaluation(Evaluation, method="mvu"):
         """Fill the plan columns of ``frame`` in place; the by-feature table."""
         planner = self.feature_planner(classifier, "decide(costs=)")
         if planner is None:
-            raise ValueError("costs= needs the classifier and the Gaussian imputer of this "
-                             "run: run mvu() with imputer='gaussian' (or a GaussianImputer) and "
-                             "method='exact' or 'mc' (without dirichlet=).")
+            raise ValueError("costs= needs the classifier and the imputer of this run: a "
+                             "Gaussian-imputation run (imputer='gaussian' or a GaussianImputer, "
+                             "also read back from disk) or a copula run in the session that ran "
+                             "it, with method='exact' or 'mc' and without dirichlet=.")
         names = self.closed_form["feature"].values
         cost = _feature_costs(costs, names)
         for col, empty in (("first", None), ("p_flip_first", np.nan), ("gain_first", np.nan),
