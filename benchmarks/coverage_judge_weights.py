@@ -84,6 +84,41 @@ def graded_design(rng: np.random.Generator, design: str, n_total: int = N_TOTAL)
     return y[lab], yhat[lab], yhat[~lab], 1 / pi[lab], 1 / (1 - pi[~lab]), GRADED_THETA
 
 
+# ====================================================================== three categories
+CLASSES = ("A", "tie", "B")
+#: P(A), P(tie), P(B) on easy and on hard prompts
+P_EASY, P_HARD = np.array([0.55, 0.15, 0.30]), np.array([0.25, 0.35, 0.40])
+CLASS_THETA = (1 - HARD) * P_EASY + HARD * P_HARD
+#: the win rate of A, a tie counting half
+WIN = {"A": 1.0, "tie": 0.5, "B": 0.0}
+WIN_THETA = float(CLASS_THETA @ np.array([1.0, 0.5, 0.0]))
+#: the judge's score: +1 (A), 0 (tie), -1 (B) plus N(0, SCORE_NOISE^2); its verdict A above
+#: VERDICT_CUT, B below -VERDICT_CUT, else tie
+SCORE_NOISE, VERDICT_CUT = 0.8, 0.5
+#: "verdict" design: a human label with probability PI_TIE where the judge says tie
+PI_TIE, PI_OTHER = 0.15, 0.04
+
+
+def category_design(rng: np.random.Generator, design: str, n_total: int = N_TOTAL):
+    """One sample of three categories: (y, verdict, verdict_unlabeled, score, score_unlabeled,
+    w, v) as arrays of the labelled and the other items.
+
+    ``"verdict"`` labels the judge's ties with probability :data:`PI_TIE` and its other verdicts
+    with :data:`PI_OTHER`; ``"stratified"`` labels by the hidden stratum.
+    """
+    hard = rng.random(n_total) < HARD
+    cum = np.cumsum(np.where(hard[:, None], P_HARD, P_EASY), axis=1)
+    code = (rng.random(n_total)[:, None] > cum[:, :-1]).sum(axis=1)
+    score = 1.0 - code + rng.normal(0, SCORE_NOISE, n_total)
+    said = np.where(score > VERDICT_CUT, 0, np.where(score < -VERDICT_CUT, 2, 1))
+    pi = (np.where(said == 1, PI_TIE, PI_OTHER) if design == "verdict"
+          else np.where(hard, PI_HARD, PI_EASY))
+    lab = rng.random(n_total) < pi
+    names = np.array(CLASSES)
+    return (names[code[lab]], names[said[lab]], names[said[~lab]], score[lab], score[~lab],
+            1 / pi[lab], 1 / (1 - pi[~lab]))
+
+
 def run(replications: int = 2000, seed: int = SEED) -> pd.DataFrame:
     """One row per replicate and estimator: ``weights`` (none, weighted, ppi_py), estimate,
     lower, upper."""
@@ -104,6 +139,74 @@ def run(replications: int = 2000, seed: int = SEED) -> pd.DataFrame:
             rows.append({"replicate": r, "weights": "ppi_py", "estimator": "ppi_pp",
                          "estimate": (lo[0] + hi[0]) / 2, "lower": lo[0], "upper": hi[0]})
     return pd.DataFrame(rows)
+
+
+def run_designs(replications: int = 1000, seed: int = SEED + 1) -> pd.DataFrame:
+    """The graded and the three-category designs (:func:`graded_design`,
+    :func:`category_design`) under both labelling designs: one row per replicate, outcome,
+    design, weighting (none, weighted), estimator (``eif_spline``: the EIF with the cross-fitted
+    spline of the judge's score) and estimand, with the estimate, 95 % Wald interval and truth."""
+    rng = np.random.default_rng(seed)
+    truth = {"mean": GRADED_THETA, "win": WIN_THETA, **dict(zip(CLASSES, CLASS_THETA,
+                                                                 strict=True))}
+    classes = [(k, ("eif", "prevalence", k)) for k in CLASSES] + [("win", ("eif", "weighted",
+                                                                            ""))]
+    rows = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        for r in range(replications):
+            for design in DESIGNS:
+                y, yh, yu, w, v, _ = graded_design(rng, design)
+                cy, cs, csu, sc, scu, cw, cv = category_design(rng, design)
+                for kind in ("none", "weighted"):
+                    on = kind == "weighted"
+                    g_kw = {"sample_weight": w, "sample_weight_unlabeled": v} if on else {}
+                    c_kw = {"sample_weight": cw, "sample_weight_unlabeled": cv} if on else {}
+                    out = []
+                    s = judge(y, yh, yu, y_range=(0, 1), method="all", ci_kind="wald",
+                              **g_kw).summary()
+                    out += [("graded", e, "mean", s.loc[e, ["mean", "lower", "upper"]])
+                            for e in ESTIMATORS]
+                    s = judge(y, yh, yu, y_range=(0, 1), mu_model="spline", ci_kind="wald",
+                              random_seed=r, **g_kw).summary()
+                    out.append(("graded", "eif_spline", "mean",
+                                s.loc["eif", ["mean", "lower", "upper"]]))
+                    s = judge(cy, cs, csu, method="all", weights=WIN, ci_kind="wald",
+                              **c_kw).summary()
+                    out += [("categories", e, k, s.loc[(e, *i[1:]), ["mean", "lower", "upper"]])
+                            for e in ("classical", "ppi_pp", "eif") for k, i in classes]
+                    s = judge(cy, sc, scu, mu_model="spline", weights=WIN, ci_kind="wald",
+                              random_seed=r, **c_kw).summary()
+                    out += [("categories", "eif_spline", k, s.loc[i, ["mean", "lower", "upper"]])
+                            for k, i in classes]
+                    rows += [{"replicate": r, "outcome": o, "design": design, "weights": kind,
+                              "estimator": e, "estimand": k, "theta": truth[k],
+                              "estimate": x.iloc[0], "lower": x.iloc[1], "upper": x.iloc[2]}
+                             for o, e, k, x in out]
+    return pd.DataFrame(rows)
+
+
+def design_coverage(frame: pd.DataFrame) -> pd.DataFrame:
+    """Coverage (with its Monte-Carlo SE), bias and mean width per outcome, design, weighting,
+    estimator and estimand."""
+    frame = frame.assign(
+        covered=(frame["lower"] <= frame["theta"]) & (frame["theta"] <= frame["upper"]),
+        error=frame["estimate"] - frame["theta"], width=frame["upper"] - frame["lower"])
+    out = frame.groupby(["outcome", "design", "weights", "estimator", "estimand"],
+                        sort=False).agg(coverage=("covered", "mean"), bias=("error", "mean"),
+                                        width=("width", "mean"), replications=("covered", "size"))
+    out["coverage_se"] = np.sqrt(out["coverage"] * (1 - out["coverage"]) / out["replications"])
+    return out
+
+
+def design_markdown(cov: pd.DataFrame) -> str:
+    """The docs' table of the graded and three-category designs."""
+    lines = ["| outcome | design | weights | estimator | estimand | coverage (SE) | bias | width |",
+             "|---|---|---|---|---|---|---|---|"]
+    for key, row in cov.iterrows():
+        lines.append("| " + " | ".join(key) + f" | {row['coverage']:.3f} "
+                     f"({row['coverage_se']:.3f}) | {row['bias']:+.4f} | {row['width']:.4f} |")
+    return "\n".join(lines)
 
 
 def coverage(frame: pd.DataFrame) -> pd.DataFrame:
@@ -129,12 +232,23 @@ def markdown(cov: pd.DataFrame) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--replications", type=int, default=2000)
+    parser.add_argument("--outcomes", choices=("binary", "designs", "all"), default="all",
+                        help="binary: the stratified 0/1 design; designs: the graded and "
+                             "three-category ones")
     args = parser.parse_args(argv)
     start = time.perf_counter()
-    cov = coverage(run(args.replications))
-    print(f"theta = {THETA:.3f}, N = {N_TOTAL}, pi = {PI_EASY} (easy) / {PI_HARD} (hard), "
-          f"R = {args.replications}, {time.perf_counter() - start:.0f} s\n")
-    print(markdown(cov))
+    if args.outcomes != "designs":
+        cov = coverage(run(args.replications))
+        print(f"theta = {THETA:.3f}, N = {N_TOTAL}, pi = {PI_EASY} (easy) / {PI_HARD} (hard), "
+              f"R = {args.replications}, {time.perf_counter() - start:.0f} s\n")
+        print(markdown(cov))
+    if args.outcomes != "binary":
+        start = time.perf_counter()
+        cov = design_coverage(run_designs(args.replications))
+        print(f"\ngraded mean {GRADED_THETA:.3f}; categories {CLASS_THETA.round(3).tolist()}, "
+              f"win rate {WIN_THETA:.3f}; N = {N_TOTAL}, R = {args.replications}, "
+              f"{time.perf_counter() - start:.0f} s\n")
+        print(design_markdown(cov))
     return 0
 
 

@@ -632,9 +632,8 @@ def judge(y, yhat, yhat_unlabeled=None, *, data=None, method: str = "eif",
     """
     y, yhat, yhat_unlabeled = named_columns(data, y=y, yhat=yhat,
                                             yhat_unlabeled=yhat_unlabeled)
-    given = [k for k, v in {"sample_weight": sample_weight, "null": null,
-                            "alternative": None if alternative == "two-sided" else alternative
-                            }.items() if v is not None]
+    given = [k for k, v in {"null": null, "alternative": None if alternative == "two-sided"
+                            else alternative}.items() if v is not None]
     graded = y_range is not None or graded_input(y)
     if given and not graded and categorical_input(y, yhat, yhat_unlabeled):
         raise ValueError(f"{', '.join(given)} apply to 0/1 labels and graded ratings; K "
@@ -660,14 +659,17 @@ def judge(y, yhat, yhat_unlabeled=None, *, data=None, method: str = "eif",
                             random_seed=random_seed, sample_kwargs=sample_kwargs)
     if categorical_input(y, yhat, yhat_unlabeled):
         method = as_choice(method, "method", (*CLASS_ESTIMATORS, "all", *BAYES))
-        if mu_model is not None:
-            raise ValueError("mu_model applies to a judge's scores; with categories the EIF "
-                             "estimator uses the human shares per judge label: leave it None.")
+        if mu_model is not None and mu_model not in CURVES:
+            raise ValueError("with categories, mu_model is 'isotonic' or 'spline' for a judge's "
+                             "scores; with its labels the EIF uses the human shares per judge "
+                             "label: leave it None.")
         y, yhat = aligned(y=y, yhat=yhat)
         return judge_categories(
             y, yhat, yhat_unlabeled, method=method, ci_prob=as_ci_prob(ci_prob),
             ci_kind=as_choice(ci_kind, "ci_kind", CI_KINDS), prior=prior,
-            model=as_choice(model, "model", VARIANTS), weights=weights, random_seed=random_seed,
+            model=as_choice(model, "model", VARIANTS), weights=weights, mu_model=mu_model,
+            folds=folds, sample_weight=sample_weight,
+            sample_weight_unlabeled=sample_weight_unlabeled, random_seed=random_seed,
             sample_kwargs=as_sample_kwargs(sample_kwargs) if method in BAYES else None)
     if weights is not None:
         raise ValueError("weights apply to labels in K categories (e.g. 'A', 'tie', 'B'); with "

@@ -8,7 +8,10 @@ prevalences :math:`\pi_k = P(Y = k)` (metric ``prevalence``) and, with ``weights
 :math:`\theta_w = \sum_kw_k\pi_k` (metric ``weighted``: a win rate counting a tie as half with
 ``weights={"A": 1, "tie": 0.5, "B": 0}``). The estimators are those of
 :mod:`bayeval.methods.judge.categories`; the weighted score of each is :math:`w^\top\hat\pi` with
-the variance :math:`w^\top\hat\Sigma w` from the covariance across classes.
+the variance :math:`w^\top\hat\Sigma w` from the covariance across classes. With sampling
+weights of the labelled items (``sample_weight``, :math:`\propto 1/\pi_i`) and of the others,
+and with a judge that gives a score instead of a label (``mu_model="isotonic"`` or
+``"spline"``), they are those of :mod:`bayeval.methods.judge.categories_weighted`.
 """
 
 from __future__ import annotations
@@ -36,9 +39,17 @@ from bayeval.methods.judge.categories import (
     ppi_pp_lambda,
 )
 from bayeval.methods.judge.categories_models import class_model
+from bayeval.methods.judge.categories_weighted import (
+    curve_by_name,
+    overall_lambda,
+    weighted_by_name,
+)
+from bayeval.methods.judge.categories_weighted import misclassification as weighted_rates
+from bayeval.methods.judge.curves import CURVES, as_folds, fold_ids
 from bayeval.methods.judge.fast import Estimate, reported, z_value
+from bayeval.methods.judge.weighted import sampling_weights
 from bayeval.sampling import draws_intervals, sample
-from bayeval.validation import as_seed, describe
+from bayeval.validation import as_array, as_choice, as_seed, describe
 from bayeval.validation.memory import check_classes
 
 __all__ = ["JudgeClasses", "categorical_input", "judge_categories"]
@@ -168,6 +179,11 @@ def _refuse(c: ClassCounts, classes) -> None:
         raise ValueError(f"yhat is {classes[int(np.argmax(cols))]!r} on every labelled item, so "
                          "the judge's errors cannot be estimated; label items the judge labels "
                          "differently, or use method='bayes'.")
+    _refuse_rows(rows, classes)
+
+
+def _refuse_rows(rows, classes) -> None:
+    """The frequentist estimators need 2 human labels of each category (``rows`` the counts)."""
     if rows.min() < 2:
         short = np.flatnonzero(rows < 2)
         few = ", ".join(f"{classes[k]!r}: {int(rows[k])}" for k in short[:10])
@@ -179,10 +195,13 @@ def _refuse(c: ClassCounts, classes) -> None:
 
 
 # ============================================================================= estimates
-def _estimates(c: ClassCounts, names, classes, rng, alpha) -> tuple[dict, list[str]]:
-    """{name: ClassEstimate} of the estimators asked for, and the notes of those left out."""
+def _estimates(c: ClassCounts, names, classes, rng, alpha, fns=None, cond=None
+               ) -> tuple[dict, list[str]]:
+    """{name: ClassEstimate} of the estimators asked for, and the notes of those left out;
+    ``fns`` and ``cond`` replace the estimators and the condition number of the judge's
+    misclassification matrix (the weighted ones)."""
     notes: list[str] = []
-    cond = float(condition_number(c))
+    cond = float(condition_number(c)) if cond is None else cond
     if "rogan_gladen" in names and not cond <= MAX_CONDITION:
         reason = (f"the judge's misclassification matrix P(judge | y) estimated on the labelled "
                   f"items is ill-conditioned (2-norm condition number {cond:.4g} > "
@@ -192,7 +211,7 @@ def _estimates(c: ClassCounts, names, classes, rng, alpha) -> tuple[dict, list[s
             raise ValueError(f"method='rogan_gladen' refused: {reason}. Use method='eif'.")
         notes.append(f"rogan_gladen left out: {reason}.")
         names = [n for n in names if n != "rogan_gladen"]
-    fns = by_name(c)
+    fns = fns or by_name(c)
     out = {n: fns[n]() for n in names if n != "bayes"}
     if "bayes" in names:
         draws = posterior_draws(c, alpha, POSTERIOR_DRAWS, rng)
@@ -270,9 +289,56 @@ def _theta(pi: xr.DataArray, w, coord) -> xr.DataArray:
                                 "class": coord})
 
 
+def _weighted_data(ds: xr.Dataset, w, v, lam: float) -> xr.Dataset:
+    """The data summary with the weighted ppi_py ``lam`` and Kish's effective sizes."""
+    return ds.assign(lam=float(np.clip(lam, 0.0, 1.0)), lam_unclipped=lam,
+                     m_kish=float(w.size**2 / np.sum(w**2)),
+                     n_kish=float(v.size**2 / np.sum(v**2)))
+
+
+def _scored(y, s, s_u, method, ci_prob, ci_kind, weights, curve, folds, sample_weights,
+            random_seed) -> JudgeClasses:
+    """``classical`` and the EIF with cross-fitted curves, from a judge's scores."""
+    if method not in ("eif", "classical", "all"):
+        raise ValueError(f"method={method!r} needs the judge's labels; with the judge's scores "
+                         f"(mu_model={curve!r}) use method 'eif', 'classical' or 'all'.")
+    y, _, classes = encode(y, names=("y", ""))
+    s, s_u = as_array(s, "yhat"), as_array(s_u, "yhat_unlabeled")
+    if len(classes) < 2:
+        raise ValueError(f"y holds one category ({classes[0]!r}); a judge of categories needs "
+                         "at least 2.")
+    if s.size != y.size:
+        raise ValueError(f"yhat must hold one score per labelled item ({y.size}), got {s.size}.")
+    _refuse_rows(np.bincount(y, minlength=len(classes)), classes)
+    if s.min() == s.max():
+        raise ValueError(f"yhat is {s[0]:g} on every labelled item, so the curves cannot be "
+                         "fitted; label items the judge scores differently.")
+    w = _weights(weights, classes)
+    fold = fold_ids(y.size, as_folds(folds, y.size), as_seed(random_seed))
+    fns = curve_by_name(y, s, s_u, len(classes), fold, curve, *sample_weights)
+    out = {n: fns[n]() for n in (("classical", "eif") if method == "all" else (method,))}
+    notes = _outside_notes(out, classes)
+    for note in notes:
+        warnings.warn(note, UserWarning, stacklevel=5)
+    data = xr.Dataset({"m": y.size, "n": s_u.size, "folds": int(fold.max()) + 1,
+                       "mu_model": curve})
+    if w is not None:
+        data["weights"] = xr.DataArray(w, dims="class", coords={"class": class_coordinate(classes)})
+    weighted = "; sampling weights" if any(x is not None for x in sample_weights) else ""
+    return JudgeClasses.create(
+        closed_form=_closed_form(out, w, classes, z_value(ci_prob), ci_kind, ci_prob),
+        warnings=notes, interval_kind=ci_kind, method="judge_categories", variant=method,
+        ci_prob=ci_prob, ci_kind="eti", random_seed=random_seed, assumptions=ASSUMPTIONS,
+        data=data, description=f"prevalences of {len(classes)} categories from {y.size} human "
+                               f"labels and {s_u.size} judge-only items, the {curve} curves of "
+                               f"the judge's score{weighted}; {ci_kind} intervals")
+
+
 # ============================================================================ entry point
 def judge_categories(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: float = 0.95,
                      ci_kind: str = "logit", prior=None, model: str = "a", weights=None,
+                     mu_model: str | None = None, folds: int | None = None,
+                     sample_weight=None, sample_weight_unlabeled=None,
                      random_seed=None, sample_kwargs: dict[str, Any] | None = None
                      ) -> JudgeClasses:
     r"""Class prevalences (and a weighted score) from a judge of K categories and a few humans.
@@ -296,6 +362,18 @@ def judge_categories(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: f
         :func:`~bayeval.methods.judge.categories_models.class_model`'s variant.
     weights : mapping, optional
         A weight per category: adds the metric ``weighted``, :math:`\sum_kw_k\pi_k`.
+    mu_model : {"isotonic", "spline"}, optional
+        ``yhat`` and ``yhat_unlabeled`` are the judge's scores (numbers), not labels: the EIF
+        uses the cross-fitted curve :math:`E[1\{Y = k\} \mid \text{score}]` of each class
+        (:func:`~bayeval.methods.judge.categories_weighted.curve_by_name`), on ``folds`` folds
+        (default 5); ``method`` is then ``"eif"``, ``"classical"`` or ``"all"`` (both).
+    folds : int, optional
+        The number of cross-fitting folds of ``mu_model``.
+    sample_weight, sample_weight_unlabeled : array-like, optional
+        Sampling weights of the labelled items, :math:`\propto 1/\pi_i` with :math:`\pi_i`
+        the item's probability of a human label, and of the others (:math:`\propto 1/(1 -
+        \pi_i)`): the weighted estimators of
+        :mod:`~bayeval.methods.judge.categories_weighted` (the Bayesian ones have none).
     random_seed, sample_kwargs
         Seed of the exact draws and of the sampler; ``pm.sample``'s settings.
 
@@ -312,7 +390,27 @@ def judge_categories(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: f
     ...                       weights={"A": 1, "tie": 0.5, "B": 0})
     >>> ev.summary()["mean"].round(3).tolist()  # A, B, tie, and the win rate of A
     [0.453, 0.346, 0.201, 0.554]
+
+    Ties labelled four times as often as the judge's other verdicts, with weights
+    :math:`1/\pi`:
+
+    >>> pi = np.where(said == "tie", 0.2, 0.05)
+    >>> lab = rng.random(3000) < pi
+    >>> ev = judge_categories(truth[lab], said[lab], said[~lab], sample_weight=1 / pi[lab],
+    ...                       sample_weight_unlabeled=1 / (1 - pi[~lab]),
+    ...                       weights={"A": 1, "tie": 0.5, "B": 0})
+    >>> ev.summary()["mean"].round(3).tolist()
+    [0.459, 0.355, 0.186, 0.552]
     """
+    weighted = sample_weight is not None or sample_weight_unlabeled is not None
+    if (weighted or mu_model is not None) and method in ("pymc", "both", "bayes"):
+        raise ValueError(f"method={method!r} is a Dirichlet model of the judge's labels of a "
+                         "random subset: it has no sampling weights nor score curves. Use "
+                         "method='eif' (or another frequentist estimator).")
+    if mu_model is not None:
+        return _scored(y, yhat, yhat_unlabeled, method, ci_prob, ci_kind, weights,
+                       as_choice(mu_model, "mu_model", CURVES), folds,
+                       (sample_weight, sample_weight_unlabeled), random_seed)
     y, yhat, yhat_u, classes = _codes(y, yhat, yhat_unlabeled)
     if len(classes) < 2:
         raise ValueError(f"y, yhat and yhat_unlabeled hold one category ({classes[0]!r}); a "
@@ -321,7 +419,8 @@ def judge_categories(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: f
     alpha = _alpha(prior, len(classes))
     c = ClassCounts.from_codes(y, yhat, yhat_u, len(classes))
     bayes = method in ("pymc", "both")
-    names = list(CLASS_ESTIMATORS) if method == "all" else [method]
+    names = [n for n in CLASS_ESTIMATORS if not (weighted and n == "bayes")
+             ] if method == "all" else [method]
     if bayes or "bayes" in names:  # a K x K table of P(Y | judge) per exact draw
         check_classes(len(classes), POSTERIOR_DRAWS, "y",
                       "merge rare categories, or use a frequentist estimator (method='eif')")
@@ -334,8 +433,19 @@ def judge_categories(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: f
                   random_seed=random_seed, assumptions=ASSUMPTIONS, data=_data(c, classes, w))
     what = (f"prevalences of {len(classes)} categories from {int(c.m)} human labels and "
             f"{int(c.n)} judge-only items{ci_note}")
+    fns = cond = None
+    if weighted:
+        fns = weighted_by_name(y, yhat, yhat_u, len(classes), sample_weight,
+                               sample_weight_unlabeled)
+        w_l, w_u = (sampling_weights(a, b.size, "") for a, b in ((sample_weight, y),
+                                                              (sample_weight_unlabeled, yhat_u)))
+        rates = weighted_rates(y, yhat, len(classes), w_l)
+        cond = float(np.linalg.cond(rates)) if np.isfinite(rates).all() else np.inf
+        common["data"] = _weighted_data(common["data"], w_l, w_u, overall_lambda(
+            y, yhat, yhat_u, len(classes), w_l, w_u))
+        what += "sampling weights; "
     if not bayes:
-        out, notes = _estimates(c, names, classes, rng, alpha)
+        out, notes = _estimates(c, names, classes, rng, alpha, fns, cond)
         notes += _outside_notes(out, classes)
         for note in notes:
             warnings.warn(note, UserWarning, stacklevel=4)

@@ -47,7 +47,7 @@ import numpy as np
 from bayeval.methods.judge.fast import Estimate
 from bayeval.validation import as_array, describe
 
-__all__ = ["UNWEIGHTED_ONLY", "Sample", "by_name", "eif_cells", "eif_linear",
+__all__ = ["UNWEIGHTED_ONLY", "Sample", "by_name", "eif_cells", "eif_linear", "lambda_terms",
            "ppi_pp", "ppi_pp_lambda", "rogan_gladen", "sampling_weights", "weighted_mean"]
 
 #: estimators without a weighted form
@@ -154,9 +154,9 @@ def ppi_pp_lambda(s: Sample, clip: bool = True) -> float:
     .. math:: \hat\lambda = \frac{\widehat{\mathrm{Cov}}_L(g, h)}
               {(1 + m/n)\,\widehat{\mathrm{Var}}(h \cup h')},
 
-    the covariance with ``ddof=0``, the variance over all :math:`N` with ``ddof=1``; uniform
-    weights give :func:`bayeval.methods.judge.fast.ppi_pp_lambda`. Clipped to [0, 1] when
-    ``clip``.
+    the covariance with ``ddof=0``, the variance over all :math:`N` with ``ddof=1``
+    (:func:`lambda_terms`); uniform weights give
+    :func:`bayeval.methods.judge.fast.ppi_pp_lambda`. Clipped to [0, 1] when ``clip``.
 
     Examples
     --------
@@ -164,12 +164,28 @@ def ppi_pp_lambda(s: Sample, clip: bool = True) -> float:
     >>> round(ppi_pp_lambda(s), 4)
     0.2812
     """
+    cov, var = lambda_terms(s)
+    lam = cov / var
+    return float(np.clip(lam, 0.0, 1.0)) if clip else lam
+
+
+def lambda_terms(s: Sample) -> tuple[float, float]:
+    r"""The numerator :math:`\widehat{\mathrm{Cov}}_L(g, h)` and denominator
+    :math:`(1 + m/n)\widehat{\mathrm{Var}}(h \cup h')` of :func:`ppi_pp_lambda`; summed over
+    several means (the class indicators of K categories) they give ppi_py's one
+    :math:`\hat\lambda` for all of them (``lam_optim_mode="overall"``).
+
+    Examples
+    --------
+    >>> s = Sample.of([1, 0, 1, 1], [1, 0, 0, 1], [1, 1, 0, 1, 0, 1])
+    >>> [round(v, 4) for v in lambda_terms(s)]
+    [0.125, 0.4444]
+    """
     theta1 = ppi_pp(s, 1.0).estimate
     g, h = s.w * (s.y - theta1), s.w * (s.yhat - theta1)
     cov = np.mean((g - g.mean()) * (h - h.mean()))
     var = np.var(np.concatenate([h, s.v * (s.yhat_u - theta1)]), ddof=1)
-    lam = float(cov / ((1 + s.y.size / s.yhat_u.size) * var))
-    return float(np.clip(lam, 0.0, 1.0)) if clip else lam
+    return float(cov), float((1 + s.y.size / s.yhat_u.size) * var)
 
 
 def ppi_pp(s: Sample, lam: float) -> Estimate:

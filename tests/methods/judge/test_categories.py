@@ -183,7 +183,7 @@ def test_judge_with_categories_weights_and_a_categorical(tmp_path):
     ({"weights": {"A": 1, "B": 0, "tie": 0.5, "C": 2}}, ValueError, r"unknown: \['C'\]"),
     ({"weights": {"A": 1, "B": 1, "tie": 1}}, ValueError, "not all equal"),
     ({"weights": [1, 0.5, 0]}, TypeError, "weights must be a mapping"),
-    ({"mu_model": "bins"}, ValueError, "mu_model applies to a judge's scores"),
+    ({"mu_model": "bins"}, ValueError, "with categories, mu_model is 'isotonic' or 'spline'"),
     ({"prior": np.ones((2, 2))}, ValueError, "3 x 3 array of positive"),
     ({"method": "rogan_gladen_adjusted"}, ValueError, "method must be one of"),
 ])
