@@ -328,10 +328,7 @@ def test_judge_refuses_bad_decision_arguments(kwargs, message):
         judge(y, yhat, yhat_u, **kwargs)
 
 
-def test_graded_and_category_labels_refuse_weights_and_null():
-    with pytest.raises(ValueError, match="sample_weight apply to 0/1 labels"):
-        judge([0.2, 0.5, 0.9, 0.4], [0.3, 0.6, 0.8, 0.5], [0.1, 0.7],
-              sample_weight=[1, 1, 2, 2])
+def test_category_labels_refuse_null():
     with pytest.raises(ValueError, match="null apply to 0/1 labels"):
         judge(["A", "B", "tie", "A"], ["A", "B", "B", "A"], ["A", "tie"], null=0.5)
 
