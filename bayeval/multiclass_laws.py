@@ -29,6 +29,26 @@ fixed. With :math:`Y_{ik}=\mathbb 1\{Y_i=k\}` and :math:`\hat n_k=\#\{i:\hat y_i
   simulation is measured in ``tests/test_multiclass_laws.py`` (mean exact to Monte-Carlo error,
   sd within 3 % at n = 300, K = 4).
 
+* one-vs-rest ROC-AUC (:func:`ovr_auc_moments`): class :math:`k` is the binary problem of the
+  raw scores :math:`s_{\cdot k}` and labels :math:`Y_{\cdot k}` (ratio :math:`A_k/D_k` of the
+  Mann-Whitney count and :math:`D_k=n_{1k}n_{0k}`, exact moments in
+  :func:`bayeval.confusion_moments.auc_count_moments`). Writing :math:`Y_{ik}=p_{ik}+e_{ik}`,
+  each of :math:`A_k, D_k` is a linear part :math:`\sum_ie_{ik}c_{ik}` plus a quadratic one,
+  :math:`-\sum_{i<j}e_{ik}e_{jk}` times 1 (:math:`A_k`, ties counted 1/2) or 2 (:math:`D_k`),
+  uncorrelated with every linear part. Rows are independent and
+  :math:`\operatorname{Cov}(e_{ik},e_{il})=-p_{ik}p_{il}` for :math:`k\ne l`, so with
+  :math:`u_i=p_{ik}p_{il}`, :math:`U_{kl}=\sum_{i<j}u_iu_j`, the delta method on the ratios
+  (:math:`R_k=\mathbb EA_k/\mathbb ED_k`, :math:`\mu_k=\mathbb ED_k`) gives
+
+  .. math:: \operatorname{Cov}(\mathrm{AUC}_k,\mathrm{AUC}_l)\approx-\sum_iu_ih_{ik}h_{il}
+            +U_{kl}\frac{(1-2R_k)(1-2R_l)}{\mu_k\mu_l},\qquad
+            h_{ik}=\frac{c^A_{ik}-R_kc^D_{ik}}{\mu_k},
+
+  :math:`h_{ik}` the first-order change of :math:`\mathrm{AUC}_k` with :math:`Y_{ik}`
+  (:func:`auc_gradients`); the macro average :math:`\frac1K\sum_k\mathrm{AUC}_k` takes them
+  as the other macro averages do. Its error against simulation is measured in
+  ``tests/methods/cbpe/test_multiclass_auc.py``.
+
 References
 ----------
 Kivimäki et al. (2025), "Performance estimation in binary classification using calibrated
@@ -43,12 +63,14 @@ import numpy as np
 
 from bayeval.classes import as_class_scores, column_classes, encode
 from bayeval.confusion import label_rows, metric_law
+from bayeval.confusion_moments import RatioMoments, auc_count_moments, ratio_moments
 from bayeval.metrics import metric_value
 from bayeval.poibin import PoissonBinomial
 from bayeval.validation import as_choice, as_zero_division
 
-__all__ = ["MACRO_LAW_METRICS", "ClassCounts", "accuracy_law", "class_counts", "class_covariances",
-           "macro_moments"]
+__all__ = ["MACRO_LAW_METRICS", "ClassCounts", "OvrAuc", "accuracy_law", "auc_covariances",
+           "auc_gradients", "class_counts", "class_covariances", "macro_moments",
+           "ovr_auc_moments", "ovr_auc_terms"]
 
 MACRO_LAW_METRICS = ("macro_precision", "macro_recall", "macro_f1", "macro_specificity")
 """The macro averages with moments in :func:`macro_moments`."""
@@ -226,3 +248,188 @@ def class_covariances(metric: str, p: np.ndarray, y_pred: np.ndarray) -> np.ndar
                 cov = -np.array([[0.0, mine], [other, total[a, b] - mine - other]])
                 out[a, b] = g[a] @ cov @ g[b]
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# one-vs-rest ROC-AUC
+
+
+def auc_gradients(s: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r"""The linear parts' coefficients of the Mann-Whitney count :math:`A` and of
+    :math:`D=N_+N_-` of one binary problem, in the rows' order.
+
+    :math:`c^A_i=\sum_{j\ne i}\xi_{ij}q_j-\sum_{j\ne i}\xi_{ji}p_j` with
+    :math:`\xi_{ij}=\mathbb 1\{s_i>s_j\}+\frac12\mathbb 1\{s_i=s_j\}`, and
+    :math:`c^D_i=\sum_{j\ne i}(1-2p_j)` (as in
+    :func:`bayeval.confusion_moments.auc_count_moments`).
+
+    Parameters
+    ----------
+    s : ndarray (n,)
+        Scores.
+    p : ndarray (n,)
+        :math:`P(Y_i=1)`.
+
+    Returns
+    -------
+    c_num, c_den : ndarray (n,)
+
+    Examples
+    --------
+    Three rows in score order with a tie at the top:
+
+    >>> c_num, c_den = auc_gradients(np.array([0.2, 0.7, 0.7]), np.array([0.2, 0.6, 0.8]))
+    >>> c_num.round(3).tolist(), c_den.round(3).tolist()
+    ([-1.4, 0.5, 0.7], [-0.8, 0.0, 0.4])
+    """
+    order = np.argsort(s, kind="stable")
+    s_o, p_o = s[order], p[order]
+    q_o = 1.0 - p_o
+    first = np.flatnonzero(np.r_[True, s_o[1:] != s_o[:-1]])
+    group = np.repeat(np.arange(first.size), np.diff(np.r_[first, s_o.size]))
+    sum_q, sum_p = np.add.reduceat(q_o, first), np.add.reduceat(p_o, first)
+    q_below = (np.cumsum(sum_q) - sum_q)[group]
+    p_above = (p_o.sum() - np.cumsum(sum_p))[group]
+    c_num = np.empty_like(p_o)
+    c_num[order] = (q_below + 0.5 * (sum_q[group] - q_o)) - (p_above + 0.5 * (sum_p[group] - p_o))
+    c_den = 2.0 * p + (float(q_o.sum()) - float(p_o.sum()) - 1.0)
+    return c_num, c_den
+
+
+class OvrAuc(NamedTuple):
+    r"""Every class's one-vs-rest ROC-AUC terms (:func:`ovr_auc_moments`).
+
+    Attributes
+    ----------
+    moments : list of RatioMoments
+        Exact moments of :math:`A_k` and :math:`D_k`.
+    mean, var : ndarray (K,)
+        Delta-method mean (second order) and variance of :math:`\mathrm{AUC}_k`
+        (:func:`bayeval.confusion_moments.ratio_moments`; NaN where :math:`\mathbb ED_k=0`).
+    gradient : ndarray (n, K)
+        :math:`h_{ik}` (module docstring; 0 where :math:`\mathbb ED_k=0`).
+    cov : ndarray (K, K)
+        :math:`\operatorname{Cov}(\mathrm{AUC}_k,\mathrm{AUC}_l)` off the diagonal, the
+        variances on it (0 for an undefined class).
+
+    Examples
+    --------
+    >>> o = ovr_auc_moments(np.array([[0.6, 0.4], [0.3, 0.7], [0.5, 0.5]]),
+    ...                     np.array([[0.6, 0.4], [0.3, 0.7], [0.5, 0.5]]))
+    >>> o.gradient.shape, o.cov.shape
+    ((3, 2), (2, 2))
+    """
+
+    moments: list[RatioMoments]
+    mean: np.ndarray
+    var: np.ndarray
+    gradient: np.ndarray
+    cov: np.ndarray
+
+
+def auc_covariances(p: np.ndarray, gradient: np.ndarray, ratio: np.ndarray,
+                    mean_den: np.ndarray) -> np.ndarray:
+    r""":math:`\operatorname{Cov}(\mathrm{AUC}_k,\mathrm{AUC}_l)`, :math:`k\ne l`, by the delta
+    method (module docstring); the diagonal is 0.
+
+    Parameters
+    ----------
+    p : ndarray (n, K)
+        Class probabilities of the rows.
+    gradient : ndarray (n, K)
+        :math:`h_{ik}`.
+    ratio, mean_den : ndarray (K,)
+        :math:`R_k` and :math:`\mu_k=\mathbb ED_k` (classes with :math:`\mu_k=0` get 0).
+
+    Returns
+    -------
+    ndarray (K, K)
+
+    Examples
+    --------
+    Two classes: :math:`\mathrm{AUC}_1` of :math:`s_{\cdot1}=1-s_{\cdot0}` and labels
+    :math:`1-Y_{\cdot0}` equals :math:`\mathrm{AUC}_0`, so their covariance is the variance:
+
+    >>> s = np.array([[0.9, 0.1], [0.6, 0.4], [0.35, 0.65], [0.2, 0.8], [0.7, 0.3]])
+    >>> o = ovr_auc_moments(s, s)
+    >>> bool(np.isclose(o.cov[0, 1], o.var[0], rtol=1e-3)), bool(np.isclose(*o.var))
+    (True, True)
+    """
+    k = p.shape[1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        quad = np.where(mean_den > 0, (1.0 - 2.0 * ratio) / mean_den, 0.0)
+    out = np.zeros((k, k))
+    for a in range(k):
+        for b in range(a + 1, k):
+            u = p[:, a] * p[:, b]
+            pairs = (u.sum() ** 2 - u @ u) / 2
+            out[a, b] = out[b, a] = (-(u * gradient[:, a]) @ gradient[:, b]
+                                     + pairs * quad[a] * quad[b])
+    return out
+
+
+def ovr_auc_moments(scores: Any, p: Any) -> OvrAuc:
+    r"""Moments of every class's one-vs-rest ROC-AUC and their covariances, when the labels
+    are independent :math:`\mathrm{Cat}(p_i)` and the raw scores rank the rows (module
+    docstring).
+
+    Parameters
+    ----------
+    scores : array-like or DataFrame (n, K)
+        Raw class probabilities: column :math:`k` ranks the rows for class :math:`k`.
+    p : array-like or DataFrame (n, K)
+        Class probabilities of the rows' labels.
+
+    Returns
+    -------
+    OvrAuc
+
+    Raises
+    ------
+    ValueError
+        For scores or p that are not (n, K) class probabilities of one shape.
+
+    Examples
+    --------
+    The macro average's mean and sd, :math:`\frac1K\sum_k\mathbb E\,\mathrm{AUC}_k` and
+    :math:`\frac1K\sqrt{\sum_{k,l}\operatorname{Cov}_{kl}}`:
+
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.dirichlet([1, 1, 1], 500)
+    >>> o = ovr_auc_moments(p, p)
+    >>> round(float(o.mean.mean()), 3), round(float(np.sqrt(o.cov.sum()) / 3), 4)
+    (0.801, 0.014)
+    """
+    s, _ = as_class_scores(scores, "scores")
+    q, _ = as_class_scores(p, "p")
+    if s.shape != q.shape:
+        raise ValueError(f"scores have shape {s.shape} and p {q.shape}; both need (n, K).")
+    return ovr_auc_terms(s, q)
+
+
+def ovr_auc_terms(s: np.ndarray, p: np.ndarray) -> OvrAuc:
+    """:func:`ovr_auc_moments` without its checks, for (n, K) arrays already validated; a
+    class whose ROC-AUC is undefined in every labelling has NaN moments and no covariance.
+
+    Examples
+    --------
+    >>> p = np.array([[0.5, 0.5, 0.0], [0.2, 0.8, 0.0]])  # class 2 never occurs
+    >>> o = ovr_auc_terms(p, p)
+    >>> o.mean.round(4).tolist()[2], o.cov[2].tolist()
+    (nan, [0.0, 0.0, 0.0])
+    """
+    n, k = p.shape
+    moments, mean, var = [], np.full(k, np.nan), np.full(k, np.nan)
+    gradient, ratio, mean_den = np.zeros((n, k)), np.zeros(k), np.zeros(k)
+    for c in range(k):
+        m = auc_count_moments(s[:, c], p[:, c], 0.5)
+        moments.append(m)
+        if m.mean_den <= 0:
+            continue
+        mean[c], var[c] = ratio_moments(m)
+        ratio[c], mean_den[c] = m.mean_num / m.mean_den, m.mean_den
+        c_num, c_den = auc_gradients(s[:, c], p[:, c])
+        gradient[:, c] = (c_num - ratio[c] * c_den) / m.mean_den
+    cov = auc_covariances(p, gradient, ratio, mean_den)
+    cov[np.diag_indices(k)] = np.nan_to_num(var)
+    return OvrAuc(moments, mean, var, gradient, cov)

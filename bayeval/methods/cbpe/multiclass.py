@@ -37,8 +37,17 @@ A macro average adds the covariance over the draws of the classes' shifts
 :math:`g_k(\mathbb E^{(m)}TP_k,\mathbb E^{(m)}FN_k)-g_k(\mathbb E\,TP_k,\mathbb E\,FN_k)`.
 ``calibration_uncertainty=False`` gives the plug-in answer, conditional on the fitted maps.
 
-Macro one-vs-rest ROC-AUC is not estimated: its classes' AUCs share every row's label, and an
-interval would need their covariances, which are not derived here.
+**ROC-AUC** (:mod:`bayeval.methods.cbpe.multiclass_auc`): class :math:`k`'s one-vs-rest
+ROC-AUC ranks the rows by the raw scores :math:`s_{\cdot k}` with labels
+:math:`\mathbb 1\{Y_i=k\}\sim\mathrm{Bernoulli}(p_{ik})`, binary CBPE's law
+(:mod:`bayeval.methods.cbpe.auc`); the macro average
+:math:`\frac1K\sum_k\mathrm{AUC}_k` (scikit-learn's ``multi_class="ovr", average="macro"``)
+is normal with the delta-method covariances of the classes' AUCs, which share every row's label
+(:func:`bayeval.multiclass_laws.ovr_auc_moments`).
+
+**The model** (``method="pymc"``, :mod:`bayeval.methods.cbpe.multiclass_models`) draws the
+latent labels forward, with the maps' posterior draws as a mixture index; ``"both"`` runs it
+beside the fast path for :meth:`~bayeval.evaluation.Evaluation.check`.
 """
 
 from __future__ import annotations
@@ -63,9 +72,10 @@ from bayeval.classes import as_class_scores, class_coordinate, column_classes, e
 from bayeval.evaluation import CI_KINDS
 from bayeval.methods.cbpe.api import alert_bounds, size_notes
 from bayeval.methods.cbpe.fast import CountLaw, NormalLaw
+from bayeval.methods.cbpe.multiclass_auc import AUC_METRICS, ClassAucs, window_aucs
 from bayeval.methods.cbpe.multiclass_models import check_map_draws, model_draws
 from bayeval.metrics import metric_value
-from bayeval.multiclass import matrix_value
+from bayeval.multiclass import matrix_value, ovr_auc_value
 from bayeval.multiclass_laws import MACRO_LAW_METRICS, class_covariances
 from bayeval.table import Table, table
 from bayeval.validation import (
@@ -82,6 +92,7 @@ from bayeval.validation import (
 )
 
 __all__ = [
+    "BY_CLASS",
     "CLASS_CBPE_METRICS",
     "PER_CLASS",
     "CBPEClasses",
@@ -91,8 +102,10 @@ __all__ = [
 ]
 
 PER_CLASS = ("precision", "recall", "f1", "specificity")
-"""Per-class (one-vs-rest) metrics, each with an exact law."""
-CLASS_CBPE_METRICS = ("accuracy", *PER_CLASS, *MACRO_LAW_METRICS)
+"""Per-class (one-vs-rest) metrics of the counts, each with an exact law."""
+BY_CLASS = (*PER_CLASS, "roc_auc")
+"""The metrics with a value per class."""
+CLASS_CBPE_METRICS = ("accuracy", *PER_CLASS, "roc_auc", *MACRO_LAW_METRICS, "macro_roc_auc")
 """The metrics :func:`cbpe_classes` estimates."""
 CALIBRATIONS = ("auto", *CALIBRATORS)
 METHODS = ("exact", "pymc", "both")
@@ -102,7 +115,8 @@ ASSUMPTIONS = (
     "shift), and the labels are independent given the scores. The maps' own estimation error "
     "is integrated unless calibration_uncertainty=False (each class's map drawn from its own "
     "posterior). Intervals are predictive intervals for each chunk's realized metric; the "
-    "macro averages' are normal with delta-method covariances of the classes.")
+    "macro averages' are normal with delta-method covariances of the classes, and so is "
+    "ROC-AUC's beyond a few dozen rows.")
 
 
 class CBPEClasses(ClassEvaluation, method="cbpe_multiclass"):
@@ -152,10 +166,10 @@ class CBPEClasses(ClassEvaluation, method="cbpe_multiclass"):
             frame = table(frame.reorder_levels(names).reindex(index), attrs.pop("caption"),
                           **attrs)
         first = frame.index.get_level_values("class")[0]
-        per = frame.index.get_level_values("metric").isin(PER_CLASS)
+        per = frame.index.get_level_values("metric").isin(BY_CLASS)
         keep = per | (frame.index.get_level_values("class") == first)
         out = frame[keep]
-        index = [(c, m, k if m in PER_CLASS else "") for c, m, k in out.index]
+        index = [(c, m, k if m in BY_CLASS else "") for c, m, k in out.index]
         out = out.set_axis(pd.MultiIndex.from_tuples(index, names=["chunk", "metric", "class"]))
         attrs = dict(frame.attrs)
         return table(out, attrs.pop("caption"), **attrs)
@@ -236,7 +250,8 @@ def _posteriors(maps: list[Calibrator], scores: np.ndarray, labels: np.ndarray,
 
 class _Window(NamedTuple):
     """A window's plug-in laws (accuracy's, each class's), its expected counts (plug-in and per
-    draw of the maps), and its laws mixed over the draws (``mixed``, None without them)."""
+    draw of the maps), its laws mixed over the draws (``mixed``, None without them) and its
+    ROC-AUC laws (``auc``, where asked for)."""
 
     accuracy: CountLaw
     classes: list[CountLaw]
@@ -245,6 +260,7 @@ class _Window(NamedTuple):
     tp_draws: np.ndarray | None = None  # (M, K)
     total_draws: np.ndarray | None = None
     mixed: tuple[CountLaw, list[CountLaw]] | None = None
+    auc: ClassAucs | None = None
 
     def laws(self) -> tuple[CountLaw, list[CountLaw]]:
         return self.mixed or (self.accuracy, self.classes)
@@ -284,15 +300,16 @@ def _moved(w: _Window) -> _Window:
 
 
 def _window(s: np.ndarray, p: np.ndarray, total: np.ndarray, yp: np.ndarray, maps,
-            posteriors) -> _Window:
-    """The laws of one window, mixed over the maps' draws when ``posteriors`` has any."""
+            posteriors, auc_zd: float | None = None) -> _Window:
+    """The laws of one window, mixed over the maps' draws when ``posteriors`` has any, with
+    the ROC-AUC laws unless ``auc_zd`` (their ``zero_division``) is None."""
     k = p.shape[1]
     own = p[np.arange(yp.size), yp]
     acc = CountLaw.poisson_binomial(own, np.ones(yp.size, np.int8))
     laws = [CountLaw.poisson_binomial(p[:, c], (yp == c).astype(np.int8)) for c in range(k)]
     w = _Window(acc, laws, np.bincount(yp, weights=own, minlength=k), p.sum(axis=0))
     if posteriors is None:
-        return w
+        return w if auc_zd is None else w._replace(auc=window_aucs(s, p, None, auc_zd))
     if yp.size <= EXACT_MAP_ROWS:
         pm = _draw_probs(posteriors, maps, s)
         own = pm[:, np.arange(yp.size), yp]
@@ -300,9 +317,21 @@ def _window(s: np.ndarray, p: np.ndarray, total: np.ndarray, yp: np.ndarray, map
                  [law.from_draws(draw_pmfs(pm[:, :, c], yp == c), split=False)
                   for c, law in enumerate(laws)])
         tp_draws = np.stack([own[:, yp == c].sum(axis=1) for c in range(k)], axis=1)
-        return w._replace(tp_draws=tp_draws, total_draws=pm.sum(axis=1), mixed=mixed)
+        auc = None if auc_zd is None else window_aucs(s, p, pm, auc_zd)
+        return w._replace(tp_draws=tp_draws, total_draws=pm.sum(axis=1), mixed=mixed, auc=auc)
     d_tp, d_total = _linear_shifts(posteriors, s, p, total, yp)
-    return _moved(w._replace(tp_draws=w.tp + d_tp, total_draws=w.total + d_total))
+    return _moved(w._replace(tp_draws=w.tp + d_tp, total_draws=w.total + d_total,
+                             auc=_long_aucs(s, p, maps, posteriors, auc_zd)))
+
+
+def _long_aucs(s: np.ndarray, p: np.ndarray, maps, posteriors,
+               auc_zd: float | None) -> ClassAucs | None:
+    """The ROC-AUC laws of a window longer than ``EXACT_MAP_ROWS``, the maps' draws computed a
+    block of rows at a time."""
+    if auc_zd is None:
+        return None
+    return window_aucs(s, p, None if posteriors is None else (
+        lambda rows: _draw_probs(posteriors, maps, s[rows])), auc_zd)
 
 
 def _whole(parts: list[_Window]) -> _Window:
@@ -364,6 +393,10 @@ def _closed_form(wins: list[_Window], covs: list[dict[str, np.ndarray]], metrics
                     cells.append((c, law.law(metric, zd), plugin))
             elif metric == "accuracy":
                 cells = [(0, acc.law("accuracy", zd), float(w.tp.sum() / acc.n_pos))]
+            elif metric == "roc_auc":
+                cells = [(c, law, plugin) for c, (law, plugin) in enumerate(w.auc.classes)]
+            elif metric == "macro_roc_auc":
+                cells = [(0, *w.auc.macro)]
             else:
                 base = metric.removeprefix("macro_")
                 cells = [(0, *_macro(w, base, covs[i][base], zd))]
@@ -382,7 +415,12 @@ def _closed_form(wins: list[_Window], covs: list[dict[str, np.ndarray]], metrics
                     coords={"chunk": [*labels, WHOLE], "metric": list(metrics), "class": coord})
     exact = np.array([[metric not in MACRO_LAW_METRICS and (metric in PER_CLASS or c == 0)
                        for c in range(k)] for metric in metrics])
-    ds["exact"] = (dims, np.broadcast_to(exact, (g, m, k)).copy())
+    exact = np.broadcast_to(exact, (g, m, k)).copy()
+    for j, metric in enumerate(metrics):
+        if metric in AUC_METRICS:
+            exact[:, j] = [[metric == "roc_auc" and not isinstance(law, NormalLaw)
+                            for law, _ in w.auc.classes] for w in wins]
+    ds["exact"] = (dims, exact)
     ds["lower_threshold"], ds["upper_threshold"] = (dims, lower_thr), (dims, upper_thr)
     ds["alert"] = (dims, (out["mean"] < lower_thr) | (out["mean"] > upper_thr))
     return ds
@@ -405,12 +443,14 @@ def _codes(labels: Any, classes: np.ndarray, name: str) -> np.ndarray:
 
 
 def realized_classes(labels: np.ndarray, y_pred: np.ndarray, groups: np.ndarray, n_groups: int,
-                     metrics, n_classes: int, zero_division: float,
-                     whole: bool = True) -> tuple[np.ndarray, np.ndarray]:
+                     metrics, n_classes: int, zero_division: float, whole: bool = True,
+                     scores: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Realized metrics (group[, whole] x metric x class) of the labelled rows, and their
     number per group; NaN for a group without a label.
 
-    ``labels`` are codes with -1 where unknown, ``groups`` each row's group 0..n_groups-1.
+    ``labels`` are codes with -1 where unknown, ``groups`` each row's group 0..n_groups-1;
+    ``scores`` (n, K) rank the rows for the ROC-AUCs (scikit-learn's
+    ``roc_auc_score(y, s, multi_class="ovr")``, :func:`bayeval.multiclass.ovr_auc_value`).
 
     Examples
     --------
@@ -427,7 +467,18 @@ def realized_classes(labels: np.ndarray, y_pred: np.ndarray, groups: np.ndarray,
     if whole:
         matrices = np.concatenate([matrices, matrices.sum(axis=0, keepdims=True)])
     out = np.full((matrices.shape[0], len(metrics), n_classes), np.nan)
+    rows = [known & (groups == g) for g in range(n_groups)] + ([known] if whole else [])
     for j, metric in enumerate(metrics):
+        if metric in AUC_METRICS:
+            aucs = np.array([ovr_auc_value(labels[r], scores[r], zero_division) if r.any()
+                             else np.full(n_classes, np.nan) for r in rows])
+            if metric == "roc_auc":
+                out[:, j] = aucs
+            else:
+                with np.errstate(invalid="ignore"):
+                    out[:, j, 0] = np.nanmean(aucs, axis=1) if np.isnan(zero_division) \
+                        else aucs.mean(axis=1)
+            continue
         value = matrix_value(metric, matrices.astype(float), zero_division)
         if metric in PER_CLASS:
             out[:, j] = value
@@ -448,7 +499,7 @@ def _thresholds(realized_ref: np.ndarray, metrics, alert_thresholds) -> tuple[np
                                                           names, {}))
     for metric, (lo, hi) in alert_thresholds.items():
         j = list(metrics).index(metric)
-        cols = slice(None) if metric in PER_CLASS else slice(0, 1)
+        cols = slice(None) if metric in BY_CLASS else slice(0, 1)
         lower[j, cols], upper[j, cols] = lo, hi
     return lower, upper
 
@@ -603,7 +654,8 @@ def cbpe_classes(scores, *, y_pred=None, reference=None, labels=None, chunks=Non
                         if reference_chunks is not None else
                         make_chunks(ref_y.size, n_chunks=max(1, round(ref_y.size / size))))
         realized_ref, _ = realized_classes(ref_y, ref_yp, ref_chunking.codes,
-                                           len(ref_chunking.labels), metrics, k, zd, whole=False)
+                                           len(ref_chunking.labels), metrics, k, zd, whole=False,
+                                           scores=ref_s)
         data["reference_chunks"] = len(ref_chunking.labels)
         if len(ref_chunking.labels) < 2 and not alert_thresholds:
             notes.append(f"alert thresholds need at least 2 reference chunks of {size} rows; "
@@ -631,7 +683,8 @@ def cbpe_classes(scores, *, y_pred=None, reference=None, labels=None, chunks=Non
         closed["lower_threshold"][-1] = closed["upper_threshold"][-1] = np.nan
     if labels is not None:
         real, n_labelled = realized_classes(_codes(labels, classes, "labels"), yp,
-                                            chunking.codes, len(chunking.labels), metrics, k, zd)
+                                            chunking.codes, len(chunking.labels), metrics, k, zd,
+                                            scores=s)
         closed["realized"] = (("chunk", "metric", "class"), real)
         closed["alert_realized"] = (("chunk", "metric", "class"),
                                     (real < closed["lower_threshold"].values)
@@ -667,9 +720,13 @@ def _fast_path(s, p, total, yp, maps, posteriors, groups, metrics, chunking, coo
     """The closed form of every chunk, then the whole period."""
     ci_prob, ci_kind, zd = opts
     n = yp.size
-    wins = [_window(s[r], p[r], total[r], yp[r], maps, posteriors) for r in groups[:-1]]
-    wins.append(_window(s, p, total, yp, maps, posteriors) if n <= EXACT_MAP_ROWS
-                else _whole(wins))
+    auc_zd = zd if any(metric in AUC_METRICS for metric in metrics) else None
+    wins = [_window(s[r], p[r], total[r], yp[r], maps, posteriors, auc_zd)
+            for r in groups[:-1]]
+    if n <= EXACT_MAP_ROWS:
+        wins.append(_window(s, p, total, yp, maps, posteriors, auc_zd))
+    else:  # the ROC-AUCs of the whole period from its rows: they do not add over chunks
+        wins.append(_whole(wins)._replace(auc=_long_aucs(s, p, maps, posteriors, auc_zd)))
     bases = {metric.removeprefix("macro_") for metric in metrics if metric in MACRO_LAW_METRICS}
     covs = [{b: class_covariances(b, p[r], yp[r]) for b in bases} for r in groups]
     closed = _closed_form(wins, covs, metrics, chunking.labels, coord, ci_prob, ci_kind, zd,

@@ -42,7 +42,7 @@ import xarray as xr
 from scipy import stats
 
 from bayeval.chunks import WHOLE
-from bayeval.methods.cbpe.models import _chunks, forward
+from bayeval.methods.cbpe.models import forward
 from bayeval.metrics import metric_value
 from bayeval.validation.memory import check_memory
 
@@ -121,7 +121,10 @@ def class_model(p, y_pred, scores=None, chunk=None, chunk_labels=None, classes=N
     p = np.asarray(p, float)
     y_pred = np.asarray(y_pred, np.int64)
     n, k = y_pred.size, p.shape[-1]
-    codes, labels = _chunks(chunk, chunk_labels, n)
+    codes = np.zeros(n, np.int64) if chunk is None else np.asarray(chunk, np.int64)
+    labels = ([str(c) for c in chunk_labels] if chunk_labels is not None
+              else [f"[0:{n - 1}]"] if codes.max(initial=0) == 0
+              else [str(c) for c in range(codes.max() + 1)])
     g = len(labels)
     names = list(range(k)) if classes is None else list(classes)
     cum = np.cumsum(p, axis=-1)[..., :-1]

@@ -137,7 +137,7 @@ def test_bad_input_is_refused():
     with pytest.raises(ValueError, match="noise='none'"):
         be.cbpe(p, noise="beta", kappa=10.0)
     with pytest.raises(ValueError, match="metrics"):
-        be.cbpe(p, metrics=["roc_auc"])
+        be.cbpe(p, metrics=["mcc"])
     with pytest.raises(ValueError, match="columns"):
         be.cbpe(pd.DataFrame(p, columns=["a", "b", "c"]),
                 reference=(pd.DataFrame(p, columns=["a", "b", "d"]), ["a", "b"] * 25))

@@ -12,8 +12,8 @@ from bayeval.methods.cbpe.multiclass import CBPEClasses, renormalised
 from bayeval.methods.cbpe.multiclass_models import class_metric_draws, class_model
 
 K = 3
-METRICS = ["accuracy", "precision", "recall", "f1", "specificity", "macro_precision",
-           "macro_recall", "macro_f1", "macro_specificity"]
+METRICS = ["accuracy", "precision", "recall", "f1", "specificity", "roc_auc", "macro_precision",
+           "macro_recall", "macro_f1", "macro_specificity", "macro_roc_auc"]
 
 
 def _labels(p, rng):
@@ -95,7 +95,7 @@ def test_the_model_agrees_with_the_exact_fast_path(calibrated):
     # every chunk, the whole period, and each metric of every class is compared
     chunks = check.index.get_level_values("chunk").unique().tolist()
     assert chunks == ["[0:299]", "[300:599]", "[600:899]", "all"]
-    assert len(check.index.droplevel("test").unique()) == 4 * (5 + 4 * K)
+    assert len(check.index.droplevel("test").unique()) == 4 * (6 + 5 * K)
     draws = ev.summary(source="draws")
     assert draws.index.names == ["chunk", "metric", "class"]
     assert draws.xs(("all", "precision"), level=("chunk", "metric")).shape[0] == K
@@ -124,7 +124,8 @@ def test_the_maps_posterior_is_carried_by_the_model():
     rng = np.random.default_rng(5)
     (ref, ref_y), (s, _) = _learned(600, rng), _learned(2400, rng)
     kwargs = dict(reference=(ref, ref_y), calibration="isotonic", n_chunks=2,
-                  metrics=["accuracy", "recall", "macro_f1"], method="both", random_seed=2)
+                  metrics=["accuracy", "recall", "roc_auc", "macro_f1", "macro_roc_auc"],
+                  method="both", random_seed=2)
     ev = be.cbpe(s, **kwargs)
     check = ev.check()
     assert check.attrs["passed"], check[~check["passed"]]
