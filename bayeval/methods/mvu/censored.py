@@ -114,7 +114,9 @@ def loglik_graph(alpha, stats: dict):
     r"""The censored log-likelihood of :func:`loglik` as a PyTensor graph of ``alpha`` (n, K),
     with its Jacobian: one value per row of ``stats`` (n, K - 1), whose sums are constants.
 
-    :math:`\log I_c` is evaluated only at the (row, fraction) pairs with a censored point.
+    :math:`\log I_c` is evaluated at every (row, fraction) and kept where a point is censored
+    (elsewhere at the safe shapes (1, 1)), so that the graph does not depend on which points
+    are censored (copies of a model built on other data share it).
 
     Examples
     --------
@@ -131,13 +133,11 @@ def loglik_graph(alpha, stats: dict):
     a, b = _stick_shapes(alpha, pt)
     terms = ((a - 1) * stats["log_v"] + (b - 1) * stats["log_1mv"]
              - stats["observed"] * (pt.gammaln(a) + pt.gammaln(b) - pt.gammaln(a + b)))
-    out = terms.sum(-1) + stats["log_jacobian"]
     for count, p, q in ((stats["lower"], a, b), (stats["upper"], b, a)):
-        rows, cols = np.nonzero(count)
-        if rows.size:
-            censored = count[rows, cols] * _log_cdf(p[rows, cols], q[rows, cols])
-            out = pt.inc_subtensor(out[rows], censored)
-    return out
+        censored = np.asarray(count) > 0
+        p, q = pt.where(censored, p, 1.0), pt.where(censored, q, 1.0)
+        terms = terms + pt.where(censored, count * _log_cdf(p, q), 0.0)
+    return terms.sum(-1) + stats["log_jacobian"]
 
 
 def _log_cdf(p, q):
