@@ -90,7 +90,9 @@ def as_loss(loss, classes, actions=None) -> tuple[np.ndarray, list]:
                              f"missing {lacking}.")
         if actions is not None:
             raise ValueError("give the actions as loss's index or as actions=, not both.")
-        actions, loss = list(loss.index), loss[classes].to_numpy()
+        columns = list(loss.columns)  # by position: boolean classes are not a mask
+        actions, loss = list(loss.index), loss.iloc[:, [columns.index(c) for c in classes]]
+        loss = loss.to_numpy()
     try:
         values = np.asarray(loss, dtype=float)
     except (TypeError, ValueError):

@@ -140,6 +140,11 @@ def test_envelope_and_loss_input():
     loss, names = as_loss(frame, [0, 1])
     np.testing.assert_array_equal(loss, [[0.0, 3.0], [1.0, 0.0]])
     assert names == ["no", "yes"]
+    boolean = pd.DataFrame({True: [3.0, 0.0, 0.3], False: [0.0, 1.0, 0.3]},
+                           index=["discharge", "treat", "refer"])  # classes, not a mask
+    loss, names = as_loss(boolean, [False, True])
+    np.testing.assert_array_equal(loss, [[0.0, 3.0], [1.0, 0.0], [0.3, 0.3]])
+    assert names == ["discharge", "treat", "refer"]
 
 
 @pytest.mark.parametrize("loss, actions, match", [
