@@ -39,9 +39,32 @@ the Hessian of the loss (free of the verdicts). The strengths are identified up 
 a reference system. With two systems :math:`\hat\beta_a - \hat\beta_b` is the logit of the
 PPI++ win rate of :func:`bayeval.judge`, and its standard error the delta method's.
 
+Ties (``ties="davidson"``). Davidson (1970) gives a tie its own probability: with
+:math:`\pi_k = e^{\beta_k}`,
+
+.. math::
+    P(a \succ b) = \frac{\pi_a}{\pi_a + \pi_b + \nu\sqrt{\pi_a\pi_b}}, \qquad
+    P(\text{tie}) = \frac{\nu\sqrt{\pi_a\pi_b}}{\pi_a + \pi_b + \nu\sqrt{\pi_a\pi_b}},
+
+i.e. :math:`(P(a \succ b), P(b \succ a), P(\text{tie})) = \mathrm{softmax}(d/2, -d/2,
+\log\nu)`. Its loss is linear in the statistics :math:`s = (v - 1/2, 1\{v = 1/2\})` of a
+verdict,
+
+.. math::
+    \ell_{\beta,\nu}(v) = \log(e^{d/2} + e^{-d/2} + \nu) - (v - \tfrac12)\,d
+        - 1\{v = \tfrac12\}\log\nu,
+
+an exponential family whose Hessian is the model covariance of :math:`s`, so the objective,
+:math:`\hat\lambda` and the sandwich above carry over with the parameters :math:`(\beta,
+\log\nu)` and the gradients :math:`J_i^\top(E_{\beta,\nu}[s] - s_i)`, :math:`J_i` mapping
+them to :math:`(d_i, \log\nu)`. :math:`\sigma(\beta_a - \beta_b)` is then the probability
+that a wins given that the comparison is not a tie.
+
 References
 ----------
 Bradley, Terry (1952), Rank analysis of incomplete block designs I, Biometrika 39.
+Davidson (1970), On extending the Bradley-Terry model to accommodate ties in paired comparison
+experiments, J. Am. Stat. Assoc. 65.
 Angelopoulos, Duchi, Zrnic (2023), PPI++: efficient prediction-powered inference,
 arXiv:2311.01453. Boyeau, Angelopoulos, Yosef, Malik, Jordan (2024), AutoEval done right:
 using synthetic data for model evaluation, arXiv:2403.07008.
@@ -59,9 +82,11 @@ import xarray as xr
 from bayeval.methods.judge.ranking import ADJUSTMENTS, JudgeRanking, ranking_dataset
 from bayeval.validation import aligned, as_array, as_choice, as_ci_prob, as_seed, describe
 
-__all__ = ["BT_ESTIMATORS", "BradleyTerry", "bradley_terry", "bt_fit", "bt_lambda"]
+__all__ = ["BT_ESTIMATORS", "TIES", "BradleyTerry", "bradley_terry", "bt_fit", "bt_lambda",
+           "davidson_probabilities"]
 
 BT_ESTIMATORS = ("ppi_pp", "ppi", "classical", "naive")
+TIES = ("half", "davidson")
 VERDICTS = (0.0, 0.5, 1.0)
 #: a fitted log-odds beyond this (odds of e^20) means the minimum is at infinity
 DIVERGED = 20.0
@@ -106,9 +131,64 @@ def _loss(beta, x, weight, target):
     return value, x.T @ (weight * s - target), (x.T * (weight * s * (1 - s))) @ x
 
 
-def bt_fit(x_l, y, yhat, x_u, yhat_u, lam: float, basis) -> np.ndarray:
+def davidson_probabilities(d, log_nu) -> np.ndarray:
+    r"""Davidson's (1970) :math:`(P(a \succ b), P(b \succ a), P(\text{tie}))` at the strength
+    differences :math:`d = \beta_a - \beta_b`: :math:`\mathrm{softmax}(d/2, -d/2, \log\nu)`.
+
+    Examples
+    --------
+    >>> davidson_probabilities(np.array([0.0, np.log(4)]), np.log(1.0)).round(4).tolist()
+    [[0.3333, 0.3333, 0.3333], [0.5714, 0.1429, 0.2857]]
+    """
+    d = np.asarray(d, float)
+    logits = np.stack([d / 2, -d / 2, np.broadcast_to(log_nu, d.shape)], axis=-1)
+    return scipy.special.softmax(logits, axis=-1)
+
+
+def _statistics(v) -> np.ndarray:
+    """Davidson's sufficient statistics (v - 1/2, 1{v = 1/2}) of verdicts, shape (n, 2)."""
+    v = np.asarray(v, float)
+    return np.stack([v - 0.5, (v == 0.5) * 1.0], axis=-1)
+
+
+def _moments(d, log_nu):
+    """Mean (n, 2) and covariance (n, 2, 2) of the statistics under Davidson's model."""
+    p = davidson_probabilities(d, log_nu)
+    mean = np.stack([(p[:, 0] - p[:, 1]) / 2, p[:, 2]], axis=-1)
+    var_v = (p[:, 0] + p[:, 1]) / 4 - mean[:, 0] ** 2
+    cross = -mean[:, 0] * p[:, 2]
+    cov = np.stack([np.stack([var_v, cross], -1), np.stack([cross, p[:, 2] * (1 - p[:, 2])], -1)],
+                   axis=-2)
+    return mean, cov
+
+
+def _davidson_loss(phi, x, weight, target):
+    """Value, gradient and Hessian in phi = (strength coordinates, log nu) of sum_i weight_i
+    A(d_i, log nu) - target_i . (d_i, log nu), A the log normaliser."""
+    d, log_nu = x @ phi[:-1], phi[-1]
+    value = weight @ scipy.special.logsumexp(
+        np.stack([d / 2, -d / 2, np.full_like(d, log_nu)], -1), axis=-1)
+    value -= target[:, 0] @ d + target[:, 1].sum() * log_nu
+    mean, cov = _moments(d, log_nu)
+    r = weight[:, None] * mean - target
+    return value, _stack_d_nu(x, r), _hessian_d_nu(x, weight[:, None, None] * cov)
+
+
+def _stack_d_nu(x, r) -> np.ndarray:
+    """sum_i J_i' r_i, J_i mapping the parameters to (d_i, log nu): (x' r_d, sum r_nu)."""
+    return np.append(x.T @ r[:, 0], r[:, 1].sum())
+
+
+def _hessian_d_nu(x, c) -> np.ndarray:
+    """sum_i J_i' c_i J_i for per-comparison 2 x 2 matrices ``c``."""
+    top = np.hstack([(x.T * c[:, 0, 0]) @ x, (x.T @ c[:, 0, 1])[:, None]])
+    return np.vstack([top, np.append(x.T @ c[:, 1, 0], c[:, 1, 1].sum())])
+
+
+def bt_fit(x_l, y, yhat, x_u, yhat_u, lam: float, basis, ties: str = "half") -> np.ndarray:
     r"""The strengths :math:`\hat\beta_\lambda = B\hat\gamma` minimising the module's
-    objective over :math:`\gamma`, by Newton's method with a trust region (scipy).
+    objective over :math:`\gamma` (and :math:`\log\nu` with ``ties="davidson"``), by Newton's
+    method with a trust region (scipy).
 
     Parameters
     ----------
@@ -123,10 +203,13 @@ def bt_fit(x_l, y, yhat, x_u, yhat_u, lam: float, basis) -> np.ndarray:
         ``lam=1``).
     basis : array (K, K - 1)
         :math:`B`, the identifiability constraint (columns spanning the allowed strengths).
+    ties : {"half", "davidson"}
+        A tie as half a win, or Davidson's model.
 
     Returns
     -------
     numpy.ndarray (K,)
+        With ``ties="davidson"``, shape (K + 1,): the strengths and :math:`\log\hat\nu`.
 
     Examples
     --------
@@ -138,28 +221,48 @@ def bt_fit(x_l, y, yhat, x_u, yhat_u, lam: float, basis) -> np.ndarray:
     >>> v = np.array([1, 1, 1, 0, 1, 0], dtype=float)
     >>> bt_fit(x, v, v, x[:0], v[:0], 0.0, basis).round(4).tolist()
     [0.7563, -0.7563, -0.0]
+
+    Davidson's model with B-C tied twice instead (:math:`\hat\nu = e^{0.354} = 1.42`):
+
+    >>> v = np.array([1, 1, 1, 0, 0.5, 0.5])
+    >>> bt_fit(x, v, v, x[:0], v[:0], 0.0, basis, ties="davidson").round(4).tolist()
+    [1.3107, -1.3107, -0.0, 0.354]
     """
     m, n = len(y), len(yhat_u)
+    davidson = ties == "davidson"
+    stat = _statistics if davidson else (lambda v: np.asarray(v, float))
     x = np.vstack([x_l, x_u]) @ basis
-    weight = np.concatenate([np.full(m, (1 - lam) / m) if m else [],
-                             np.full(n, lam / n) if n else []])
-    target = np.concatenate([(y - lam * yhat) / m if m else [], lam * yhat_u / n if n else []])
-    res = scipy.optimize.minimize(lambda g: _loss(g, x, weight, target)[:2], np.zeros(x.shape[1]),
-                                  jac=True, hess=lambda g: _loss(g, x, weight, target)[2],
+    weight = np.concatenate([np.full(m, (1 - lam) / max(m, 1)), np.full(n, lam / max(n, 1))])
+    target = np.concatenate([(stat(y) - lam * stat(yhat)) / max(m, 1),
+                             lam * stat(yhat_u) / max(n, 1)])
+    loss = _davidson_loss if davidson else _loss
+    res = scipy.optimize.minimize(lambda g: loss(g, x, weight, target)[:2],
+                                  np.zeros(x.shape[1] + davidson), jac=True,
+                                  hess=lambda g: loss(g, x, weight, target)[2],
                                   method="trust-exact", options={"gtol": 1e-11})
-    beta = basis @ res.x
-    if not np.isfinite(beta).all() or np.abs(x @ res.x).max() > DIVERGED:
+    gamma = res.x[:x.shape[1]]
+    beta = basis @ gamma
+    if not np.isfinite(res.x).all() or np.abs(x @ gamma).max() > DIVERGED:
         raise ValueError("the strengths diverge: in the comparisons this estimator fits, some "
                          "system wins (or loses) every comparison it takes part in; add "
                          "comparisons or audit more of them.")
-    return beta
+    if davidson and abs(res.x[-1]) > DIVERGED:
+        raise ValueError("Davidson's tie parameter diverges: the comparisons this estimator "
+                         "fits have no tie (or only ties); use ties='half', or audit more.")
+    return np.append(beta, res.x[-1]) if davidson else beta
 
 
-def _gradients(x, v, beta) -> np.ndarray:
+def _gradients(x, v, beta, ties: str = "half") -> np.ndarray:
+    if ties == "davidson":
+        mean, _ = _moments(x @ beta[:-1], beta[-1])
+        r = mean - _statistics(v)
+        return np.hstack([r[:, :1] * x, r[:, 1:]])
     return (scipy.special.expit(x @ beta) - v)[:, None] * x
 
 
-def _hessian(x, beta, weight) -> np.ndarray:
+def _hessian(x, beta, weight, ties: str = "half") -> np.ndarray:
+    if ties == "davidson":
+        return _hessian_d_nu(x, weight[:, None, None] * _moments(x @ beta[:-1], beta[-1])[1])
     s = scipy.special.expit(x @ beta)
     return (x.T * (weight * s * (1 - s))) @ x
 
@@ -170,12 +273,19 @@ def _inverse(h, basis) -> np.ndarray:
     return basis @ np.linalg.inv(basis.T @ h @ basis) @ basis.T
 
 
-def bt_lambda(x_l, y, yhat, x_u, yhat_u, beta) -> float:
-    r"""ppi_py's power-tuning :math:`\hat\lambda` (not clipped) at the strengths ``beta``.
+def _with_nu(basis, ties: str) -> np.ndarray:
+    """The constraint's basis, with a free last coordinate (log nu) for Davidson's model."""
+    return scipy.linalg.block_diag(basis, [[1.0]]) if ties == "davidson" else basis
 
-    Gradients :math:`g = (\sigma(x^\top\beta) - v)x`; :math:`C` their labelled human × judge
-    covariance (``ddof=0``), :math:`V` the judge gradients' covariance over all comparisons
-    (``ddof=1``), :math:`H` the Hessian over all comparisons.
+
+def bt_lambda(x_l, y, yhat, x_u, yhat_u, beta, ties: str = "half") -> float:
+    r"""ppi_py's power-tuning :math:`\hat\lambda` (not clipped) at the strengths ``beta``
+    (with ``ties="davidson"``, the strengths and :math:`\log\nu`).
+
+    Gradients :math:`g = (\sigma(x^\top\beta) - v)x` (Davidson's: :math:`J^\top(E[s] - s)`);
+    :math:`C` their labelled human × judge covariance (``ddof=0``), :math:`V` the judge
+    gradients' covariance over all comparisons (``ddof=1``), :math:`H` the Hessian over all
+    comparisons.
 
     Examples
     --------
@@ -190,31 +300,33 @@ def bt_lambda(x_l, y, yhat, x_u, yhat_u, beta) -> float:
     True
     """
     m, n = len(y), len(yhat_u)
-    g_h, g_j = _gradients(x_l, y, beta), _gradients(x_l, yhat, beta)
-    g_u = _gradients(x_u, yhat_u, beta)
+    g_h, g_j = _gradients(x_l, y, beta, ties), _gradients(x_l, yhat, beta, ties)
+    g_u = _gradients(x_u, yhat_u, beta, ties)
     c_h, c_j = g_h - g_h.mean(0), g_j - g_j.mean(0)
     cross = (c_h.T @ c_j + c_j.T @ c_h) / m
     var = np.cov(np.vstack([g_j, g_u]).T)
     x_all = np.vstack([x_l, x_u])
-    inv = _inverse(_hessian(x_all, beta, np.full(m + n, 1 / (m + n))),
-                   scipy.linalg.null_space(np.ones((1, len(beta)))))
+    k = x_all.shape[1]
+    inv = _inverse(_hessian(x_all, beta, np.full(m + n, 1 / (m + n)), ties),
+                   _with_nu(scipy.linalg.null_space(np.ones((1, k))), ties))
     return float(np.trace(inv @ cross @ inv) / (2 * (1 + m / n) * np.trace(inv @ var @ inv)))
 
 
-def _sandwich(x_l, y, yhat, x_u, yhat_u, beta, lam, basis) -> np.ndarray:
-    """Sandwich covariance of the strengths in the constraint's basis."""
+def _sandwich(x_l, y, yhat, x_u, yhat_u, beta, lam, basis, ties: str = "half") -> np.ndarray:
+    """Sandwich covariance of the strengths (and log nu) in the constraint's basis."""
     m, n = len(y), len(yhat_u)
+    size = len(beta)
     h = 0.0
     meat = 0.0
     if m:
-        r = _gradients(x_l, y, beta) - lam * _gradients(x_l, yhat, beta)
-        meat = np.cov(r.T, ddof=0).reshape(len(beta), -1) / m
-        h = _hessian(x_l, beta, np.full(m, (1 - lam) / m))
+        r = _gradients(x_l, y, beta, ties) - lam * _gradients(x_l, yhat, beta, ties)
+        meat = np.cov(r.T, ddof=0).reshape(size, -1) / m
+        h = _hessian(x_l, beta, np.full(m, (1 - lam) / m), ties)
     if n and lam:
-        meat = meat + lam**2 * np.cov(_gradients(x_u, yhat_u, beta).T, ddof=0).reshape(
-            len(beta), -1) / n
-        h = h + _hessian(x_u, beta, np.full(n, lam / n))
-    inv = _inverse(h, basis)
+        meat = meat + lam**2 * np.cov(_gradients(x_u, yhat_u, beta, ties).T, ddof=0).reshape(
+            size, -1) / n
+        h = h + _hessian(x_u, beta, np.full(n, lam / n), ties)
+    inv = _inverse(h, _with_nu(basis, ties))
     return inv @ meat @ inv
 
 
@@ -231,8 +343,9 @@ def _connected(x, names, what: str) -> None:
 
 # ============================================================================ entry point
 def bradley_terry(pairs, y, yhat, pairs_unlabeled, yhat_unlabeled, *, method: str = "ppi_pp",
-                  lam: float | None = None, reference=None, ci_prob: float = 0.95,
-                  adjust: str = "max_t", random_seed: int | None = None) -> BradleyTerry:
+                  lam: float | None = None, reference=None, ties: str = "half",
+                  ci_prob: float = 0.95, adjust: str = "max_t",
+                  random_seed: int | None = None) -> BradleyTerry:
     r"""Bradley–Terry strengths of systems from the judge's pairwise verdicts and a
     human-audited subset (prediction-powered M-estimation; see
     :mod:`bayeval.methods.judge.bradley_terry`).
@@ -257,6 +370,9 @@ def bradley_terry(pairs, y, yhat, pairs_unlabeled, yhat_unlabeled, *, method: st
         A fixed :math:`\lambda \in [0, 1]` for ``ppi_pp`` instead of the tuned one.
     reference : system name, optional
         Fix its strength at 0; default the strengths sum to 0.
+    ties : {"half", "davidson"}
+        A tie counts as half a win of each (default), or has its own probability in Davidson's
+        (1970) model (module docstring), whose :math:`\nu` is estimated with the strengths.
     ci_prob, adjust, random_seed
         As :func:`~bayeval.methods.judge.ranking.rank_systems`.
 
@@ -275,7 +391,8 @@ def bradley_terry(pairs, y, yhat, pairs_unlabeled, yhat_unlabeled, *, method: st
         Pairs that are not two different systems, verdicts other than 0, 0.5 and 1, lengths
         that differ, fewer than two systems or comparisons, comparisons that do not connect
         every system, strengths that diverge (a system that always wins), ``lam`` outside
-        [0, 1] or an unknown ``reference``.
+        [0, 1], an unknown ``reference``; ``ties="davidson"`` without tie verdicts in the
+        comparisons the estimator fits.
 
     Examples
     --------
@@ -312,6 +429,7 @@ def bradley_terry(pairs, y, yhat, pairs_unlabeled, yhat_unlabeled, *, method: st
     (:math:`\hat\lambda = 0.65`) bring them to 0.071-0.088.
     """
     method = as_choice(method, "method", BT_ESTIMATORS)
+    ties = as_choice(ties, "ties", TIES)
     ci_prob = as_ci_prob(ci_prob)
     adjust = as_choice(adjust, "adjust", ADJUSTMENTS)
     if lam is not None:
@@ -364,18 +482,20 @@ def bradley_terry(pairs, y, yhat, pairs_unlabeled, yhat_unlabeled, *, method: st
     elif method == "ppi" or lam is not None:
         lam_used = 1.0 if lam is None else lam
     else:
-        tuned = bt_lambda(*args, bt_fit(*args, 1.0, basis))
+        tuned = bt_lambda(*args, bt_fit(*args, 1.0, basis, ties), ties)
         lam_used = float(np.clip(tuned, 0.0, 1.0))
-    beta = bt_fit(*args, lam_used, basis)
-    cov = _sandwich(*args, beta, lam_used, basis)
-    closed, info = ranking_dataset([str(s) for s in names], beta, cov, ci_prob=ci_prob,
-                                   adjust=adjust, rng=as_seed(random_seed))
+    beta = bt_fit(*args, lam_used, basis, ties)
+    cov = _sandwich(*args, beta, lam_used, basis, ties)
+    closed, info = ranking_dataset([str(s) for s in names], beta[:k], cov[:k, :k],
+                                   ci_prob=ci_prob, adjust=adjust, rng=as_seed(random_seed))
+    if ties == "davidson":
+        info.update(tie_nu=float(np.exp(beta[k])), tie_log_nu_sd=float(np.sqrt(cov[k, k])))
     for end in ("", "_lower", "_upper"):
         src = {"": "pair_mean", "_lower": "pair_lower", "_upper": "pair_upper"}[end]
         closed["pair_win_prob" + end] = scipy.special.expit(closed[src])
     notes = []
     if method == "ppi" and lam_used == 1.0:
-        classical = _sandwich(x_l, y, yh, x_u, yu, beta, 0.0, basis)
+        classical = _sandwich(x_l, y, yh, x_u, yu, beta, 0.0, basis, ties)
         if np.trace(cov) > np.trace(classical):
             notes.append("the judge does not help PPI: its strengths' total variance exceeds "
                          "that of the human verdicts alone; use ppi_pp.")
@@ -389,7 +509,8 @@ def bradley_terry(pairs, y, yhat, pairs_unlabeled, yhat_unlabeled, *, method: st
         ci_kind="eti", random_seed=random_seed, assumptions=ASSUMPTIONS, warnings=notes,
         data=xr.Dataset(info), interval_kind="wald",
         description=(f"Bradley-Terry strengths of {k} systems from {len(y)} audited and "
-                     f"{len(yu)} judge-only comparisons ({method}, lambda {lam_used:.3g})"))
+                     f"{len(yu)} judge-only comparisons ({method}, lambda {lam_used:.3g}"
+                     + (", Davidson's ties" if ties == "davidson" else "") + ")"))
 
 
 class BradleyTerry(JudgeRanking, method="judge_bradley_terry"):
