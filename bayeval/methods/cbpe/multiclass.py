@@ -107,6 +107,9 @@ BY_CLASS = (*PER_CLASS, "roc_auc")
 """The metrics with a value per class."""
 CLASS_CBPE_METRICS = ("accuracy", *PER_CLASS, "roc_auc", *MACRO_LAW_METRICS, "macro_roc_auc")
 """The metrics :func:`cbpe_classes` estimates."""
+DEFAULT_METRICS = ("accuracy", *PER_CLASS, *MACRO_LAW_METRICS)
+"""Its default metrics: the ROC-AUCs are asked for by name (with the maps' posterior, a long
+window costs :math:`K^2` passes of every draw of the maps over its rows)."""
 CALIBRATIONS = ("auto", *CALIBRATORS)
 METHODS = ("exact", "pymc", "both")
 ASSUMPTIONS = (
@@ -190,8 +193,8 @@ def renormalised(f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     ([[0.5, 0.3, 0.2], [0.333, 0.333, 0.333], [0.333, 0.333, 0.333]], [1.0, 1.2, 0.0])
     """
     total = f.sum(axis=-1)
-    out = np.full_like(f, 1.0 / f.shape[-1])
-    np.divide(f, total[..., None], out=out, where=total[..., None] > 0)
+    out = f / np.where(total > 0, total, 1.0)[..., None]
+    out[total <= 0] = 1.0 / f.shape[-1]
     return out, total
 
 
@@ -563,7 +566,8 @@ def cbpe_classes(scores, *, y_pred=None, reference=None, labels=None, chunks=Non
     calibration_uncertainty : bool
         Mix the laws over the maps' posterior draws (default) or condition on the fitted maps.
     metrics : sequence of str, optional
-        Among :data:`CLASS_CBPE_METRICS` (default: all).
+        Among :data:`CLASS_CBPE_METRICS` (default: all but the ROC-AUCs,
+        :data:`DEFAULT_METRICS`).
     zero_division : {0.0, 1.0, np.nan}
         A class's metric where its denominator is 0.
     alert_thresholds : dict, optional
@@ -609,7 +613,7 @@ def cbpe_classes(scores, *, y_pred=None, reference=None, labels=None, chunks=Non
         draws = as_positive_int(draws, "draws", least=2)
     ci_prob = as_ci_prob(ci_prob)
     ci_kind = as_choice(ci_kind, "ci_kind", CI_KINDS)
-    metrics = as_metrics(metrics, CLASS_CBPE_METRICS, CLASS_CBPE_METRICS)
+    metrics = as_metrics(metrics, CLASS_CBPE_METRICS, DEFAULT_METRICS)
     calibration = as_calibration(calibration, CALIBRATIONS, kind=str)
     zd = float(as_zero_division(zero_division))
     alert_thresholds = as_alert_thresholds(alert_thresholds, metrics)

@@ -40,7 +40,7 @@ from bayeval.methods.cbpe.auc import (
 from bayeval.methods.cbpe.fast import NormalLaw
 from bayeval.multiclass_laws import ovr_auc_terms
 
-__all__ = ["AUC_METRICS", "BLOCK_ROWS", "ClassAucs", "mean_shifts", "window_aucs"]
+__all__ = ["AUC_METRICS", "BLOCK_CELLS", "ClassAucs", "mean_shifts", "window_aucs"]
 
 AUC_METRICS = ("roc_auc", "macro_roc_auc")
 """Each class's one-vs-rest ROC-AUC and their macro average."""
@@ -62,9 +62,9 @@ class ClassAucs(NamedTuple):
     macro: tuple[NormalLaw, float]
 
 
-BLOCK_ROWS = 2000
-"""Rows of the maps' draws held at once when the moves of the means are summed over a long
-window (:func:`mean_shifts`)."""
+BLOCK_CELLS = 1 << 25
+"""Probabilities (draws x rows x classes) of the maps' draws held at once (256 MB): a longer
+window's moves of the means are summed a block of rows at a time (:func:`mean_shifts`)."""
 
 
 def mean_shifts(s: np.ndarray, ratio: np.ndarray, draws) -> np.ndarray:
@@ -75,8 +75,8 @@ def mean_shifts(s: np.ndarray, ratio: np.ndarray, draws) -> np.ndarray:
     with :math:`q=1-p` in the order of :math:`s_{\cdot k}`,
     :math:`\mathbb EA_k=\sum_ip_{ik}\bigl(\sum_{s_j<s_i}q_{jk}+\frac12\sum_{j\ne i,
     s_j=s_i}q_{jk}\bigr)` and :math:`\mathbb ED_k=\sum_ip_{ik}\sum_jq_{jk}-\sum_ip_{ik}q_{ik}`:
-    one pass over the rows in score order per class, :data:`BLOCK_ROWS` rows (whole tie groups)
-    at a time.
+    one pass over the rows in score order per class, the draws of at most :data:`BLOCK_CELLS`
+    probabilities (whole tie groups) at a time.
 
     Parameters
     ----------
@@ -106,12 +106,19 @@ def mean_shifts(s: np.ndarray, ratio: np.ndarray, draws) -> np.ndarray:
     [0.0485, -0.1086]
     """
     n, k = s.shape
+    if not isinstance(draws, np.ndarray):
+        first = draws(np.arange(min(n, 1)))
+        block = max(1, BLOCK_CELLS // (first.shape[0] * k))
+        if n <= block:  # all at once
+            draws = draws(np.arange(n))
     out = None
     for c in range(k):
         order = np.argsort(s[:, c], kind="stable")
         s_o = s[order, c]
         starts = np.flatnonzero(np.r_[True, s_o[1:] != s_o[:-1]])
-        cuts = np.unique(np.r_[starts[np.searchsorted(starts, np.arange(0, n, BLOCK_ROWS))], n])
+        step = n if isinstance(draws, np.ndarray) else block
+        bounds = np.r_[starts, n]  # each block from the first tie group at or after a step
+        cuts = np.unique(np.r_[bounds[np.searchsorted(starts, np.arange(0, n, step))], n])
         sums = None
         for lo, hi in itertools.pairwise(cuts):
             rows = order[lo:hi]

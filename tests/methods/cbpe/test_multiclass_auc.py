@@ -185,9 +185,10 @@ def test_the_maps_draws_summed_in_blocks_equal_them_at_once(monkeypatch):
     ratio = ovr_auc_moments(s, p).moments
     ratio = np.array([m.mean_num / m.mean_den for m in ratio])
     at_once = mean_shifts(s, ratio, draws)
-    monkeypatch.setattr(multiclass_auc, "BLOCK_ROWS", 7)
-    blocks = mean_shifts(s, ratio, lambda rows: draws[:, rows])
-    np.testing.assert_allclose(blocks, at_once, atol=1e-13)
+    for rows in (7, 25, 100):  # blocks that end inside tie groups
+        monkeypatch.setattr(multiclass_auc, "BLOCK_CELLS", rows * 50 * K)
+        blocks = mean_shifts(s, ratio, lambda r: draws[:, r])
+        np.testing.assert_allclose(blocks, at_once, atol=1e-13)
     from bayeval.confusion_moments import auc_count_moments
 
     direct = [auc_count_moments(s[:, 1], draws[9, :, 1], 0.5)]
