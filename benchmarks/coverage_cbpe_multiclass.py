@@ -13,21 +13,29 @@ reference where there is one):
   (``calibration_uncertainty=False``).
 
 Each row reports the coverage of every metric (accuracy, the per-class metrics pooled over the
-classes, the macro averages) with its Monte-Carlo standard error
+classes, the macro averages; ROC-AUC per class, one-vs-rest on the raw scores, and its macro
+average, scikit-learn's ``roc_auc_score(y, s, multi_class="ovr")``) with its Monte-Carlo
+standard error
 :math:`\\sqrt{c(1-c)/R}` (per-class: over the R x K intervals, which are not independent within a
-replication, so that SE is a lower bound). Run ``python -m benchmarks.coverage_cbpe_multiclass``.
+replication, so that SE is a lower bound). Run ``python -m benchmarks.coverage_cbpe_multiclass``
+(``--reps R`` for every cell, ``--cells`` to pick some by their position in :data:`CELLS`).
 """
 
 from __future__ import annotations
 
+import argparse
+
 import numpy as np
 
 from bayeval.methods.cbpe import cbpe
-from bayeval.multiclass import matrix_value
+from bayeval.multiclass import matrix_value, ovr_auc_value
 
 K = 3
 METRICS = ("accuracy", "precision", "recall", "f1", "macro_precision", "macro_recall",
-           "macro_f1")
+           "macro_f1", "roc_auc", "macro_roc_auc")
+CELLS = (("calibrated", 60, True), ("calibrated", 300, True), ("calibrated", 2000, True),
+         ("learned", 300, True), ("learned", 3000, True), ("learned", 3000, False))
+"""(setting, rows, calibration_uncertainty) of every cell of :func:`run`."""
 TARGET = 0.93
 
 
@@ -68,8 +76,10 @@ def coverage(setting: str, n: int, reps: int, *, seed: int = 0, uncertainty: boo
         cf = ev.closed_form.sel(chunk="all")
         matrix = np.zeros((K, K))
         np.add.at(matrix, (y, window["scores"].argmax(axis=1)), 1)
+        aucs = ovr_auc_value(y, window["scores"], 0.0)
         for m in METRICS:
-            realized = np.atleast_1d(matrix_value(m, matrix, 0.0))
+            realized = (aucs if m == "roc_auc" else np.atleast_1d(aucs.mean()) if
+                        m == "macro_roc_auc" else np.atleast_1d(matrix_value(m, matrix, 0.0)))
             lower = cf["lower"].sel(metric=m).values[: realized.size]
             upper = cf["upper"].sel(metric=m).values[: realized.size]
             hits[m].extend((lower - 1e-12 <= realized) & (realized <= upper + 1e-12))
@@ -77,11 +87,9 @@ def coverage(setting: str, n: int, reps: int, *, seed: int = 0, uncertainty: boo
             for m, h in hits.items()}
 
 
-def run(reps: int = 400, reps_learned: int = 200) -> list[dict]:
+def run(reps: int = 400, reps_learned: int = 200, cells=None) -> list[dict]:
     rows = []
-    for setting, n, uncertainty in (("calibrated", 60, True), ("calibrated", 300, True),
-                                    ("calibrated", 2000, True), ("learned", 300, True),
-                                    ("learned", 3000, True), ("learned", 3000, False)):
+    for setting, n, uncertainty in (CELLS if cells is None else [CELLS[c] for c in cells]):
         r = reps if setting == "calibrated" else reps_learned
         cov = coverage(setting, n, r, seed=n + 7 * uncertainty, uncertainty=uncertainty)
         worst = min(c for c, _ in cov.values())
@@ -95,5 +103,10 @@ def run(reps: int = 400, reps_learned: int = 200) -> list[dict]:
 
 
 if __name__ == "__main__":
-    for r in run():
-        print(r)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--reps", type=int, help="replications of every cell")
+    parser.add_argument("--cells", type=int, nargs="+", help="positions in CELLS")
+    args = parser.parse_args()
+    reps = {} if args.reps is None else {"reps": args.reps, "reps_learned": args.reps}
+    for row in run(cells=args.cells, **reps):
+        print(row, flush=True)
