@@ -126,12 +126,20 @@ def _labelled(args) -> be.Evaluation:
 
 
 def _pemi(args) -> be.Evaluation:
+    """Two classes (--score-col) or K (--score-cols); the empty --label-col cells are the
+    missing labels."""
     data = _frame(args)
-    kwargs = {}
-    if args.pred_col:
-        kwargs["y_pred"] = column(data, args.pred_col, "--pred-col", args.data)
-    scores = column(data, args.score_col, "--score-col", args.data)
-    labels = column(data, args.label_col, "--label-col", args.data, missing_ok=True)
+    if args.score_cols:
+        if not args.label_col:
+            raise InputError("--label-col is required")
+        kwargs = _rows(args, data, args.data, labels_missing_ok=True)
+        scores, labels = kwargs.pop("scores"), kwargs.pop("labels")
+    else:
+        kwargs = {}
+        if args.pred_col:
+            kwargs["y_pred"] = column(data, args.pred_col, "--pred-col", args.data)
+        scores = column(data, args.score_col, "--score-col", args.data)
+        labels = column(data, args.label_col, "--label-col", args.data, missing_ok=True)
     with warnings.catch_warnings():  # its notes (a fallback, the plug-in) are printed by _show
         warnings.simplefilter("ignore", UserWarning)
         return be.pemi(scores, labels, threshold=args.threshold, method=args.method or "auto",
@@ -253,7 +261,8 @@ def _options(args) -> dict[str, Any]:
     if getattr(args, "alert_thresholds", None):
         out["alert_thresholds"] = alert_thresholds(args.alert_thresholds)
     if getattr(args, "mnar", None):
-        out["mnar"] = _numbers(args.mnar, "--mnar", (1, 2))
+        out["mnar"] = (class_shifts(args.mnar) if getattr(args, "score_cols", None) else
+                       _numbers(args.mnar, "--mnar", (1, 2)))
     for name in ("normalize_confusion_matrix", "normalize_business_value"):
         if getattr(args, name, None):
             out[name] = getattr(args, name)
@@ -273,6 +282,24 @@ def _numbers(text: str, option: str, counts: tuple[int, ...]) -> float | tuple[f
         raise InputError(f"{option}: expected {' or '.join(map(str, counts))} number(s), got "
                          f"{text!r}")
     return values[0] if len(values) == 1 else values
+
+
+def class_shifts(text: str) -> dict[str, float | tuple[float, ...]]:
+    """--mnar with K classes: ``class=delta`` or ``class=mean,sd`` items separated by ';'.
+
+    Examples
+    --------
+    >>> class_shifts("A=0.5;tie=0,1")
+    {'A': 0.5, 'tie': (0.0, 1.0)}
+    """
+    out = {}
+    for item in text.split(";"):
+        name, equals, value = item.partition("=")
+        if not equals or not name.strip():
+            raise InputError("--mnar: with --score-cols give 'class=delta' or 'class=mean,sd' "
+                             f"items separated by ';', e.g. 'A=0.5;tie=0,1'; got {text!r}")
+        out[name.strip()] = _numbers(value, "--mnar", (1, 2))
+    return out
 
 
 def alert_thresholds(text: str) -> dict[str, tuple[float | None, float | None]]:
@@ -573,6 +600,7 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, _Parser]]:
     _mnar_option(p)
     _calibration_uncertainty_option(p, "--reference")
     p = add("pemi", _pemi, "metrics with missing labels (PEMI)", ("score", "label", "pred"))
+    _score_cols_option(p)
     _threshold_option(p)
     _metrics_option(p)
     p.add_argument("--calibration", help="platt (default), beta, isotonic, scaling_binning or "
@@ -663,7 +691,9 @@ def _score_cols_option(p: argparse.ArgumentParser) -> None:
 
 def _mnar_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mnar", help="labels missing not at random: the log-odds shift of the "
-                                  "missing labels, a number or 'mean,sd' of a normal prior")
+                                  "missing labels, a number or 'mean,sd' of a normal prior; "
+                                  "with --score-cols, 'class=delta' items separated by ';' "
+                                  "(pemi)")
 
 
 def _calibration_uncertainty_option(p: argparse.ArgumentParser, fitted_on: str) -> None:

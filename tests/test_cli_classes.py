@@ -61,3 +61,28 @@ def test_score_cols_errors_are_one_line_and_exit_code_2(command, files, args, me
     run = command("cbpe", files[0] / "prod.csv", *args)
     assert run.returncode == 2, (run.stdout, run.stderr)
     assert message in run.stderr and len(run.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("mnar", [None, "A=0.5;tie=0,1"])
+def test_pemi_score_cols_equal_pemi_on_the_same_frame(command, files, tmp_path, mnar):
+    """pemi --score-cols: the empty label cells are the missing labels; --mnar names classes."""
+    path, _, prod = files
+    out = tmp_path / "ev.nc"
+    extra = ["--mnar", mnar] if mnar else []
+    run = command("pemi", path / "prod_p.csv", "--score-cols", "p_*", "--label-col", "label",
+                  "--seed", "2", "--netcdf", out, *extra)
+    assert run.returncode == 0, run.stderr
+    shifts = {"A": 0.5, "tie": (0.0, 1.0)} if mnar else None
+    expected = be.pemi(prod[CLASSES], prod["label"], mnar=shifts, random_seed=2)
+    got = load(out)
+    for name in ("mean", "lower", "upper"):
+        np.testing.assert_allclose(got.closed_form[name], expected.closed_form[name],
+                                   rtol=0, atol=1e-12)
+    assert list(got.closed_form["class"].values) == CLASSES
+
+
+def test_pemi_class_shifts_must_name_classes(command, files):
+    run = command("pemi", files[0] / "prod.csv", "--score-cols", "A,B,tie", "--label-col",
+                  "label", "--mnar", "0.5")
+    assert run.returncode == 2, (run.stdout, run.stderr)
+    assert "--mnar: with --score-cols give 'class=delta'" in run.stderr
