@@ -273,11 +273,13 @@ def _pav(y: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 def _isotonic_draws(x, pos, neg, knots, gammas_pos, gammas_neg) -> np.ndarray:
     """Isotonic regression on the distinct scores: rate and weight of each, per draw."""
-    def fit(k, m):
-        return np.interp(knots, x, _pav(k / (k + m), k + m))
+    def fit(rate, weight):
+        return np.interp(knots, x, _pav(rate, weight))
 
-    centre = fit(pos, neg)
-    return np.array([fit(k, m) for k, m in zip(gammas_pos, gammas_neg, strict=True)]) - centre
+    centre = fit(pos / (pos + neg), pos + neg)
+    weights = gammas_pos + gammas_neg
+    rates = gammas_pos / weights
+    return np.array([fit(r, w) for r, w in zip(rates, weights, strict=True)]) - centre
 
 
 def _newton(features: np.ndarray, ys: np.ndarray, share: np.ndarray,
@@ -388,8 +390,8 @@ def _weighted_draws(cal: Calibrator, s: np.ndarray, y: np.ndarray, knots: np.nda
                     draws: int, rng: np.random.Generator) -> np.ndarray:
     """Deviations at ``knots`` of the family's fits with Gamma weights on the reduced rows."""
     x, pos, neg = _reduced(s, y)
-    gammas_pos, gammas_neg = rng.gamma(pos, size=(draws, x.size)), rng.gamma(neg, size=(draws,
-                                                                                       x.size))
+    gammas_pos = rng.standard_gamma(pos, size=(draws, x.size))
+    gammas_neg = rng.standard_gamma(neg, size=(draws, x.size))
     if isinstance(cal, Isotonic):
         return _isotonic_draws(x, pos, neg, knots, gammas_pos, gammas_neg)
     keep = np.r_[pos, neg] > 0
