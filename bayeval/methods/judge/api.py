@@ -520,7 +520,8 @@ def judge(y, yhat, yhat_unlabeled=None, *, data=None, method: str = "eif",
         the labelled scores, a monotone (isotonic) curve or a penalised logistic spline, the
         last two cross-fitted (:mod:`bayeval.methods.judge.curves`). Default: cells up to 20
         distinct judge values over all items, else bins, with 20 labelled items per cell or
-        more; else the line.
+        more; else the line. With categories, ``"isotonic"`` or ``"spline"`` for a judge's
+        scores (one curve per class, :mod:`bayeval.methods.judge.categories_weighted`).
     folds : int, optional
         ``mu_model="isotonic"`` or ``"spline"``: the number K of cross-fitting folds (default
         5), drawn at random from ``random_seed``.
@@ -531,12 +532,12 @@ def judge(y, yhat, yhat_unlabeled=None, *, data=None, method: str = "eif",
         The scale of graded human ratings, e.g. ``(1, 5)``: the estimand is their mean
         (:func:`~bayeval.methods.judge.graded.judge_graded`).
     sample_weight : array-like, optional
-        0/1 labels and graded ratings, fast paths: a sampling weight per labelled item,
+        Frequentist estimators (any labels): a sampling weight per labelled item,
         :math:`w_i \propto 1/\pi_i` when item :math:`i` was chosen for a human label with
         probability :math:`\pi_i` (a stratified or score-dependent design). Relative
         (rescaled to mean 1); the estimators become their weighted forms
-        (:mod:`bayeval.methods.judge.weighted`; ``rogan_gladen_adjusted`` has none). One array
-        shared by every group.
+        (:mod:`bayeval.methods.judge.weighted`, :mod:`~bayeval.methods.judge.categories_weighted`;
+        ``rogan_gladen_adjusted`` has none). One array shared by every group.
     sample_weight_unlabeled : array-like, optional
         The same for the unlabelled items, :math:`\propto 1/(1 - \pi_i)` (default uniform;
         with weights on one sample only, the other is uniform).

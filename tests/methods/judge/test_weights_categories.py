@@ -101,6 +101,21 @@ def test_the_shared_lambda_is_ppi_py_s_overall_lambda_of_the_weighted_indicators
     assert abs(float(ev.tree["data"]["lam_unclipped"]) - terms[0] / terms[1]) < 1e-12
 
 
+def test_weighted_ppi_and_ppi_pp_are_ppi_py_s_multivariate_weighted_means():
+    """ppi_py's ppi_mean_pointestimate on the (m, K) class indicators with w, w_unlabeled and
+    lam_optim_mode="overall" (one lambda for all classes), to 1e-10."""
+    ppi_py = pytest.importorskip("ppi_py")
+    y, yh, yu, _, _, w, v = _data()
+    codes = [np.array([CLASSES.index(x) for x in a]) for a in (y, yh, yu)]
+    ind = [(c[:, None] == np.arange(3)).astype(float) for c in codes]
+    fns = weighted_by_name(*codes, 3, w, v)
+    for name, lam in (("ppi_pp", None), ("ppi", 1.0), ("classical", 0.0)):
+        theirs = ppi_py.ppi_mean_pointestimate(*ind, lam=lam, w=w, w_unlabeled=v,
+                                               lam_optim_mode="overall")
+        np.testing.assert_allclose(fns[name]().estimate, np.ravel(theirs), rtol=0, atol=1e-10,
+                                   err_msg=name)
+
+
 def test_two_category_weighted_rogan_gladen_is_the_binary_one():
     y, yh, yu, _, _, w, v = _data(2)
     a, ah, au = ((x == "A").astype(int) for x in (y, yh, yu))
