@@ -16,6 +16,9 @@ the random variable whose law is the answer. With :math:`Y_{ik}=\mathbb 1\{Y_i=k
   \sum_{\overline{\mathcal K},\hat y_i\ne k}Y_{ik}`, independent Poisson-binomials: precision,
   recall, F1 and specificity of each class have the exact law of binary PEMI with
   probabilities :math:`p_{\cdot k}` (:mod:`bayeval.methods.pemi.mixture`);
+* each class's one-vs-rest ROC-AUC and their macro average have normal laws from the exact
+  moments of the completed rows' Mann-Whitney counts, the macro average's with the classes'
+  delta-method covariances (:mod:`bayeval.methods.pemi.multiclass_auc`);
 * every other metric of :mod:`bayeval.multiclass` (balanced accuracy, the macro and weighted
   averages, Cohen's kappa, MCC) is a function :math:`f` of :math:`x=(TP_1..TP_K,FN_1..FN_K)`
   (the predictions are fixed). It gets a normal law by the delta method:
@@ -61,6 +64,7 @@ from bayeval.methods.pemi.mixture import (
     normal_of,
 )
 from bayeval.methods.pemi.models import PRIOR_A, PRIOR_LOG_B
+from bayeval.methods.pemi.multiclass_auc import AUC_METRICS, auc_rows, auc_values
 from bayeval.methods.pemi.multiclass_models import (
     class_model,
     log_scores,
@@ -91,7 +95,8 @@ __all__ = ["CLASS_PEMI_METRICS", "ClassComponents", "ClassRows", "PEMIClasses", 
 
 EXACT = ("accuracy", "micro_f1", *CLASS_METRICS)
 """Metrics with an exact law (accuracy and micro-F1 share one)."""
-CLASS_PEMI_METRICS = EXACT + tuple(m for m in MULTICLASS_METRICS if m not in EXACT)
+CLASS_PEMI_METRICS = (EXACT + tuple(m for m in MULTICLASS_METRICS if m not in EXACT)
+                      + AUC_METRICS)
 """The metrics :func:`pemi_classes` gives."""
 DEFAULT_METRICS = ("accuracy", "balanced_accuracy", "precision", "recall", "f1", "macro_f1")
 METHODS = ("auto", "gauss", "exact", "impute", "pymc", "both")
@@ -339,9 +344,12 @@ def simulate_classes(rows: ClassRows, comps: ClassComponents, metrics: tuple[str
         u = rng.random((stop - start, rows.m, 1))
         codes = np.minimum((u >= cum).sum(axis=-1), rows.k - 1)
         mats = (matrix_of(codes, yp, rows.k) + rows.known).astype(float)
+        full = np.repeat(rows.labels[None], stop - start, axis=0)
+        full[:, rows.mis] = codes
         for j, metric in enumerate(metrics):
-            value = counts_value(metric, *one_vs_rest(mats), zd)
-            if metric in CLASS_METRICS:
+            value = (auc_values(full, rows.scores, metric, zd) if metric in AUC_METRICS else
+                     counts_value(metric, *one_vs_rest(mats), zd))
+            if metric in CLASS_METRICS or metric == "roc_auc":
                 out[start:stop, j] = value
             else:
                 out[start:stop, j, 0] = value
@@ -396,7 +404,10 @@ def _closed_form(rows: ClassRows, comps: ClassComponents, metrics, method: str, 
     """The ``closed_form`` Dataset over (``metric``, ``class``) and its notes."""
     laws, notes = _class_laws(rows, comps, metrics, method, ci_prob, ci_kind, opts, rng,
                               classes)
-    others = tuple(m for m in metrics if m not in EXACT)
+    others = tuple(m for m in metrics if m not in EXACT + AUC_METRICS)
+    aucs, more = auc_rows(rows, comps, metrics, ci_prob, ci_kind, opts)
+    laws.update({key: (row, None) for key, row in aucs.items()})
+    notes += more
     for metric, (means, variances) in delta_moments(rows, comps, others, opts).items():
         normal = normal_of((means, variances, np.full(comps.size, np.nan)), comps.weights,
                            ci_prob)
@@ -543,9 +554,12 @@ def _complete_case(rows: ClassRows, metrics, zd: float) -> np.ndarray:
     out = np.full((len(metrics), rows.k), np.nan)
     if rows.known.sum() == 0:
         return out
+    known = ~rows.missing
     for j, metric in enumerate(metrics):
-        value = counts_value(metric, *one_vs_rest(rows.known.astype(float)), zd)
-        if metric in CLASS_METRICS:
+        value = (auc_values(rows.labels[known], rows.scores[known], metric, zd)
+                 if metric in AUC_METRICS else
+                 counts_value(metric, *one_vs_rest(rows.known.astype(float)), zd))
+        if metric in CLASS_METRICS or metric == "roc_auc":
             out[j] = value
         else:
             out[j, 0] = value

@@ -353,7 +353,7 @@ S3 = [[0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.2, 0.2, 0.6], [0.3, 0.3, 0.4]]
     (dict(threshold=0.3), "reference and threshold are for scores of one class"),
     (dict(calibration="isotonic"), "calibration must be one of"),
     (dict(p=[[0.5, 0.5]] * 4), "p must have the shape of scores"),
-    (dict(metrics="roc_auc"), "metrics"),
+    (dict(metrics="average_precision"), "metrics"),
 ])
 def test_bad_input(kwargs, message):
     args = dict(scores=S3, labels=[0, 1, None, 2]) | kwargs
