@@ -1,4 +1,5 @@
-"""Quick runs of every catalogued model agree with its long-run reference posterior."""
+"""Quick runs of every catalogued model, with the package's default sampler settings, pass its
+own convergence diagnostics and agree with the model's long-run reference posterior."""
 
 import json
 
@@ -6,6 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from bayeval.check import sampler_tests
 from bayeval.sampling import sample
 from models.regenerate import ROOT, build, names, posterior_stats
 
@@ -47,7 +49,10 @@ def grouped(name):
 def test_quick_run_matches_reference(name):
     spec = spec_of(name)
     assert spec["reference"], f"{name}: reference.json has no reference; run models.regenerate"
-    quick = posterior_stats(sample(build(spec), 12345, {"draws": 1000, "tune": 1000}))
+    tree = sample(build(spec), 12345)  # DEFAULTS: 2 chains of 1000 draws after 1000 tuning
+    diagnostics = sampler_tests(tree["posterior"].to_dataset(), tree["sample_stats"].to_dataset())
+    assert diagnostics["passed"].all(), diagnostics
+    quick = posterior_stats(tree)
     assert quick.keys() == spec["reference"].keys()
     assert disagreements(quick, spec["reference"]) == []
 

@@ -42,7 +42,14 @@ _STEP = 1e-5
 
 
 def simplex(phi) -> np.ndarray:
-    """Points (n, S, K) (or (S, K): one instance) of the simplex, renormalised to sum to 1."""
+    """Points (n, S, K) (or (S, K): one instance) of the simplex, renormalised to sum to 1.
+
+    Examples
+    --------
+    >>> simplex([[0.2, 0.6], [1.0, -1e-17]])
+    array([[[0.25, 0.75],
+            [1.  , 0.  ]]])
+    """
     phi = np.clip(np.asarray(phi, dtype=float), 0.0, None)
     phi = phi[None] if phi.ndim == 2 else phi
     return phi / phi.sum(-1, keepdims=True)
