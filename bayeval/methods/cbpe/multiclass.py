@@ -109,7 +109,8 @@ CLASS_CBPE_METRICS = ("accuracy", *PER_CLASS, "roc_auc", *MACRO_LAW_METRICS, "ma
 """The metrics :func:`cbpe_classes` estimates."""
 DEFAULT_METRICS = ("accuracy", *PER_CLASS, *MACRO_LAW_METRICS)
 """Its default metrics: the ROC-AUCs are asked for by name (with the maps' posterior, a long
-window costs :math:`K^2` passes of every draw of the maps over its rows)."""
+window costs one pass of every draw of the maps over its rows per class,
+:func:`~bayeval.methods.cbpe.multiclass_auc.mean_shifts`)."""
 CALIBRATIONS = ("auto", *CALIBRATORS)
 METHODS = ("exact", "pymc", "both")
 ASSUMPTIONS = (
