@@ -87,7 +87,7 @@ def coverage(setting: str, n: int, reps: int, *, seed: int = 0, uncertainty: boo
             for m, h in hits.items()}
 
 
-def run(reps: int = 400, reps_learned: int = 200, cells=None) -> list[dict]:
+def run(reps: int = 400, reps_learned: int = 200, cells=None, report=None) -> list[dict]:
     rows = []
     for setting, n, uncertainty in (CELLS if cells is None else [CELLS[c] for c in cells]):
         r = reps if setting == "calibrated" else reps_learned
@@ -99,6 +99,8 @@ def run(reps: int = 400, reps_learned: int = 200, cells=None) -> list[dict]:
                      "case": f"{setting}{what}, n = {n}, K = {K}, R = {r}",
                      "target": f">= {TARGET} per metric", "ok": worst >= TARGET,
                      "note": "; ".join(f"{m} {c:.3f} ({se:.3f})" for m, (c, se) in cov.items())})
+        if report is not None:  # each cell as it ends
+            report(rows[-1])
     return rows
 
 
@@ -108,5 +110,4 @@ if __name__ == "__main__":
     parser.add_argument("--cells", type=int, nargs="+", help="positions in CELLS")
     args = parser.parse_args()
     reps = {} if args.reps is None else {"reps": args.reps, "reps_learned": args.reps}
-    for row in run(cells=args.cells, **reps):
-        print(row, flush=True)
+    run(cells=args.cells, report=lambda row: print(row, flush=True), **reps)
