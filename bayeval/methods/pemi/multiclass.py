@@ -65,12 +65,7 @@ from bayeval.methods.pemi.mixture import (
 )
 from bayeval.methods.pemi.models import PRIOR_A, PRIOR_LOG_B
 from bayeval.methods.pemi.multiclass_auc import AUC_METRICS, auc_rows, auc_values
-from bayeval.methods.pemi.multiclass_models import (
-    class_model,
-    log_scores,
-    platt_probabilities,
-    posterior,
-)
+from bayeval.methods.pemi.multiclass_models import class_model
 from bayeval.multiclass import (
     CLASS_METRICS,
     MULTICLASS_METRICS,
@@ -78,6 +73,7 @@ from bayeval.multiclass import (
     matrix_of,
     one_vs_rest,
 )
+from bayeval.multiclass_calibration import log_scores, platt_probabilities, posterior
 from bayeval.sampling import sample
 from bayeval.validation import (
     as_choice,

@@ -22,213 +22,26 @@ posterior (pattern-mixture sensitivity, as the binary model M3).
 
 The missing labels enter no likelihood: summed over their K values each contributes 1, so the
 model holds continuous parameters only (NUTS) and the labels are drawn in the posterior
-predictive. :func:`posterior` draws the same posterior without MCMC (Laplace approximation,
-then importance sampling), for the fast paths and for checking the NUTS draws.
+predictive. :func:`bayeval.multiclass_calibration.posterior` draws the same posterior without MCMC
+(Laplace approximation, then importance sampling), for the fast paths and for checking the NUTS
+draws.
 """
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
-from scipy import special
 
 from bayeval.methods.pemi.models import PRIOR_A, PRIOR_LOG_B
+from bayeval.multiclass_calibration import (
+    PlattPosterior,
+    log_scores,
+    platt_probabilities,
+    posterior,
+)
 
 __all__ = ["PlattPosterior", "class_model", "log_scores", "platt_probabilities", "posterior"]
-
-#: importance draws of :func:`posterior`
-DRAWS = 400
-#: degrees of freedom of the multivariate t proposal
-PROPOSAL_DF = 4
-_ROWS = 1 << 20  # cells (draws x rows x classes) per chunk of the log likelihood
-
-
-def log_scores(scores: np.ndarray) -> np.ndarray:
-    r""":math:`\log\max(s,10^{-12})`, the input of the map.
-
-    Examples
-    --------
-    >>> log_scores(np.array([[1.0, 0.0]])).round(2).tolist()
-    [[0.0, -27.63]]
-    """
-    return np.log(np.maximum(scores, 1e-12))
-
-
-def platt_probabilities(x: np.ndarray, a: np.ndarray, b: np.ndarray,
-                        delta: np.ndarray | None = None) -> np.ndarray:
-    r""":math:`p_{ik}\propto\exp(a_k+b\,x_{ik}+\delta_k)` for draws of the map.
-
-    Parameters
-    ----------
-    x : numpy.ndarray, shape (n, K)
-        Log scores (:func:`log_scores`).
-    a : numpy.ndarray, shape (S, K)
-        Intercepts, :math:`a_0=0`.
-    b : numpy.ndarray, shape (S,)
-        Slopes.
-    delta : numpy.ndarray, shape (S, K), optional
-        MNAR shifts.
-
-    Returns
-    -------
-    numpy.ndarray, shape (S, n, K)
-
-    Examples
-    --------
-    >>> x = log_scores(np.array([[0.2, 0.8]]))
-    >>> platt_probabilities(x, np.zeros((1, 2)), np.ones(1)).round(3).tolist()
-    [[[0.2, 0.8]]]
-    >>> platt_probabilities(x, np.zeros((1, 2)), np.ones(1), np.log([[1.0, 4.0]])).round(3)[0]
-    array([[0.059, 0.941]])
-    """
-    z = a[:, None, :] + b[:, None, None] * x[None]
-    if delta is not None:
-        z = z + delta[:, None, :]
-    return special.softmax(z, axis=-1)
-
-
-class PlattPosterior(NamedTuple):
-    r"""Weighted draws of the map's posterior (:func:`posterior`).
-
-    Attributes
-    ----------
-    a : numpy.ndarray, shape (S, K)
-        Intercepts (:math:`a_0=0`).
-    b : numpy.ndarray, shape (S,)
-        Slopes.
-    weights : numpy.ndarray, shape (S,)
-        Self-normalised importance weights, summing to 1.
-    mode : (numpy.ndarray, float)
-        The posterior mode :math:`(a, b)`: the fitted map.
-
-    Examples
-    --------
-    >>> post = PlattPosterior(np.zeros((2, 2)), np.ones(2), np.full(2, 0.5), (np.zeros(2), 1.0))
-    >>> post.size, post.ess
-    (2, 2.0)
-    """
-
-    a: np.ndarray
-    b: np.ndarray
-    weights: np.ndarray
-    mode: tuple[np.ndarray, float]
-
-    @property
-    def size(self) -> int:
-        """Number of draws :math:`S`."""
-        return self.b.size
-
-    @property
-    def ess(self) -> float:
-        r"""Kish's effective sample size :math:`1/\sum_s w_s^2`."""
-        return float(1.0 / np.sum(self.weights**2))
-
-
-def _unpack(theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(a with a_0 = 0, b) from rows of (a_1..a_{K-1}, log b)."""
-    theta = np.atleast_2d(theta)
-    return np.column_stack([np.zeros(theta.shape[0]), theta[:, :-1]]), np.exp(theta[:, -1])
-
-
-def _log_posterior(theta: np.ndarray, x: np.ndarray, y: np.ndarray, prior_a, prior_log_b
-                   ) -> np.ndarray:
-    r"""Log posterior of rows of :math:`\theta=(a_1..a_{K-1},\log b)`, up to a constant."""
-    from scipy import stats
-
-    a, b = _unpack(theta)
-    own = x[np.arange(y.size), y]
-    counts = np.bincount(y, minlength=x.shape[1])
-    out = a @ counts + b * own.sum()
-    step = max(1, _ROWS // max(x.size, 1))
-    for start in range(0, b.size, step):
-        z = a[start:start + step, None, :] + b[start:start + step, None, None] * x[None]
-        out[start:start + step] -= special.logsumexp(z, axis=-1).sum(axis=1)
-    prior = (stats.norm.logpdf(theta[..., :-1], *prior_a).sum(axis=-1)
-             + stats.norm.logpdf(theta[..., -1], *prior_log_b))
-    return out + prior
-
-
-def _gradient(theta: np.ndarray, x: np.ndarray, y: np.ndarray, prior_a, prior_log_b
-              ) -> np.ndarray:
-    """Gradient of :func:`_log_posterior` at one theta."""
-    a, b = _unpack(theta)
-    p = special.softmax(a[0] + b[0] * x, axis=-1)
-    resid = -p
-    resid[np.arange(y.size), y] += 1.0
-    grad_a = resid.sum(axis=0)[1:] - (theta[:-1] - prior_a[0]) / prior_a[1] ** 2
-    grad_c = b[0] * np.sum(resid * x) - (theta[-1] - prior_log_b[0]) / prior_log_b[1] ** 2
-    return np.r_[grad_a, grad_c]
-
-
-def _mode(x, y, prior_a, prior_log_b) -> tuple[np.ndarray, np.ndarray]:
-    """The posterior mode and the Hessian there (central differences of the gradient)."""
-    from scipy import optimize
-
-    k = x.shape[1]
-    res = optimize.minimize(lambda t: -_log_posterior(t, x, y, prior_a, prior_log_b)[0],
-                            np.zeros(k), jac=lambda t: -_gradient(t, x, y, prior_a, prior_log_b),
-                            method="BFGS", options={"gtol": 1e-9})
-    h = 1e-5
-    hess = np.array([(_gradient(res.x + h * e, x, y, prior_a, prior_log_b)
-                      - _gradient(res.x - h * e, x, y, prior_a, prior_log_b)) / (2 * h)
-                     for e in np.eye(k)])
-    return res.x, (hess + hess.T) / 2
-
-
-def posterior(cal_scores: np.ndarray, cal_labels: np.ndarray, *, draws: int = DRAWS,
-              prior_a=PRIOR_A, prior_log_b=PRIOR_LOG_B, random_seed: Any = None
-              ) -> PlattPosterior:
-    r"""Importance draws of the posterior of the multinomial Platt map (module docstring).
-
-    The proposal is a multivariate :math:`t_4` centred at the posterior mode of
-    :math:`\theta=(a_1,\dots,a_{K-1},\log b)` with the inverse of the negative Hessian there
-    (the Laplace approximation, with heavier tails); the draws' weights are
-    :math:`w_s\propto\pi(\theta_s\mid\text{data})/q(\theta_s)`, self-normalised, so expectations
-    under the weighted draws converge to those of the exact posterior.
-
-    Parameters
-    ----------
-    cal_scores : numpy.ndarray, shape (n, K)
-        Class probabilities of the labelled rows.
-    cal_labels : numpy.ndarray, shape (n,)
-        Their classes' codes 0..K-1.
-    draws : int
-        Number of importance draws :math:`S`.
-    prior_a, prior_log_b : (mean, sd)
-        Normal priors of every intercept :math:`a_k` (:math:`k\ge1`) and of :math:`\log b`.
-    random_seed : None, int or numpy.random.Generator
-
-    Returns
-    -------
-    PlattPosterior
-
-    Examples
-    --------
-    Scores that are too confident (the labels follow :math:`s^{1/2}`) get a slope below 1:
-
-    >>> rng = np.random.default_rng(0)
-    >>> s = rng.dirichlet([1, 1, 1], 2000)
-    >>> true = s**0.5 / (s**0.5).sum(axis=1, keepdims=True)
-    >>> y = (rng.random(2000)[:, None] > true.cumsum(axis=1)).sum(axis=1)
-    >>> post = posterior(s, y, random_seed=1)
-    >>> round(float(post.weights @ post.b), 1), post.ess > 300
-    (0.5, True)
-    """
-    from scipy import stats
-
-    x = log_scores(cal_scores)
-    mode, hess = _mode(x, cal_labels, prior_a, prior_log_b)
-    cov = np.linalg.inv(-hess)
-    proposal = stats.multivariate_t(loc=mode, shape=cov, df=PROPOSAL_DF)
-    theta = np.atleast_2d(proposal.rvs(size=draws, random_state=np.random.default_rng(
-        random_seed)))
-    log_w = _log_posterior(theta, x, cal_labels, prior_a, prior_log_b) - proposal.logpdf(theta)
-    weights = np.exp(log_w - log_w.max())
-    a, b = _unpack(theta)
-    mode_a, mode_b = _unpack(mode)
-    return PlattPosterior(a, b, weights / weights.sum(), (mode_a[0], float(mode_b[0])))
-
 
 def class_model(cal_scores: Any, cal_labels: Any, *, classes: Any = None, delta=None,
                 prior_a=PRIOR_A, prior_log_b=PRIOR_LOG_B):
