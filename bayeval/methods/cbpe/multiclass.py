@@ -37,6 +37,20 @@ A macro average adds the covariance over the draws of the classes' shifts
 :math:`g_k(\mathbb E^{(m)}TP_k,\mathbb E^{(m)}FN_k)-g_k(\mathbb E\,TP_k,\mathbb E\,FN_k)`.
 ``calibration_uncertainty=False`` gives the plug-in answer, conditional on the fitted maps.
 
+**Multinomial calibration** (``calibration="multinomial"``): one jointly normalised map instead,
+multinomial Platt scaling on the log scores (:mod:`bayeval.multiclass_calibration`),
+
+.. math:: p_{ik}=\frac{\exp(a_k+b\log s_{ik})}{\sum_j\exp(a_j+b\log s_{ij})},\qquad a_0=0,
+
+the restriction :math:`W=bI` of Dirichlet calibration (Kull et al. 2019), fitted on the whole
+reference by its posterior mode. Its posterior's importance draws
+(:func:`bayeval.multiclass_calibration.posterior`) are resampled systematically to :math:`M`
+equally weighted draws :math:`(a^{(m)},b^{(m)})`, and every law is mixed over them as over the
+one-vs-rest maps' draws; beyond :data:`~bayeval.calibration_map.EXACT_MAP_ROWS` rows each draw's
+expected counts are summed exactly rather than to first order. A row's probability of class
+:math:`k` depends on all its scores, so where the true probabilities do, as when a model's
+logits are scaled, the map can hold them where renormalised one-vs-rest maps cannot.
+
 **ROC-AUC** (:mod:`bayeval.methods.cbpe.multiclass_auc`): class :math:`k`'s one-vs-rest
 ROC-AUC ranks the rows by the raw scores :math:`s_{\cdot k}` with labels
 :math:`\mathbb 1\{Y_i=k\}\sim\mathrm{Bernoulli}(p_{ik})`, binary CBPE's law
@@ -72,10 +86,16 @@ from bayeval.classes import as_class_scores, class_coordinate, column_classes, e
 from bayeval.evaluation import CI_KINDS
 from bayeval.methods.cbpe.api import alert_bounds, size_notes
 from bayeval.methods.cbpe.fast import CountLaw, NormalLaw
-from bayeval.methods.cbpe.multiclass_auc import AUC_METRICS, ClassAucs, window_aucs
+from bayeval.methods.cbpe.multiclass_auc import (
+    AUC_METRICS,
+    BLOCK_CELLS,
+    ClassAucs,
+    window_aucs,
+)
 from bayeval.methods.cbpe.multiclass_models import check_map_draws, model_draws
 from bayeval.metrics import metric_value
 from bayeval.multiclass import matrix_value, ovr_auc_value
+from bayeval.multiclass_calibration import MultinomialMap, multinomial_map
 from bayeval.multiclass_laws import MACRO_LAW_METRICS, class_covariances
 from bayeval.table import Table, table
 from bayeval.validation import (
@@ -111,7 +131,7 @@ DEFAULT_METRICS = ("accuracy", *PER_CLASS, *MACRO_LAW_METRICS)
 """Its default metrics: the ROC-AUCs are asked for by name (with the maps' posterior, a long
 window costs one pass of every draw of the maps over its rows per class,
 :func:`~bayeval.methods.cbpe.multiclass_auc.mean_shifts`)."""
-CALIBRATIONS = ("auto", *CALIBRATORS)
+CALIBRATIONS = ("auto", *CALIBRATORS, "multinomial")
 METHODS = ("exact", "pymc", "both")
 ASSUMPTIONS = (
     "The calibrated class probabilities (one-vs-rest maps learned on the reference, "
@@ -270,9 +290,18 @@ class _Window(NamedTuple):
         return self.mixed or (self.accuracy, self.classes)
 
 
+def _n_draws(posteriors) -> int:
+    """Number of draws of the maps' posterior (a multinomial map's, or the one-vs-rest maps')."""
+    if isinstance(posteriors, MultinomialMap):
+        return posteriors.draws
+    return next(post.draws for post in posteriors if post is not None)
+
+
 def _draw_probs(posteriors, maps, s: np.ndarray) -> np.ndarray:
-    """Renormalised probabilities of every draw of the maps, (M, n, K)."""
-    draws = next(post.draws for post in posteriors if post is not None)
+    """Probabilities of every draw of the maps (renormalised one-vs-rest), (M, n, K)."""
+    if isinstance(posteriors, MultinomialMap):
+        return posteriors.predict_draws(s)
+    draws = _n_draws(posteriors)
     cols = [np.broadcast_to(m.predict(s[:, k]), (draws, s.shape[0])) if post is None else
             post.predict(s[:, k]) for k, (m, post) in enumerate(zip(maps, posteriors, strict=True))]
     return renormalised(np.stack(cols, axis=-1))[0]
@@ -283,8 +312,7 @@ def _linear_shifts(posteriors, s: np.ndarray, p: np.ndarray, total: np.ndarray,
     """First-order shifts of the expected TP_k and class-k rows per draw (module docstring)."""
     k = p.shape[1]
     scale = np.divide(1.0, total, out=np.zeros_like(total), where=total > 0)
-    draws = next(post.draws for post in posteriors if post is not None)
-    d_tp, d_total = np.zeros((draws, k)), np.zeros((draws, k))
+    d_tp, d_total = np.zeros((_n_draws(posteriors), k)), np.zeros((_n_draws(posteriors), k))
     for j, post in enumerate(posteriors):
         if post is None:
             continue
@@ -293,6 +321,22 @@ def _linear_shifts(posteriors, s: np.ndarray, p: np.ndarray, total: np.ndarray,
             d_total[:, c] += post.shifts(s[:, j], w)
             d_tp[:, c] += post.shifts(s[:, j], np.where(yp == c, w, 0.0))
     return d_tp, d_total
+
+
+def _draw_counts(post: MultinomialMap, s: np.ndarray, yp: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Each draw's expected TP_k and class-k rows, summed exactly a block of rows at a time,
+    (M, K) each."""
+    n, k = s.shape
+    step = max(1, BLOCK_CELLS // (post.draws * k))
+    tp, total = np.zeros((post.draws, k)), np.zeros((post.draws, k))
+    for start in range(0, n, step):
+        rows = slice(start, start + step)
+        pm = post.predict_draws(s[rows])
+        own = np.take_along_axis(pm, yp[rows][None, :, None], axis=2)[..., 0]
+        tp += np.stack([own[:, yp[rows] == c].sum(axis=1) for c in range(k)], axis=1)
+        total += pm.sum(axis=1)
+    return tp, total
 
 
 def _moved(w: _Window) -> _Window:
@@ -323,8 +367,12 @@ def _window(s: np.ndarray, p: np.ndarray, total: np.ndarray, yp: np.ndarray, map
         tp_draws = np.stack([own[:, yp == c].sum(axis=1) for c in range(k)], axis=1)
         auc = None if auc_zd is None else window_aucs(s, p, pm, auc_zd)
         return w._replace(tp_draws=tp_draws, total_draws=pm.sum(axis=1), mixed=mixed, auc=auc)
-    d_tp, d_total = _linear_shifts(posteriors, s, p, total, yp)
-    return _moved(w._replace(tp_draws=w.tp + d_tp, total_draws=w.total + d_total,
+    if isinstance(posteriors, MultinomialMap):
+        tp_draws, total_draws = _draw_counts(posteriors, s, yp)
+    else:
+        d_tp, d_total = _linear_shifts(posteriors, s, p, total, yp)
+        tp_draws, total_draws = w.tp + d_tp, w.total + d_total
+    return _moved(w._replace(tp_draws=tp_draws, total_draws=total_draws,
                              auc=_long_aucs(s, p, maps, posteriors, auc_zd)))
 
 
@@ -512,6 +560,15 @@ def _thresholds(realized_ref: np.ndarray, metrics, alert_thresholds) -> tuple[np
 # the entry point
 
 
+def _enough_rows(labels: np.ndarray, k: int) -> None:
+    """Raise unless the reference has 2 rows of every class and of the rest."""
+    counts = np.bincount(labels, minlength=k)
+    if counts.min() < 2 or (labels.size - counts).min() < 2:
+        raise ValueError("calibration needs at least 2 reference rows of every class and "
+                         f"of the rest; the classes have {counts.tolist()} rows. Use "
+                         "calibration='none' or a larger reference.")
+
+
 def _reference(reference: Any, n_columns: int, named) -> tuple[np.ndarray, ...]:
     """The reference's (scores, label codes, prediction codes, classes), checked."""
     if not isinstance(reference, (tuple, list)) or len(reference) not in (2, 3):
@@ -554,16 +611,18 @@ def cbpe_classes(scores, *, y_pred=None, reference=None, labels=None, chunks=Non
     y_pred : array-like (n,), optional
         The predicted classes (default: the class of the largest score).
     reference : (scores, labels) or (scores, labels, y_pred), optional
-        A labelled reference period: it fits the one-vs-rest calibration maps and gives the
-        alert thresholds. Without it the scores are taken as calibrated.
+        A labelled reference period: it fits the calibration map(s) and gives the alert
+        thresholds. Without it the scores are taken as calibrated.
     labels : array-like (n,), optional
         Analysis labels where known (None/NaN elsewhere): ``realized`` metrics beside the
         estimates, with ``alert_realized`` and ``n_labelled``.
     chunks, chunk_size, n_chunks, chunk_period, reference_chunks
         As in :func:`bayeval.cbpe`.
-    calibration : {"auto", "none", "isotonic", "platt", "beta", "scaling_binning"}
+    calibration : {"auto", "none", "isotonic", "platt", "beta", "scaling_binning", "multinomial"}
         One map per class, renormalised (module docstring); ``"auto"`` picks each class's on
-        held-out reference folds.
+        held-out reference folds. ``"multinomial"``: one jointly normalised map,
+        :math:`p_{ik}\propto\exp(a_k+b\log s_{ik})` (Dirichlet calibration with
+        :math:`W=bI`, :func:`~bayeval.multiclass_calibration.multinomial_map`).
     calibration_uncertainty : bool
         Mix the laws over the maps' posterior draws (default) or condition on the fitted maps.
     metrics : sequence of str, optional
@@ -638,17 +697,22 @@ def cbpe_classes(scores, *, y_pred=None, reference=None, labels=None, chunks=Non
         ref_s, ref_y, ref_yp, classes = _reference(reference, k, named)
         if calibration == "none":
             maps = None
+        elif calibration == "multinomial":
+            _enough_rows(ref_y, k)
+            seed = (None if random_seed is None else
+                    np.random.default_rng([int(random_seed), 17]))
+            maps = multinomial_map(ref_s, ref_y, uncertainty=calibration_uncertainty,
+                                   random_seed=seed)
         else:
-            counts = np.bincount(ref_y, minlength=k)
-            if counts.min() < 2 or (ref_y.size - counts).min() < 2:
-                raise ValueError("calibration needs at least 2 reference rows of every class and "
-                                 f"of the rest; the classes have {counts.tolist()} rows. Use "
-                                 "calibration='none' or a larger reference.")
+            _enough_rows(ref_y, k)
             maps = class_maps(ref_s, ref_y, calibration, random_seed)
-        posteriors = (_posteriors(maps, ref_s, ref_y, random_seed)
-                      if maps is not None and calibration_uncertainty else None)
-        if posteriors is not None and all(post is None for post in posteriors):
-            posteriors = None
+        if isinstance(maps, MultinomialMap):
+            posteriors = maps if maps.draws else None
+        else:
+            posteriors = (_posteriors(maps, ref_s, ref_y, random_seed)
+                          if maps is not None and calibration_uncertainty else None)
+            if posteriors is not None and all(post is None for post in posteriors):
+                posteriors = None
         if maps is not None and not calibration_uncertainty:
             notes.append("calibration_uncertainty=False: the intervals are conditional on the "
                          "calibration maps fitted on the reference; their error, shared by "
@@ -669,8 +733,11 @@ def cbpe_classes(scores, *, y_pred=None, reference=None, labels=None, chunks=Non
                                                          names=("y_pred", ""))[0]
     if yp.size != n:
         raise ValueError(f"y_pred has {yp.size} rows and scores {n}; one per row is needed.")
-    f = s if maps is None else np.column_stack([m.predict(s[:, c]) for c, m in enumerate(maps)])
-    p, total = renormalised(f)
+    if isinstance(maps, MultinomialMap):
+        p, total = maps.predict(s), np.ones(n)
+    else:
+        p, total = renormalised(s if maps is None else
+                                np.column_stack([m.predict(s[:, c]) for c, m in enumerate(maps)]))
     groups = [*chunking.rows(), np.arange(n)]
     g = len(groups)
     coord = class_coordinate(classes)
@@ -697,7 +764,7 @@ def cbpe_classes(scores, *, y_pred=None, reference=None, labels=None, chunks=Non
         closed["n_labelled"] = ("chunk", n_labelled.astype(np.int64))
     if method != "exact":
         if posteriors is not None:
-            check_map_draws(next(q.draws for q in posteriors if q is not None), n, k)
+            check_map_draws(_n_draws(posteriors), n, k)
         probs = p if posteriors is None else _draw_probs(posteriors, maps, s)
         pm_model, group = model_draws(probs, yp, s, chunking.codes, chunking.labels, coord,
                                       metrics, zd, draws, random_seed)
@@ -706,10 +773,11 @@ def cbpe_classes(scores, *, y_pred=None, reference=None, labels=None, chunks=Non
         data = data.merge(closed)
         closed = None
     cal_name = ("none" if maps is None else
+                "multinomial Platt (Dirichlet, W = bI), jointly normalised"
+                if isinstance(maps, MultinomialMap) else
                 "/".join(dict.fromkeys(m.name for m in maps)) + " one-vs-rest, renormalised")
     if posteriors is not None:
-        n_draws = next(q.draws for q in posteriors if q is not None)
-        cal_name += f" (integrated over {n_draws} draws of their posterior)"
+        cal_name += f" (integrated over {_n_draws(posteriors)} draws of their posterior)"
     description = (f"CBPE of {k} classes, calibration={cal_name}: {len(chunking.labels)} "
                    f"chunk(s) of {n} rows and the whole period")
     return CBPEClasses.create(method="cbpe_multiclass", variant=method, ci_prob=ci_prob,

@@ -1,20 +1,22 @@
 r"""CBPE's generative model of K classes in PyMC, and the metrics of its draws.
 
 The analysis labels are latent, :math:`Y_i\sim\mathrm{Cat}(p_{i1},\dots,p_{iK})` independently,
-with :math:`p_i` the renormalised one-vs-rest calibrated probabilities
-(:mod:`bayeval.methods.cbpe.multiclass`). It is written, as binary CBPE's V0
-(:mod:`bayeval.methods.cbpe.models`), with continuous free variables only:
+with :math:`p_i` the calibrated probabilities (:mod:`bayeval.methods.cbpe.multiclass`: the
+renormalised one-vs-rest maps', or the multinomial Platt map's). It is written, as binary
+CBPE's V0 (:mod:`bayeval.methods.cbpe.models`), with continuous free variables only:
 :math:`u_i\sim U(0,1)` and :math:`Y_i=\#\{k<K-1:u_i>\sum_{j\le k}p_{ij}\}`, the inverse CDF of
 the categorical, so that one forward draw costs :math:`O(nK)` vectorised operations.
 
 **Calibration uncertainty.** Where the maps are learned on a reference with their posterior,
 the model carries the same :math:`M` draws :math:`p^{(m)}` the fast path mixes over (each class's
-map drawn from :func:`bayeval.calibration_map.map_posterior`, renormalised) as a mixture index,
-:math:`m=\lfloor Mv\rfloor`, :math:`v\sim U(0,1)`: one map per forward draw, shared by every row
-and chunk. This is the faithful construction for every calibrator the fast path takes: isotonic
-maps have no parametric likelihood to put in the model, and for Platt and beta calibration the
-draws already are the maps' (Jeffreys) posterior, so re-sampling their parameters by NUTS would
-check the draws of the posterior rather than the laws built on them.
+map drawn from :func:`bayeval.calibration_map.map_posterior`, renormalised, or the multinomial
+map's resampled posterior draws, :func:`bayeval.multiclass_calibration.multinomial_map`) as a
+mixture index, :math:`m=\lfloor Mv\rfloor`, :math:`v\sim U(0,1)`: one map per forward draw,
+shared by every row and chunk. This is the faithful construction for every calibrator the fast
+path takes: isotonic maps have no parametric likelihood to put in the model, and for Platt and
+beta calibration the draws already are the maps' (Jeffreys) posterior, as the multinomial map's
+are its posterior, so re-sampling their parameters by NUTS would check the draws of the
+posterior rather than the laws built on them.
 
 No label of the analysis period is observed, so no likelihood needs the latent labels summed
 out: the law of the metrics is the model's prior predictive, drawn forward
