@@ -10,7 +10,10 @@ reference where there is one):
   :math:`\\mathrm{softmax}(z_i)`, the model reports :math:`\\mathrm{softmax}(0.6\\,z_i)`; the
   one-vs-rest isotonic maps are learned from a 1,000-row labelled reference
   and their posterior integrated (the default), against the plug-in
-  (``calibration_uncertainty=False``).
+  (``calibration_uncertainty=False``); and the same windows and references with the
+  multinomial Platt map (``calibration="multinomial"``, jointly normalised,
+  :math:`p_{ik}\\propto\\exp(a_k+b\\log s_{ik})`, Dirichlet calibration with :math:`W=bI`)
+  learned on the reference, its posterior integrated.
 
 Each row reports the coverage of every metric (accuracy, the per-class metrics pooled over the
 classes, the macro averages; ROC-AUC per class, one-vs-rest on the raw scores, and its macro
@@ -34,8 +37,10 @@ K = 3
 METRICS = ("accuracy", "precision", "recall", "f1", "macro_precision", "macro_recall",
            "macro_f1", "roc_auc", "macro_roc_auc")
 CELLS = (("calibrated", 60, True), ("calibrated", 300, True), ("calibrated", 2000, True),
-         ("learned", 300, True), ("learned", 3000, True), ("learned", 3000, False))
-"""(setting, rows, calibration_uncertainty) of every cell of :func:`run`."""
+         ("learned", 300, True), ("learned", 3000, True), ("learned", 3000, False),
+         ("learned", 300, True, "multinomial"), ("learned", 3000, True, "multinomial"))
+"""(setting, rows, calibration_uncertainty[, calibration of the learned maps, default
+isotonic]) of every cell of :func:`run`."""
 TARGET = 0.93
 
 
@@ -58,7 +63,8 @@ def _case(setting: str, n: int, rng: np.random.Generator) -> dict:
 
 
 def coverage(setting: str, n: int, reps: int, *, seed: int = 0, uncertainty: bool = True,
-             n_reference: int = 1000) -> dict[str, tuple[float, float]]:
+             n_reference: int = 1000, calibration: str = "isotonic"
+             ) -> dict[str, tuple[float, float]]:
     """{metric: (coverage, Monte-Carlo SE)} of the whole-window 95 % intervals over ``reps``
     windows of ``n`` rows."""
     rng = np.random.default_rng(seed)
@@ -70,7 +76,7 @@ def coverage(setting: str, n: int, reps: int, *, seed: int = 0, uncertainty: boo
         if setting == "learned":
             ref = _case(setting, n_reference, rng)
             kwargs = {"reference": (ref["scores"], _labels(ref["truth"], rng)),
-                      "calibration": "isotonic", "calibration_uncertainty": uncertainty,
+                      "calibration": calibration, "calibration_uncertainty": uncertainty,
                       "random_seed": seed * 100_003 + r}
         ev = cbpe(window["scores"], metrics=list(METRICS), **kwargs)
         cf = ev.closed_form.sel(chunk="all")
@@ -89,12 +95,14 @@ def coverage(setting: str, n: int, reps: int, *, seed: int = 0, uncertainty: boo
 
 def run(reps: int = 400, reps_learned: int = 200, cells=None, report=None) -> list[dict]:
     rows = []
-    for setting, n, uncertainty in (CELLS if cells is None else [CELLS[c] for c in cells]):
+    for setting, n, uncertainty, *cal in (CELLS if cells is None else [CELLS[c] for c in cells]):
         r = reps if setting == "calibrated" else reps_learned
-        cov = coverage(setting, n, r, seed=n + 7 * uncertainty, uncertainty=uncertainty)
+        calibration = cal[0] if cal else "isotonic"
+        cov = coverage(setting, n, r, seed=n + 7 * uncertainty, uncertainty=uncertainty,
+                       calibration=calibration)  # the same windows for every calibration
         worst = min(c for c, _ in cov.values())
         what = "" if setting == "calibrated" else (
-            ", map posterior" if uncertainty else ", plug-in map")
+            f" {calibration}" + (", map posterior" if uncertainty else ", plug-in map"))
         rows.append({"benchmark": "coverage_cbpe_multiclass",
                      "case": f"{setting}{what}, n = {n}, K = {K}, R = {r}",
                      "target": f">= {TARGET} per metric", "ok": worst >= TARGET,
