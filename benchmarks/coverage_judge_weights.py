@@ -18,8 +18,18 @@ whose standard error is the spread of the weighted values :math:`w x`). Coverage
 replicates whose interval holds :math:`\theta` (Monte-Carlo SE :math:`\sqrt{\hat c(1-\hat c)/R}`),
 bias the mean error, width the mean interval width.
 
+Graded and three-category outcomes (:func:`run_designs`). The same hidden strata carry a graded
+outcome in [0, 1] (Beta laws of means 0.75 and 0.4; the judge's rating the outcome plus 0.1 and
+noise, rounded to a quarter) and three categories A / tie / B (:data:`P_EASY`, :data:`P_HARD`;
+the judge's score +1, 0, -1 by class plus noise, its verdict the score cut at ±0.5). Two
+labelling designs: ``"verdict"`` labels by the judge's verdict (ratings of 0.75 or more, ties)
+with probability 0.15 and the others with 0.04; ``"stratified"`` labels hard prompts with 0.15
+and easy ones with 0.03. Each replicate runs the graded mean and the prevalences and win rate
+(a tie counting half) without and with the weights, and the EIF with the cross-fitted spline of
+the judge's score (``eif_spline``, weighted).
+
 ``python -m benchmarks.coverage_judge_weights`` runs ``--replications`` (default 2,000) and
-prints the markdown table of ``docs/judge.md``.
+prints the markdown tables of ``docs/judge.md`` (``--outcomes binary`` or ``designs`` for one).
 """
 
 from __future__ import annotations
@@ -141,11 +151,13 @@ def run(replications: int = 2000, seed: int = SEED) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def run_designs(replications: int = 1000, seed: int = SEED + 1) -> pd.DataFrame:
+def run_designs(replications: int = 1500, seed: int = SEED + 1, ci_kind: str = "logit"
+                ) -> pd.DataFrame:
     """The graded and the three-category designs (:func:`graded_design`,
     :func:`category_design`) under both labelling designs: one row per replicate, outcome,
     design, weighting (none, weighted), estimator (``eif_spline``: the EIF with the cross-fitted
-    spline of the judge's score) and estimand, with the estimate, 95 % Wald interval and truth."""
+    spline of the judge's score, weighted only) and estimand, with the estimate, the 95 %
+    interval of ``ci_kind`` (the judge's default logit-Wald, or Wald) and the truth."""
     rng = np.random.default_rng(seed)
     truth = {"mean": GRADED_THETA, "win": WIN_THETA, **dict(zip(CLASSES, CLASS_THETA,
                                                                  strict=True))}
@@ -163,22 +175,23 @@ def run_designs(replications: int = 1000, seed: int = SEED + 1) -> pd.DataFrame:
                     g_kw = {"sample_weight": w, "sample_weight_unlabeled": v} if on else {}
                     c_kw = {"sample_weight": cw, "sample_weight_unlabeled": cv} if on else {}
                     out = []
-                    s = judge(y, yh, yu, y_range=(0, 1), method="all", ci_kind="wald",
+                    s = judge(y, yh, yu, y_range=(0, 1), method="all", ci_kind=ci_kind,
                               **g_kw).summary()
                     out += [("graded", e, "mean", s.loc[e, ["mean", "lower", "upper"]])
                             for e in ESTIMATORS]
-                    s = judge(y, yh, yu, y_range=(0, 1), mu_model="spline", ci_kind="wald",
-                              random_seed=r, **g_kw).summary()
-                    out.append(("graded", "eif_spline", "mean",
-                                s.loc["eif", ["mean", "lower", "upper"]]))
-                    s = judge(cy, cs, csu, method="all", weights=WIN, ci_kind="wald",
+                    s = judge(cy, cs, csu, method="all", weights=WIN, ci_kind=ci_kind,
                               **c_kw).summary()
                     out += [("categories", e, k, s.loc[(e, *i[1:]), ["mean", "lower", "upper"]])
                             for e in ("classical", "ppi_pp", "eif") for k, i in classes]
-                    s = judge(cy, sc, scu, mu_model="spline", weights=WIN, ci_kind="wald",
-                              random_seed=r, **c_kw).summary()
-                    out += [("categories", "eif_spline", k, s.loc[i, ["mean", "lower", "upper"]])
-                            for k, i in classes]
+                    if on:
+                        s = judge(y, yh, yu, y_range=(0, 1), mu_model="spline", ci_kind=ci_kind,
+                                  random_seed=r, **g_kw).summary()
+                        out.append(("graded", "eif_spline", "mean",
+                                    s.loc["eif", ["mean", "lower", "upper"]]))
+                        s = judge(cy, sc, scu, mu_model="spline", weights=WIN, ci_kind=ci_kind,
+                                  random_seed=r, **c_kw).summary()
+                        out += [("categories", "eif_spline", k,
+                                 s.loc[i, ["mean", "lower", "upper"]]) for k, i in classes]
                     rows += [{"replicate": r, "outcome": o, "design": design, "weights": kind,
                               "estimator": e, "estimand": k, "theta": truth[k],
                               "estimate": x.iloc[0], "lower": x.iloc[1], "upper": x.iloc[2]}
@@ -235,6 +248,8 @@ def main(argv=None) -> int:
     parser.add_argument("--outcomes", choices=("binary", "designs", "all"), default="all",
                         help="binary: the stratified 0/1 design; designs: the graded and "
                              "three-category ones")
+    parser.add_argument("--ci-kind", choices=("logit", "wald"), default="logit",
+                        help="the designs' intervals")
     args = parser.parse_args(argv)
     start = time.perf_counter()
     if args.outcomes != "designs":
@@ -244,9 +259,10 @@ def main(argv=None) -> int:
         print(markdown(cov))
     if args.outcomes != "binary":
         start = time.perf_counter()
-        cov = design_coverage(run_designs(args.replications))
+        cov = design_coverage(run_designs(args.replications, ci_kind=args.ci_kind))
         print(f"\ngraded mean {GRADED_THETA:.3f}; categories {CLASS_THETA.round(3).tolist()}, "
               f"win rate {WIN_THETA:.3f}; N = {N_TOTAL}, R = {args.replications}, "
+              f"{args.ci_kind} intervals, "
               f"{time.perf_counter() - start:.0f} s\n")
         print(design_markdown(cov))
     return 0
