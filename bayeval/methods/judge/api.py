@@ -57,6 +57,7 @@ from bayeval.methods.judge.fast import (
 )
 from bayeval.methods.judge.graded import (
     MU_MODELS,
+    as_null,
     default_mu_model,
     graded_input,
     judge_cells,
@@ -83,7 +84,6 @@ from bayeval.validation import (
     as_ci_prob,
     as_sample_kwargs,
     as_seed,
-    describe,
     named_columns,
 )
 
@@ -680,7 +680,7 @@ def judge(y, yhat, yhat_unlabeled=None, *, data=None, method: str = "eif",
     ci_kind = as_choice(ci_kind, "ci_kind", CI_KINDS)
     model = as_choice(model, "model", VARIANTS)
     alternative = as_choice(alternative, "alternative", ALTERNATIVES)
-    null = _as_null(null)
+    null = as_null(null, 0.0, 1.0, "a rate in [0, 1]")
     if mu_model is not None:
         mu_model = as_choice(mu_model, "mu_model", (*MU_MODELS, *CURVES))
     bayes = method in BAYES
@@ -735,20 +735,6 @@ def judge(y, yhat, yhat_unlabeled=None, *, data=None, method: str = "eif",
         data=_stack(infos, groups), warnings=notes, description=description,
         interval_kind=ci_kind if alternative == "two-sided" else
         f"one-sided ({alternative}) {'Wald' if ci_kind == 'wald' else ci_kind}", **common)
-
-
-def _as_null(null) -> float | None:
-    """``null`` as a float in [0, 1], or None."""
-    if null is None:
-        return None
-    try:
-        value = float(null)
-    except (TypeError, ValueError):
-        value = np.nan
-    if not 0 <= value <= 1:
-        raise ValueError(f"null must be a rate in [0, 1] (the theta_0 of the test), got "
-                         f"{describe(null)}.")
-    return value
 
 
 def _bayes(checked, groups, tags, method, variant, prior, ci_prob, random_seed, sample_kwargs,

@@ -349,8 +349,9 @@ def _dataset(out: dict[str, Estimate], z: float, ci_kind: str, low: float, high:
                       coords={"estimator": names})
 
 
-def _as_null(null, low: float, high: float) -> float | None:
-    """``null`` as a float on the scale [low, high], or None."""
+def as_null(null, low: float, high: float, what: str | None = None) -> float | None:
+    """``null`` as a float in [low, high], or None; ``what`` names the scale in the error
+    (default: a mean rating on ``y_range``)."""
     if null is None:
         return None
     try:
@@ -358,8 +359,9 @@ def _as_null(null, low: float, high: float) -> float | None:
     except (TypeError, ValueError):
         value = np.nan
     if not low <= value <= high:
-        raise ValueError(f"null must be a mean rating on y_range = [{low:g}, {high:g}] (the "
-                         f"theta_0 of the test), got {describe(null)}.")
+        what = what or f"a mean rating on y_range = [{low:g}, {high:g}]"
+        raise ValueError(f"null must be {what} (the theta_0 of the test), got "
+                         f"{describe(null)}.")
     return value
 
 
@@ -462,7 +464,7 @@ def judge_graded(y, yhat, yhat_unlabeled, *, y_range=None, method: str = "eif",
     if mu_model is not None:
         mu_model = as_choice(mu_model, "mu_model", (*MU_MODELS, *CURVES))
     alternative = as_choice(alternative, "alternative", ALTERNATIVES)
-    null = _as_null(null, low, high)
+    null = as_null(null, low, high)
     bayes = method in ("pymc", "both")
     weighted = sample_weight is not None or sample_weight_unlabeled is not None
     if bayes and mu_model not in (None, "cell", "bins"):
