@@ -52,6 +52,7 @@ from bayeval.methods.pemi.fast import (
     simulate,
 )
 from bayeval.methods.pemi.mixture import Components, component_moments, exact_mixture
+from bayeval.multiclass_calibration import PRIOR_A, PRIOR_LOG_B  # the map's default priors
 from bayeval.validation import as_choice, as_seed
 
 __all__ = ["PRIOR_A", "PRIOR_LOG_B", "VARIANTS", "map_posterior", "mixture_closed_form", "model",
@@ -59,8 +60,6 @@ __all__ = ["PRIOR_A", "PRIOR_LOG_B", "VARIANTS", "map_posterior", "mixture_close
 
 #: the models of :func:`model`
 VARIANTS = ("m1", "m3")
-#: default priors (mean, sd) of the map's intercept and log slope
-PRIOR_A, PRIOR_LOG_B = (0.0, 1.5), (0.0, 0.5)
 _GRID = 96  # points per axis of the quadrature grid
 _HALF_WIDTH = 6.0  # Laplace standard deviations each side of the mode
 
