@@ -30,13 +30,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["ESS_MIN", "RHAT_MAX", "SAMPLER_TESTS", "TESTS", "compare", "sampler_tests"]
+__all__ = ["ESS_MIN", "RHAT_MAX", "SAMPLER_TESTS", "TESTS", "Z_TOLERANCE", "compare",
+           "sampler_tests"]
 
 TESTS = ("mean", "variance_ratio", "ks", "interval_mass")
 SAMPLER_TESTS = ("r_hat", "ess_bulk", "ess_tail", "divergences")
 #: thresholds of the sampler's diagnostics (Vehtari et al. 2021)
 RHAT_MAX, ESS_MIN = 1.01, 400.0
-_Z = 4.0
+#: tolerances of the mean, variance and interval-mass tests, in Monte-Carlo standard errors
+Z_TOLERANCE = 4.0
 _KS = 1.95
 
 
@@ -117,7 +119,7 @@ def compare(draws, *, mean: float, sd: float, interval: tuple[float, float] | No
     n_eff = _ess(x, iid)
     mcse = sd / np.sqrt(n) if iid else float(az.mcse(x, method="mean"))
     xbar = float(flat.mean())
-    rows.append(("mean", mean, xbar, abs(xbar - mean), _Z * mcse, n_eff))
+    rows.append(("mean", mean, xbar, abs(xbar - mean), Z_TOLERANCE * mcse, n_eff))
 
     if sd > 0:
         if iid:
@@ -126,9 +128,9 @@ def compare(draws, *, mean: float, sd: float, interval: tuple[float, float] | No
                 v, p = np.asarray(pmf[0], float), np.asarray(pmf[1], float)
                 kurt = float(np.sum(p * (v - mean) ** 4) / sd**4)
             m = max(n, 4)
-            tol = _Z * np.sqrt(max(kurt - (m - 3) / (m - 1), 0.0) / m)
+            tol = Z_TOLERANCE * np.sqrt(max(kurt - (m - 3) / (m - 1), 0.0) / m)
         else:
-            tol = _Z * 2 * float(az.mcse(x, method="sd")) / sd
+            tol = Z_TOLERANCE * 2 * float(az.mcse(x, method="sd")) / sd
         ratio = float(flat.var(ddof=1) / sd**2)
         rows.append(("variance_ratio", 1.0, ratio, abs(ratio - 1.0), tol, n_eff))
 
@@ -147,7 +149,7 @@ def compare(draws, *, mean: float, sd: float, interval: tuple[float, float] | No
         mass = interval_mass
         frac = float(inside.mean())
         ne = n_eff if iid or np.ptp(inside) == 0 else _ess(inside, iid, "mean")
-        tol = _Z * np.sqrt(mass * (1 - mass) / ne)
+        tol = Z_TOLERANCE * np.sqrt(mass * (1 - mass) / ne)
         rows.append(("interval_mass", mass, frac, abs(frac - mass), tol, ne))
 
     out = pd.DataFrame(rows, columns=["test", "fast", "draws", "statistic", "tolerance", "n_eff"])

@@ -142,3 +142,56 @@ def test_rows_without_missing_features_compare_exactly(runs):
     and no difference but the rounding of a sum of equal draws."""
     out = runs["a"].check().xs(4, level="instance")
     assert (out["statistic"] <= 1e-12).all() and (out["tolerance"] < 1e-7).all()
+
+
+def _constant_votes(ev: MVUEvaluation, row: int, reference: float) -> MVUEvaluation:
+    """The run with every posterior vote of ``row`` the decision's and a reference c_hard of
+    ``reference`` with the sd of Bernoulli(``reference``) indicators."""
+    tree = ev.tree.copy()
+    pp = tree["posterior_predictive"].to_dataset()
+    votes = pp["vote_hat"].copy()
+    votes.loc[{"instance": row}] = 1.0
+    tree["posterior_predictive"] = xr.DataTree(pp.assign(vote_hat=votes))
+    closed = tree["closed_form"].to_dataset()
+    c_hard = closed["c_hard"].copy()
+    c_hard.loc[{"instance": row}] = 1.0
+    tree["closed_form"] = xr.DataTree(closed.assign(c_hard=c_hard))
+    ref = tree["check_reference"].to_dataset()
+    mean, sd = ref["mean"].copy(), ref["sd"].copy()
+    mean.loc[{"quantity": "c_hard", "instance": row}] = reference
+    sd.loc[{"quantity": "c_hard", "instance": row}] = np.sqrt(reference * (1 - reference))
+    tree["check_reference"] = xr.DataTree(ref.assign(mean=mean, sd=sd))
+    return MVUEvaluation(tree)
+
+
+def test_votes_without_spread_meet_the_references_error(runs):
+    """Every vote draw of a row the same (a near-certain row of a non-linear classifier): the
+    mean test's tolerance is the reference's Monte-Carlo error, 4 sd_ref / sqrt(n_ref) (+ the
+    quadrature's 1e-8); a reference c_hard of 0.999 passes, one of 0.99 fails there."""
+    ev = runs["a_nonlinear"]
+    row = int(np.argmax(ev.closed_form["c_hard"].values))
+    n_ref = float(ev.tree["check_reference"]["n_reference"].sel(instance=row))
+    out = _constant_votes(ev, row, 0.999).check()
+    assert out.attrs["passed"], out
+    tolerance = out.loc[("c_hard", row, "mean"), "tolerance"]
+    assert tolerance == pytest.approx(4 * np.sqrt(0.999 * 0.001 / n_ref) + 1e-8, rel=1e-9)
+    out = _constant_votes(ev, row, 0.99).check()
+    assert not out.attrs["passed"]
+    assert ("c_hard", row, "mean") in out.index[~out["passed"]].tolist()
+
+
+def test_phi_against_the_bound_has_no_variance_test(runs):
+    """A reference law of Phi whose mean is within BOUND_GAP of 1 (its variance a heavy tail
+    that 500 draws do not estimate) drops that row's variance test only."""
+    from bayeval.methods.mvu.result import BOUND_GAP
+
+    ev = runs["a"]
+    row = int(np.argmax(ev.closed_form["c_hard"].values))
+    before = ev.check().index
+    tree = ev.tree.copy()
+    ref = tree["check_reference"].to_dataset()
+    mean = ref["mean"].copy()
+    mean.loc[{"quantity": "phi", "instance": row}] = 1 - BOUND_GAP / 2
+    tree["check_reference"] = xr.DataTree(ref.assign(mean=mean))
+    after = MVUEvaluation(tree).check().index
+    assert set(before) - set(after) == {("phi", row, "variance_ratio")}
