@@ -544,7 +544,9 @@ def pemi(scores, labels, *, y_pred=None, data=None, threshold: float = 0.5, p=No
         column name of ``data``. Scores of one column per class, an (n, K) array or DataFrame
         of class probabilities, evaluate K classes (labels of any hashable type, None or NaN
         where missing): :func:`bayeval.methods.pemi.multiclass.pemi_classes`, which describes
-        the options it takes. The per-row arguments (``scores``, ``labels``, ``y_pred``,
+        the options it takes. With ``data``, a list of K column names gives them (the
+        columns' names are the classes, as in :func:`bayeval.cbpe`), a mapping
+        ``{class: column}`` renames them. The per-row arguments (``scores``, ``labels``, ``y_pred``,
         ``p``; the two parts of ``reference``) pair by index where they are pandas Series, else
         by position (:func:`bayeval.validation.aligned`).
     labels : array-like, shape (n,)
@@ -581,7 +583,8 @@ def pemi(scores, labels, *, y_pred=None, data=None, threshold: float = 0.5, p=No
         a preset, ``calibration="none"`` or the models (which have their own posterior).
     reference : (scores, labels) or table, optional
         Labelled calibration data (e.g. a held-out split of the training data); a table has
-        its columns under the names given to ``scores`` and ``labels``.
+        its columns under the names given to ``scores`` and ``labels``. With K classes: scores
+        of shape (n_ref, K) and class labels among the test set's classes.
     mnar : float or (mean, sd), optional
         MNAR shift :math:`\delta`: every missing label gets
         :math:`\operatorname{logit}p_i+\delta`. A number fixes it; ``(mean, sd)`` is a normal
@@ -739,14 +742,14 @@ def pemi(scores, labels, *, y_pred=None, data=None, threshold: float = 0.5, p=No
 
 def _classes(scores, labels, *, y_pred, p, reference, threshold, calibration, prior_a,
              prior_log_b, random_seed, **options) -> Evaluation:
-    """K classes (:func:`bayeval.methods.pemi.multiclass.pemi_classes`), with the arguments of
+    """K classes (:func:`bayeval.methods.pemi.multiclass.pemi_classes`), with the threshold of
     two classes refused."""
-    if reference is not None or threshold != 0.5:
-        raise ValueError("reference and threshold are for scores of one class; with K classes "
-                         "the map is fitted on the labelled rows and the prediction is the class "
-                         "of the largest score (or y_pred).")
+    if threshold != 0.5:
+        raise ValueError("threshold is for scores of one class; with K classes the prediction "
+                         "is the class of the largest score (or y_pred).")
     scores, labels, y_pred, p = aligned(scores=scores, labels=labels, y_pred=y_pred, p=p)
-    return pemi_classes(scores, labels, y_pred=y_pred, p=p, calibration=calibration,
+    return pemi_classes(scores, labels, y_pred=y_pred, p=p, reference=reference,
+                        calibration=calibration,
                         prior_a=_as_prior(prior_a, "prior_a"),
                         prior_log_b=_as_prior(prior_log_b, "prior_log_b"),
                         random_seed=random_seed, **options)

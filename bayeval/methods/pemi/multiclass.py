@@ -31,8 +31,10 @@ the random variable whose law is the answer. With :math:`Y_{ik}=\mathbb 1\{Y_i=k
 (``calibration="none"``); or (default ``"platt"``) the multinomial Platt map fitted on the
 labelled rows, :math:`p_{ik}\propto\exp(a_k+b\log s_{ik})`
 (:mod:`bayeval.methods.pemi.multiclass_models`), valid when the labels are missing at random
-given the scores. The map's error is shared by every missing row: by default the laws are
-mixed over importance draws of its posterior,
+given the scores; with ``reference=`` (labelled data of the same classes, e.g. a held-out
+split) the map is fitted on the reference instead, and the labelled test rows enter the
+metrics exactly, as in binary PEMI. The map's error is shared by every missing row: by
+default the laws are mixed over importance draws of its posterior,
 :math:`P(\cdot)=\sum_sw_s\,P(\cdot\mid p^{(s)})` (the delta-method normals as a normal
 mixture). **MNAR**: ``mnar={class: delta}`` gives the missing rows
 :math:`p^{\mathrm{mis}}_{ik}\propto p_{ik}e^{\delta_k}` (class-dependent missingness; a value
@@ -76,6 +78,7 @@ from bayeval.multiclass import (
 from bayeval.multiclass_calibration import log_scores, platt_probabilities, posterior
 from bayeval.sampling import sample
 from bayeval.validation import (
+    aligned,
     as_choice,
     as_ci_prob,
     as_metrics,
@@ -104,7 +107,8 @@ MNAR_SHIFT = "the log-probability of class k of a missing label shifted"
 ASSUMPTIONS = (
     "The metrics are those the whole test set would give with every label known. Missing labels "
     "are independent categoricals given the scores, with the class probabilities of the "
-    "multinomial Platt map fitted on the labelled rows (mixed over its posterior), given p, or "
+    "multinomial Platt map fitted on the labelled rows or the reference (mixed over its "
+    "posterior), given p, or "
     "the scores: this needs the labels to be missing at random given the scores; mnar= shifts "
     "the log-probability of each class of a missing label (class-dependent missingness). "
     "Averages over classes, kappa and MCC have normal laws by the delta method.")
@@ -434,9 +438,17 @@ def _closed_form(rows: ClassRows, comps: ClassComponents, metrics, method: str, 
 
 
 # ---------------------------------------------------------------------------- input handling
-def _labels(labels: Any, named, n_columns: int) -> tuple[np.ndarray, np.ndarray]:
+def _known(arr: np.ndarray) -> list:
+    """The known values of object labels, integral floats as ints (a column that held NaN)."""
+    return [int(v) if isinstance(v, (float, np.floating)) and float(v).is_integer() else v
+            for v in arr[~pd.isna(arr)].tolist()]
+
+
+def _labels(labels: Any, named, n_columns: int, ref_labels: list | None = None
+            ) -> tuple[np.ndarray, np.ndarray]:
     """The classes of the score columns (the DataFrame's columns, a Categorical's K categories,
-    else the labels' classes) and the labels' codes (-1 where missing)."""
+    else the classes of the labels and of the reference's labels) and the labels' codes (-1
+    where missing)."""
     if isinstance(getattr(labels, "dtype", None), pd.CategoricalDtype):
         categories = np.asarray(list(labels.dtype.categories), dtype=object)
         named = categories if named is None and categories.size == n_columns else named
@@ -447,16 +459,48 @@ def _labels(labels: Any, named, n_columns: int) -> tuple[np.ndarray, np.ndarray]
         raise ValueError(f"labels must be 1-dimensional class labels with None or NaN where "
                          f"missing, got shape {arr.shape}.")
     missing = pd.isna(arr)
-    known = [int(v) if isinstance(v, (float, np.floating)) and float(v).is_integer() else v
-             for v in arr[~missing].tolist()]
-    if not known and named is None:
+    known = _known(arr)
+    every = known + (ref_labels or [])
+    if not every and named is None:
         classes = np.arange(n_columns).astype(object)
     else:
-        classes = column_classes(known, named, n_columns) if known else named
+        names = ("labels" if ref_labels is None else "labels and reference labels", "scores")
+        classes = column_classes(every, named, n_columns, names=names) if every else named
     codes = np.full(arr.size, -1, dtype=np.int64)
     if known:
         codes[~missing] = encode(known, classes=classes)[0]
     return classes, codes
+
+
+def _reference(reference: Any, n_columns: int, named
+               ) -> tuple[np.ndarray, list, np.ndarray | None]:
+    """The reference's scores (n_ref, K), its labels (every one known) and its scores'
+    columns, checked against the test scores' K columns and their names."""
+    if (not isinstance(reference, (tuple, list)) or len(reference) != 2
+            or any(np.ndim(part) == 0 for part in reference)):
+        raise ValueError("reference must be (scores, labels) of labelled data, scores of shape "
+                         f"(n, {n_columns}) (one column per class), or a table with the columns "
+                         f"that scores and labels name; got {describe(reference)}.")
+    ref_scores, ref_labels = aligned(**{"reference scores": reference[0],
+                                        "reference labels": reference[1]})
+    s, ref_named = as_class_scores(ref_scores, "reference scores")
+    if s.shape[1] != n_columns:
+        raise ValueError(f"reference scores have {s.shape[1]} columns and scores {n_columns}; "
+                         "both need one column per class, in the same order.")
+    if named is not None and ref_named is not None and list(named) != list(ref_named):
+        raise ValueError(f"reference scores' columns {describe(list(ref_named))} differ from "
+                         f"the scores' {describe(list(named))}: the reference must have the "
+                         "test set's classes, in the same order.")
+    arr = np.asarray(ref_labels.to_numpy() if isinstance(ref_labels, pd.Series)
+                     else ref_labels, dtype=object)
+    if arr.ndim != 1:
+        raise ValueError(f"reference labels must be 1-dimensional class labels, got shape "
+                         f"{arr.shape}.")
+    if (n_missing := int(pd.isna(arr).sum())):
+        raise ValueError(f"reference labels has {n_missing} missing value(s); the reference is "
+                         "labelled data: drop its unlabelled rows.")
+    # C order, as the labelled test rows are: the map's mode does not depend on the layout
+    return np.ascontiguousarray(s), _known(arr), ref_named
 
 
 def as_class_mnar(mnar: Any, classes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -508,9 +552,24 @@ def as_class_mnar(mnar: Any, classes: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return out[0], out[1]
 
 
+def _calibration_rows(rows: ClassRows, reference) -> tuple[np.ndarray, np.ndarray, str]:
+    """The scores and label codes the map learns from, and what they are: the reference's
+    rows when given, else the labelled test rows."""
+    if reference is not None:
+        return (*reference, f"the reference's {reference[1].size} rows")
+    known = ~rows.missing
+    if not known.any():
+        raise ValueError("labels has no known value (all missing): no calibration map can be "
+                         "fitted. Pass p (class probabilities), calibration='none' or "
+                         "reference=(scores, labels) with labelled data.")
+    return rows.scores[known], rows.labels[known], f"{int(known.sum())} labelled rows"
+
+
 def _calibrated(rows: ClassRows, p, calibration: str, uncertainty: bool, method: str,
-                prior_a, prior_log_b, random_seed, notes: list[str]):
-    """(fixed probabilities of the missing rows or None, map posterior or None, source)."""
+                prior_a, prior_log_b, random_seed, notes: list[str], reference=None):
+    """(fixed probabilities of the missing rows or None, map posterior or None, source);
+    ``reference``: the (scores, label codes) the map learns from instead of the labelled
+    rows."""
     models = method in ("pymc", "both")
     if p is not None or calibration == "none":
         if models:
@@ -523,14 +582,11 @@ def _calibrated(rows: ClassRows, p, calibration: str, uncertainty: bool, method:
             raise ValueError(f"p must have the shape of scores, {rows.scores.shape}; got "
                              f"{given.shape}.")
         return given[rows.mis], None, "given p"
-    known = ~rows.missing
-    if not known.any():
-        raise ValueError("labels has no known value (all missing): no calibration map can be "
-                         "fitted. Pass p (class probabilities) or calibration='none'.")
+    cal_scores, cal_labels, fitted_on = _calibration_rows(rows, reference)
     seed = None if random_seed is None else np.random.default_rng([int(random_seed), 5])
-    post = posterior(rows.scores[known], rows.labels[known], prior_a=prior_a,
-                     prior_log_b=prior_log_b, random_seed=seed)
-    source = f"multinomial Platt map fitted on {int(known.sum())} labelled rows"
+    post = posterior(cal_scores, cal_labels, prior_a=prior_a, prior_log_b=prior_log_b,
+                     random_seed=seed)
+    source = f"multinomial Platt map fitted on {fitted_on}"
     if uncertainty or models:
         if post.ess < 100:
             notes.append(f"the importance draws of the calibration map's posterior have an "
@@ -573,11 +629,12 @@ def _predictive(values: np.ndarray, metrics, coord, shape, tree=None) -> xr.Data
 
 
 def _model_draws(rows: ClassRows, delta, coord, prior_a, prior_log_b, random_seed,
-                 sample_kwargs):
-    """NUTS draws of the multinomial Platt model and the components of its draws."""
-    known = ~rows.missing
+                 sample_kwargs, reference=None):
+    """NUTS draws of the multinomial Platt model (fitted on ``reference``, else on the
+    labelled rows) and the components of its draws."""
+    cal_scores, cal_labels, _ = _calibration_rows(rows, reference)
     m3 = bool((delta[1] > 0).any())
-    pm_model = class_model(rows.scores[known], rows.labels[known], classes=list(coord),
+    pm_model = class_model(cal_scores, cal_labels, classes=list(coord),
                            delta=delta if m3 else None, prior_a=prior_a,
                            prior_log_b=prior_log_b)
     tree = sample(pm_model, random_seed, sample_kwargs)
@@ -596,7 +653,7 @@ def _model_draws(rows: ClassRows, delta, coord, prior_a, prior_log_b, random_see
 
 # ------------------------------------------------------------------------------ entry point
 def pemi_classes(scores, labels, *, y_pred=None, p=None, calibration: str = "platt",
-                 calibration_uncertainty: bool = True, mnar=None, metrics=None,
+                 calibration_uncertainty: bool = True, reference=None, mnar=None, metrics=None,
                  method: str = "auto", ci_prob: float = 0.95, ci_kind: str = "eti",
                  draws: int = 10_000, zero_division: float = 0.0, second_order: bool = True,
                  prior_a=PRIOR_A, prior_log_b=PRIOR_LOG_B, random_seed: int | None = None,
@@ -615,10 +672,16 @@ def pemi_classes(scores, labels, *, y_pred=None, p=None, calibration: str = "pla
     p : array-like, shape (n, K), optional
         Class probabilities of the missing labels, used as given (read on the missing rows).
     calibration : {"platt", "none"}
-        The multinomial Platt map fitted on the labelled rows (module docstring), or the scores
-        as they are.
+        The multinomial Platt map fitted on the labelled rows or on ``reference`` (module
+        docstring), or the scores as they are.
     calibration_uncertainty : bool
         Mix the laws over the map's posterior (default) or condition on the fitted map.
+    reference : (scores, labels), optional
+        Labelled calibration data of the same classes: class probabilities (n_ref, K) (a
+        DataFrame's columns must be those of ``scores``) and their class labels, paired by
+        index where both are pandas objects. The map and its posterior (and the models') are
+        learned on it instead of on the labelled test rows, which enter the metrics exactly.
+        Not used with ``p`` or ``calibration="none"``.
     mnar : dict or sequence, optional
         Shifts :math:`\delta_k` of the log-probability of class :math:`k` of a missing label:
         ``{class: delta}`` or ``{class: (mean, sd)}`` (a normal prior), or a sequence of K of
@@ -660,7 +723,9 @@ def pemi_classes(scores, labels, *, y_pred=None, p=None, calibration: str = "pla
     ------
     ValueError
         Scores that are not class probabilities, labels or predictions outside the classes,
-        rows that differ in number, no labelled row to fit the map on, a bad ``mnar``.
+        rows that differ in number, no labelled row to fit the map on, a bad ``mnar``; a
+        ``reference`` whose columns or classes are not the test set's, or with missing
+        labels.
 
     Examples
     --------
@@ -690,7 +755,12 @@ def pemi_classes(scores, labels, *, y_pred=None, p=None, calibration: str = "pla
     if method in ("pymc", "both"):
         sample_kwargs = as_sample_kwargs(sample_kwargs)
     s, named = as_class_scores(scores, "scores")
-    classes, codes = _labels(labels, named, s.shape[1])
+    ref_s, ref_labels, ref_named = (None, None, None) if reference is None else _reference(
+        reference, s.shape[1], named)
+    classes, codes = _labels(labels, named if named is not None else ref_named, s.shape[1],
+                             ref_labels)
+    cal = None if reference is None else (
+        ref_s, encode(ref_labels, classes=classes, names=("reference labels", ""))[0])
     yp = s.argmax(axis=1) if y_pred is None else encode(y_pred, classes=classes,
                                                          names=("y_pred", ""))[0]
     if not codes.size == yp.size == s.shape[0]:
@@ -706,7 +776,7 @@ def pemi_classes(scores, labels, *, y_pred=None, p=None, calibration: str = "pla
         method = "exact" if method in ("pymc", "both") else method
     else:
         base, post, source = _calibrated(rows, p, calibration, calibration_uncertainty, method,
-                                         prior_a, prior_log_b, random_seed, notes)
+                                         prior_a, prior_log_b, random_seed, notes, cal)
     rng = np.random.default_rng(None if random_seed is None else [int(random_seed), 7])
     comps = _components(rows, base, post, delta, rng)
     mnar_note = "" if not delta[0].any() and not delta[1].any() else (
@@ -726,7 +796,7 @@ def pemi_classes(scores, labels, *, y_pred=None, p=None, calibration: str = "pla
     if method in ("pymc", "both"):
         tree, model_comps, shape, pm_model = _model_draws(rows, delta, coord, prior_a,
                                                           prior_log_b, random_seed,
-                                                          sample_kwargs)
+                                                          sample_kwargs, cal)
         values = simulate_classes(rows, model_comps, metrics, np.arange(model_comps.size), rng,
                                   opts.zero_division)
         tree = _predictive(values, metrics, coord, shape, tree)
