@@ -350,7 +350,7 @@ S3 = [[0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.2, 0.2, 0.6], [0.3, 0.3, 0.4]]
     (dict(method="exact", metrics="macro_f1"), "method='exact' gives the exact laws"),
     (dict(p=S3, method="pymc"), "p must be None"),
     (dict(labels=[None] * 4), "no known value"),
-    (dict(threshold=0.3), "reference and threshold are for scores of one class"),
+    (dict(threshold=0.3), "threshold is for scores of one class"),
     (dict(calibration="isotonic"), "calibration must be one of"),
     (dict(p=[[0.5, 0.5]] * 4), "p must have the shape of scores"),
     (dict(metrics="average_precision"), "metrics"),
