@@ -62,6 +62,9 @@ from bayeval.methods.judge.fast import (
     z_value,
 )
 from bayeval.methods.judge.graded import efficiency, eif_graded_cells
+from bayeval.methods.judge.weighted import Sample
+from bayeval.methods.judge.weighted import by_name as weighted_by_name
+from bayeval.methods.judge.weighted import ppi_pp_lambda as weighted_ppi_lambda
 from bayeval.table import Table, table
 from bayeval.validation import aligned, as_array, as_choice, as_ci_prob, as_seed, describe
 
@@ -198,19 +201,24 @@ def _refuse(d, d_hat, d_hat_u, names) -> None:
 
 
 # ============================================================================= estimators
-def eif_least_squares(d, x_labelled, x_unlabelled) -> Estimate:
+def eif_least_squares(d, x_labelled, x_unlabelled, w=None, v=None) -> Estimate:
     r"""EIF estimator of :math:`E[D]` with a least-squares calibration :math:`\hat\mu(x) = a +
     b^\top x` fitted on the labelled items.
 
     .. math::
-        \hat\Delta = \frac1N\sum_{i=1}^N\hat\mu(x_i) + \frac1m\sum_{j\in L}(D_j - \hat\mu(x_j)),
-        \qquad \widehat{\mathrm{se}}^2 = \frac{s_N^2(\hat\mu(x))}{N}
-            + \frac{s_L^2(D - \hat\mu(x))}{m},
+        \hat\Delta = \frac1N\sum_{i=1}^N\omega_i\hat\mu(x_i)
+            + \frac1m\sum_{j\in L}w_j(D_j - \hat\mu(x_j)),
+        \qquad \widehat{\mathrm{se}}^2 = \frac{1}{N^2}\sum_{i=1}^N\omega_i^2\{\hat\mu(x_i)
+            - \bar\mu_N\}^2 + \frac{1}{m^2}\sum_{j\in L}w_j^2(D_j - \hat\mu(x_j))^2,
 
-    the influence-function variance (variances with ``ddof=0``); the residual mean is 0 with the
-    intercept. With one column :math:`x = \hat Y` this is
-    :func:`~bayeval.methods.judge.fast.eif_linear`. Collinear columns (a constant judge on one
-    system) are fitted by the minimum-norm least squares: the fitted values are unchanged.
+    the influence-function (sandwich) variance, with sampling weights :math:`w` of the
+    labelled and :math:`v` of the unlabelled items (:math:`\omega_i` the item's weight, each
+    sample's rescaled to mean 1 by :func:`~bayeval.methods.judge.weighted.sampling_weights`;
+    default 1), :math:`\bar\mu_N` the first term, and :math:`a, b` weighted least squares, so
+    the weighted residual mean is 0. With one column :math:`x = \hat Y` this is
+    :func:`~bayeval.methods.judge.fast.eif_linear` (weighted:
+    :func:`~bayeval.methods.judge.weighted.eif_linear`). Collinear columns (a constant judge on
+    one system) are fitted by the minimum-norm least squares: the fitted values are unchanged.
 
     Parameters
     ----------
@@ -218,6 +226,8 @@ def eif_least_squares(d, x_labelled, x_unlabelled) -> Estimate:
         The outcome on the labelled items.
     x_labelled, x_unlabelled : array-like, shape (m, k) and (n, k)
         The judge's values on the labelled and unlabelled items.
+    w, v : numpy.ndarray, optional
+        Sampling weights of mean 1 of the labelled and unlabelled items (default uniform).
 
     Returns
     -------
@@ -232,13 +242,19 @@ def eif_least_squares(d, x_labelled, x_unlabelled) -> Estimate:
     """
     d = np.asarray(d, float)
     x_l, x_u = np.asarray(x_labelled, float), np.asarray(x_unlabelled, float)
+    w = np.ones(d.size) if w is None else np.asarray(w, float)
+    v = np.ones(x_u.shape[0]) if v is None else np.asarray(v, float)
     design = np.column_stack([np.ones(d.size), x_l])
-    coef = np.linalg.lstsq(design, d, rcond=None)[0]
+    root = np.sqrt(w)
+    coef = np.linalg.lstsq(design * root[:, None], d * root, rcond=None)[0]
     fit_l = design @ coef
     fit_all = np.concatenate([fit_l, coef[0] + x_u @ coef[1:]])
+    omega = np.concatenate([w, v])
     resid = d - fit_l
-    var = fit_all.var() / fit_all.size + resid.var() / d.size
-    return Estimate(float(fit_all.mean() + resid.mean()), float(np.sqrt(var)))
+    mean = float(omega @ fit_all) / omega.size
+    var = (np.sum((omega * (fit_all - mean)) ** 2) / omega.size**2
+           + np.sum((w * resid) ** 2) / d.size**2)
+    return Estimate(mean + float(w @ resid) / d.size, float(np.sqrt(var)))
 
 
 def difference_posterior(table_, unlabelled, alpha) -> Estimate:
@@ -325,14 +341,19 @@ def _interval(est: Estimate, ci_prob: float, kind: str, alternative: str, width:
     return mean, lower, upper
 
 
-def _fast(d, d_hat, d_hat_u, x_l, x_u, cells, names, mu_model) -> dict[str, Estimate]:
-    """The frequentist estimates of ``names`` on the differences."""
-    mo = moments(d, d_hat, d_hat_u)
-    fns = by_name(mo, None, None, 0.0)
-    if mu_model == "linear":
-        fns["eif"] = lambda: eif_least_squares(d, x_l, x_u)
+def _fast(d, d_hat, d_hat_u, x_l, x_u, cells, names, mu_model, s: Sample | None = None
+          ) -> dict[str, Estimate]:
+    """The frequentist estimates of ``names`` on the differences; with the sample ``s`` of
+    the differences and their sampling weights, the weighted ones (``cells`` then the cell
+    of every labelled and unlabelled prompt and their number)."""
+    if s is not None:
+        fns = weighted_by_name(s, cells if mu_model == "cell" else None)
+        if mu_model == "linear":
+            fns["eif"] = lambda: eif_least_squares(d, x_l, x_u, s.w, s.v)
     else:
-        fns["eif"] = lambda: eif_graded_cells(*cells)
+        fns = by_name(moments(d, d_hat, d_hat_u), None, None, 0.0)
+        fns["eif"] = ((lambda: eif_least_squares(d, x_l, x_u)) if mu_model == "linear" else
+                      (lambda: eif_graded_cells(*cells)))
     return {k: Estimate(*(float(v) for v in fns[k]())) for k in names}
 
 
@@ -361,6 +382,7 @@ def _bayes(y, k_l, k_u, size, prior, rng, ci_prob, alternative, null):
 def compare_systems(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: float = 0.95,
                     ci_kind: str = "wald", alternative: str = "two-sided", null: float = 0.0,
                     mu_model: str | None = None, y_range=None, prior: float = 0.5,
+                    sample_weight=None, sample_weight_unlabeled=None,
                     random_seed: int | None = None) -> JudgeCompare:
     r"""The difference between two systems graded on the same prompts by a judge and a few humans.
 
@@ -402,6 +424,17 @@ def compare_systems(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: fl
     prior : float
         ``bayes``: Dirichlet concentration of each cell :math:`(Y_A, Y_B, \hat Y_A, \hat Y_B)`
         (default 1/2, Jeffreys').
+    sample_weight : array-like, optional
+        Frequentist estimators: a sampling weight per labelled prompt, :math:`w_i \propto
+        1/\pi_i` when prompt :math:`i` was sent to the humans with probability :math:`\pi_i`
+        (a stratified or verdict-dependent design); relative (rescaled to mean 1). The
+        estimators become the weighted (Hájek) estimators of the mean of :math:`D`
+        (:mod:`bayeval.methods.judge.weighted`) with their sandwich variances, the EIF with
+        the weighted cell means of :math:`D` per pair of judge values or the weighted
+        least-squares plane (:func:`eif_least_squares`). A pandas Series pairs with ``y``'s
+        rows by index. ``bayes`` has no weighted form (``method="all"`` leaves it out).
+    sample_weight_unlabeled : array-like, optional
+        The same for the unlabelled prompts, :math:`\propto 1/(1 - \pi_i)` (default uniform).
     random_seed : int, optional
         Seed of the exact posterior draws.
 
@@ -429,7 +462,8 @@ def compare_systems(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: fl
         grades outside the scale; a judge difference that is the same on every prompt; for the
         frequentist estimators a human or judge difference constant on the labelled prompts;
         ``bayes`` on grades other than 0/1 or on more than :data:`MAX_CELLS` pairs of judge
-        values.
+        values, or with sampling weights; sampling weights of the wrong length, negative or not
+        finite.
 
     See Also
     --------
@@ -480,12 +514,14 @@ def compare_systems(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: fl
         raise ValueError(f"prior must be a positive Dirichlet concentration, got {prior:g}.")
     names, (ys, yhats, yhats_u) = _systems(y, yhat, yhat_unlabeled)
     tags = [f"[{n!r}]" for n in names]
-    y_a, y_b, yh_a, yh_b = aligned(**{"y" + tags[0]: ys[0], "y" + tags[1]: ys[1],
-                                      "yhat" + tags[0]: yhats[0], "yhat" + tags[1]: yhats[1]})
+    y_a, y_b, yh_a, yh_b, w = aligned(**{"y" + tags[0]: ys[0], "y" + tags[1]: ys[1],
+                                         "yhat" + tags[0]: yhats[0], "yhat" + tags[1]: yhats[1],
+                                         "sample_weight": sample_weight})
     y2 = [as_array(v, "y" + t) for v, t in zip((y_a, y_b), tags, strict=True)]
     yh2 = [as_array(v, "yhat" + t) for v, t in zip((yh_a, yh_b), tags, strict=True)]
-    u_a, u_b = aligned(**{"yhat_unlabeled" + tags[0]: yhats_u[0],
-                          "yhat_unlabeled" + tags[1]: yhats_u[1]})
+    u_a, u_b, v = aligned(**{"yhat_unlabeled" + tags[0]: yhats_u[0],
+                             "yhat_unlabeled" + tags[1]: yhats_u[1],
+                             "sample_weight_unlabeled": sample_weight_unlabeled})
     yu2 = [as_array(v, "yhat_unlabeled" + t) for v, t in zip((u_a, u_b), tags, strict=True)]
     low, high, binary = grade_scale(y2, names, y_range)
     width = high - low
@@ -500,6 +536,14 @@ def compare_systems(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: fl
     k_l, k_u, size = joint_cells(yh2, yu2)
     names_asked = list(COMPARE_ESTIMATORS) if method == "all" else [method]
     notes: list[str] = []
+    s = None
+    if sample_weight is not None or sample_weight_unlabeled is not None:
+        if method == "bayes":
+            raise ValueError("sample_weight and sample_weight_unlabeled apply to the frequentist "
+                             "estimators; method='bayes' is a Dirichlet model of a random subset "
+                             "of the prompts and has no sampling weights. Use method='eif'.")
+        names_asked = [n for n in names_asked if n != "bayes"]
+        s = Sample.of(d, d_hat, d_hat_u, w, v)
     if "bayes" in names_asked and (not binary or size > MAX_CELLS):
         why = ("0/1 human grades" if not binary else
                f"at most {MAX_CELLS} distinct pairs of judge values (got {size})")
@@ -513,6 +557,8 @@ def compare_systems(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: fl
     cells = (np.bincount(k_l, minlength=size), np.bincount(k_l, d, size),
              np.bincount(k_l, d**2, size), np.bincount(k_u, minlength=size))
     x_l, x_u = np.column_stack(yh2), np.column_stack(yu2)
+    if s is not None:
+        cells = (k_l, k_u, size)
     try:
         _refuse(d, d_hat, d_hat_u, names)
     except ValueError:
@@ -520,16 +566,17 @@ def compare_systems(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: fl
             raise
         eif = Estimate(np.nan, np.nan)  # bayes alone: the check has no EIF to compare with
     else:
-        eif = _fast(d, d_hat, d_hat_u, x_l, x_u, cells, ["eif"], mu_model)["eif"]
-    out = _fast(d, d_hat, d_hat_u, x_l, x_u, cells, freq, mu_model)
+        eif = _fast(d, d_hat, d_hat_u, x_l, x_u, cells, ["eif"], mu_model, s)["eif"]
+    out = _fast(d, d_hat, d_hat_u, x_l, x_u, cells, freq, mu_model, s)
     rows = {}
     for name, est in out.items():
         mean, lower, upper = _interval(est, ci_prob, ci_kind, alternative, width)
         rows[name] = {"mean": mean, "sd": est.se, "lower": lower, "upper": upper,
                       "p_value": p_value(est, null, alternative) if est.se > 0 else np.nan,
                       "prob_greater": np.nan}
-    if mu_model == "cell" and (cells[0] == 0).any() and ("eif" in out or "bayes" in names_asked):
-        notes.append(f"{cells[3][cells[0] == 0].sum() / d_hat_u.size:.1%} of the unlabelled "
+    empty = np.bincount(k_l, minlength=size) == 0
+    if mu_model == "cell" and empty.any() and ("eif" in out or "bayes" in names_asked):
+        notes.append(f"{np.isin(k_u, np.flatnonzero(empty)).mean():.1%} of the unlabelled "
                      "prompts have a pair of judge values that no labelled prompt has; their "
                      "cell mean falls back to the labelled mean (use mu_model='linear').")
     if "ppi" in out and "classical" in out and out["ppi"].se > out["classical"].se:
@@ -539,13 +586,18 @@ def compare_systems(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: fl
               "nearest end, its interval clipped" for k, e in out.items()
               if not -width <= e.estimate <= width]
     mo = moments(d, d_hat, d_hat_u)
-    lam = float(ppi_pp_lambda(mo, clip=False))
+    lam = float(ppi_pp_lambda(mo, clip=False) if s is None else weighted_ppi_lambda(s, False))
     info = {"m": d.size, "n": d_hat_u.size, "lam": float(np.clip(lam, 0, 1)),
             "lam_unclipped": lam, "mu_model": mu_model, "eif_mean": float(eif.estimate),
             "eif_sd": float(eif.se), "null": null, "alternative": alternative,
             "y_low": low, "y_high": high}
+    var_d = float(mo.y_var)
+    if s is not None:  # Kish's effective sizes; the weighted spread of D
+        info.update(m_kish=float(d.size**2 / np.sum(s.w**2)),
+                    n_kish=float(d_hat_u.size**2 / np.sum(s.v**2)))
+        var_d = float(s.w @ (d - s.w @ d / d.size) ** 2) / d.size
     if np.isfinite(eif.se):
-        info.update(efficiency(eif, float(mo.y_var), d.size, d_hat_u.size))
+        info.update(efficiency(eif, var_d, d.size, d_hat_u.size))
     draws = None
     if "bayes" in names_asked:
         delta, rates, rows["bayes"], _ = _bayes(y2, k_l, k_u, size, prior, as_seed(random_seed),
@@ -568,7 +620,9 @@ def compare_systems(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: fl
         data=xr.Dataset(info), systems=names, interval_kind=ci_kind,
         description=(f"difference of the {scale} of {names[0]} and {names[1]} from {d.size} "
                      f"prompts graded by humans and {d_hat_u.size} by the judge only "
-                     f"({ci_kind} intervals, {alternative}, null {null:g})"))
+                     f"({ci_kind} intervals, {alternative}, null {null:g}"
+                     + ("" if s is None else ", sampling weights"
+                        + ("; bayes has no weighted form" if method == "all" else "")) + ")"))
 
 
 class JudgeCompare(Evaluation, method="judge_compare"):

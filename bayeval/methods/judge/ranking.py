@@ -74,15 +74,25 @@ import xarray as xr
 
 from bayeval.evaluation import SAMPLE_DIMS, Evaluation
 from bayeval.methods.judge.categories import ClassCounts, posterior_draws
+from bayeval.methods.judge.categories_weighted import by_class
 from bayeval.methods.judge.compare import (
     MAX_CELLS,
     POSTERIOR_DRAWS,
+    eif_least_squares,
     grade_scale,
     joint_cells,
     p_value,
     system_columns,
 )
 from bayeval.methods.judge.fast import Estimate, moments, ppi_pp_lambda, reported, z_value
+from bayeval.methods.judge.weighted import (
+    Sample,
+    eif_cells,
+    ppi_pp,
+    sampling_weights,
+    weighted_mean,
+)
+from bayeval.methods.judge.weighted import ppi_pp_lambda as weighted_ppi_lambda
 from bayeval.table import Table, table
 from bayeval.validation import aligned, as_array, as_choice, as_ci_prob, as_seed, describe
 
@@ -95,6 +105,8 @@ __all__ = [
     "rank_systems",
     "ranking_dataset",
     "score_posterior",
+    "weighted_lambdas",
+    "weighted_scores",
 ]
 
 RANK_ESTIMATORS = ("naive", "classical", "ppi", "ppi_pp", "eif", "bayes")
@@ -112,8 +124,9 @@ ASSUMPTIONS = (
 
 
 # ============================================================================ input handling
-def _paired(y, yhat, yhat_unlabeled):
-    """System names and the (m, K), (m, K), (n, K) arrays of paired systems."""
+def _paired(y, yhat, yhat_unlabeled, w=None, v=None):
+    """System names, the (m, K), (m, K), (n, K) arrays of paired systems and the sampling
+    weights paired with their rows."""
     parts = [system_columns(x, n) for x, n in ((y, "y"), (yhat, "yhat"),
                                                 (yhat_unlabeled, "yhat_unlabeled"))]
     sizes = {len(p[1]) for p in parts}
@@ -136,19 +149,27 @@ def _paired(y, yhat, yhat_unlabeled):
                          f"have different lengths {[sorted(s) for s in lengths]}; for systems "
                          "graded on different prompts pass paired=False.")
     tags = [f"[{n!r}]" for n in names]
-    pairs = aligned(**{f"{arg}{t}": c for arg, part in (("y", parts[0]), ("yhat", parts[1]))
-                       for t, c in zip(tags, part[1], strict=True)})
+    *pairs, w = aligned(**{f"{arg}{t}": c for arg, part in (("y", parts[0]), ("yhat", parts[1]))
+                           for t, c in zip(tags, part[1], strict=True)}, sample_weight=w)
     k = len(names)
     y_cols = [as_array(v, "y" + t) for v, t in zip(pairs[:k], tags, strict=True)]
     yh_cols = [as_array(v, "yhat" + t) for v, t in zip(pairs[k:], tags, strict=True)]
-    yu = aligned(**{f"yhat_unlabeled{t}": c for t, c in zip(tags, parts[2][1], strict=True)})
-    yu_cols = [as_array(v, "yhat_unlabeled" + t) for v, t in zip(yu, tags, strict=True)]
-    return names, y_cols, yh_cols, yu_cols
+    *yu, v = aligned(**{f"yhat_unlabeled{t}": c for t, c in zip(tags, parts[2][1], strict=True)},
+                     sample_weight_unlabeled=v)
+    yu_cols = [as_array(x, "yhat_unlabeled" + t) for x, t in zip(yu, tags, strict=True)]
+    return names, y_cols, yh_cols, yu_cols, [(w, v)]
 
 
-def _unpaired(y, yhat, yhat_unlabeled):
-    """System names and per-system (y, yhat, yhat_unlabeled) arrays of unpaired systems."""
+def _unpaired(y, yhat, yhat_unlabeled, w=None, v=None):
+    """System names, per-system (y, yhat, yhat_unlabeled) arrays of unpaired systems and their
+    (sample_weight, sample_weight_unlabeled)."""
     args = {"y": y, "yhat": yhat, "yhat_unlabeled": yhat_unlabeled}
+    weights = {k: x for k, x in (("sample_weight", w), ("sample_weight_unlabeled", v))
+               if x is not None}
+    for arg, x in weights.items():
+        if not isinstance(x, Mapping) or list(x) != list(y):
+            raise ValueError(f"paired=False takes {arg} as a dict {{system: weights}} with the "
+                             f"systems of y {list(y)}, got {describe(x)}.")
     for arg, x in args.items():
         if not isinstance(x, Mapping):
             raise ValueError(f"paired=False takes {arg} as a dict {{system: values}} (each "
@@ -160,13 +181,17 @@ def _unpaired(y, yhat, yhat_unlabeled):
                              "the same systems in the same order.")
     if len(names) < 2:
         raise ValueError(f"y must hold at least two systems, got {len(names)}: {names}.")
-    out = []
+    out, sampled = [], []
     for s in names:
         t = f"[{str(s)!r}]"
-        a, b = aligned(**{"y" + t: y[s], "yhat" + t: yhat[s]})
+        a, b, ws = aligned(**{"y" + t: y[s], "yhat" + t: yhat[s],
+                              "sample_weight" + t: w[s] if w is not None else None})
+        c, vs = aligned(**{"yhat_unlabeled" + t: yhat_unlabeled[s],
+                           "sample_weight_unlabeled" + t: v[s] if v is not None else None})
         out.append((as_array(a, "y" + t), as_array(b, "yhat" + t),
-                    as_array(yhat_unlabeled[s], "yhat_unlabeled" + t)))
-    return [str(n) for n in names], out
+                    as_array(c, "yhat_unlabeled" + t)))
+        sampled.append((ws, vs))
+    return [str(n) for n in names], out, sampled
 
 
 # ============================================================================== estimators
@@ -239,6 +264,88 @@ def influence_functions(y, x_l, x_u, estimator: str, mu_model: str = "cell"
     if not seen.all():  # the empty cells' shared labelled mean
         phi[:m] += big_n * share[~seen].sum() / m * (y - y_bar)
     return theta, phi
+
+
+def weighted_scores(y, x_l, x_u, estimator: str, mu_model: str = "cell", w=None, v=None
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    r"""The weighted estimates of :math:`K` scores on the same prompts and their covariance.
+
+    Each score is the weighted (Hájek) estimator of :mod:`bayeval.methods.judge.weighted`
+    applied to the system's column, with the labelled prompts' weights :math:`w \propto
+    1/\pi_i` and the others' :math:`v \propto 1/(1 - \pi_i)`: the weighted means
+    (``naive``, ``classical``), PPI++ with the weighted :math:`\hat\lambda_k` of each system
+    (1 for ``ppi``, ppi_py's weighted power tuning clipped to [0, 1] for ``ppi_pp``), the EIF
+    with the weighted cell means per vector of judge values
+    (:func:`~bayeval.methods.judge.weighted.eif_cells`) or the weighted least-squares plane
+    (:func:`~bayeval.methods.judge.compare.eif_least_squares`). Each is linear in the outcome
+    column and its sandwich variance a sum of squares of per-prompt terms linear in it, so the
+    covariance of systems :math:`k, l` is the inner product of their weighted influence
+    functions on the same prompts, by polarisation
+    (:func:`~bayeval.methods.judge.categories_weighted.by_class`):
+
+    .. math:: \hat\Sigma_{kl} = \tfrac12\{\widehat{\mathrm{Var}}(T[Y_k + Y_l])
+              - \widehat{\mathrm{Var}}(T[Y_k]) - \widehat{\mathrm{Var}}(T[Y_l])\},
+
+    and :math:`(1, -1)\hat\Sigma(1, -1)^\top` of two systems is the weighted variance of
+    :func:`~bayeval.methods.judge.compare.compare_systems`. Uniform weights give
+    :func:`influence_functions`' estimates and covariance.
+
+    Parameters
+    ----------
+    y, x_l, x_u, estimator, mu_model
+        As :func:`influence_functions`.
+    w, v : array-like, optional
+        Sampling weights of the labelled and unlabelled prompts (checked and rescaled to mean 1
+        by :func:`~bayeval.methods.judge.weighted.sampling_weights`; default uniform).
+
+    Returns
+    -------
+    theta : array (K,)
+    cov : array (K, K)
+
+    Examples
+    --------
+    >>> y = np.array([[1, 0], [1, 1], [0, 0], [1, 0]], dtype=float)
+    >>> x_u = np.array([[1.0, 1.0], [0.0, 0.0]])
+    >>> theta, cov = weighted_scores(y, y, x_u, "eif")  # as influence_functions
+    >>> theta.round(4).tolist(), cov.round(4).tolist()
+    ([0.6667, 0.3333], [[0.037, 0.0185], [0.0185, 0.037]])
+    >>> theta, cov = weighted_scores(y, y, x_u, "eif", w=[1, 1, 3, 1])  # (0, 0) counts thrice
+    >>> theta.round(4).tolist(), cov.round(4).tolist()
+    ([0.5, 0.2778], [[0.0509, 0.0303], [0.0303, 0.0336]])
+    """
+    y, x_l, x_u = (np.asarray(a, float) for a in (y, x_l, x_u))
+    w = sampling_weights(w, y.shape[0], "sample_weight")
+    v = sampling_weights(v, x_u.shape[0], "sample_weight_unlabeled")
+    if estimator == "naive":
+        est = by_class(lambda c: weighted_mean(c, v), x_u)
+    elif estimator == "classical":
+        est = by_class(lambda a: weighted_mean(a, w), y)
+    elif estimator in ("ppi", "ppi_pp"):  # PPI++ with lambda_k: lambda_k-scaled judge columns
+        lam = np.ones(y.shape[1]) if estimator == "ppi" else weighted_lambdas(y, x_l, x_u, w, v)
+        est = by_class(lambda a, b, c: ppi_pp(Sample(a, b, c, w, v), 1.0), y, lam * x_l,
+                       lam * x_u)
+    elif mu_model == "linear":
+        est = by_class(lambda a: eif_least_squares(a, x_l, x_u, w, v), y)
+    else:
+        cells = joint_cells(list(x_l.T), list(x_u.T))
+        est = by_class(lambda a, b, c: eif_cells(Sample(a, b, c, w, v), *cells), y, x_l, x_u)
+    return est.estimate, est.cov
+
+
+def weighted_lambdas(y, x_l, x_u, w, v) -> np.ndarray:
+    r"""ppi_py's weighted power-tuning :math:`\hat\lambda_k` of each system, clipped to [0, 1]
+    (:func:`~bayeval.methods.judge.weighted.ppi_pp_lambda`; weights of mean 1).
+
+    Examples
+    --------
+    >>> y = np.array([[1, 0], [0, 0], [1, 1], [1, 0]], dtype=float)
+    >>> x_u = np.array([[1, 1], [1, 0], [0, 1]], dtype=float)
+    >>> weighted_lambdas(y, y, x_u, np.ones(4), np.ones(3)).round(4).tolist()
+    [0.3375, 0.2813]
+    """
+    return np.array([weighted_ppi_lambda(Sample(y[:, k], x_l[:, k], x_u[:, k], w, v))
+                     for k in range(y.shape[1])])
 
 
 def _grade_codes(k: int) -> np.ndarray:
@@ -478,8 +585,8 @@ def ranking_dataset(names, mean, cov, *, ci_prob: float, adjust: str, rng, draws
 # ============================================================================ entry point
 def rank_systems(y, yhat, yhat_unlabeled, *, method: str = "eif", paired: bool = True,
                  ci_prob: float = 0.95, adjust: str = "max_t", mu_model: str | None = None,
-                 y_range=None, prior: float | None = None,
-                 random_seed: int | None = None) -> JudgeRanking:
+                 y_range=None, prior: float | None = None, sample_weight=None,
+                 sample_weight_unlabeled=None, random_seed: int | None = None) -> JudgeRanking:
     r"""Scores, pairwise differences and the ranking of :math:`K \ge 2` systems graded by a
     judge and a few humans.
 
@@ -519,6 +626,15 @@ def rank_systems(y, yhat, yhat_unlabeled, *, method: str = "eif", paired: bool =
         :math:`2^{1-K}`, a total of 2 per judge vector (Jeffreys' 1/2 per cell for two systems,
         as :func:`~bayeval.methods.judge.compare.compare_systems`; unpaired, each system's own
         table with :math:`K = 1`: 1 per cell).
+    sample_weight : array-like, optional
+        Frequentist estimators: a sampling weight per labelled prompt, :math:`w_i \propto
+        1/\pi_i` when prompt :math:`i` was sent to the humans with probability :math:`\pi_i`
+        (a stratified or verdict-dependent design); relative (rescaled to mean 1). The scores
+        become the weighted (Hájek) estimators with their sandwich covariance across systems
+        (:func:`weighted_scores`). A pandas Series pairs with ``y``'s rows by index;
+        unpaired, a dict ``{system: weights}``. ``bayes`` has no weighted form.
+    sample_weight_unlabeled : array-like, optional
+        The same for the unlabelled prompts, :math:`\propto 1/(1 - \pi_i)` (default uniform).
     random_seed : int, optional
         Seed of the draws (ranks, max-|t| quantile, posterior).
 
@@ -541,7 +657,8 @@ def rank_systems(y, yhat, yhat_unlabeled, *, method: str = "eif", paired: bool =
     ValueError
         Fewer than two systems, names that differ across arguments, lengths that differ
         (paired), grades outside the scale, fewer than two labelled or unlabelled prompts,
-        ``bayes`` on grades other than 0/1 or on more than :data:`MAX_BAYES_CELLS` cells.
+        ``bayes`` on grades other than 0/1 or on more than :data:`MAX_BAYES_CELLS` cells, or
+        with sampling weights; sampling weights of the wrong length, negative or not finite.
 
     See Also
     --------
@@ -601,11 +718,18 @@ def rank_systems(y, yhat, yhat_unlabeled, *, method: str = "eif", paired: bool =
         if not (np.isfinite(prior) and prior > 0):
             raise ValueError(f"prior must be a positive Dirichlet concentration, got {prior:g}.")
     rng = as_seed(random_seed)
+    weighted = sample_weight is not None or sample_weight_unlabeled is not None
+    if weighted and method == "bayes":
+        raise ValueError("sample_weight and sample_weight_unlabeled apply to the frequentist "
+                         "estimators; method='bayes' is a Dirichlet model of a random subset of "
+                         "the prompts and has no sampling weights. Use method='eif'.")
     if paired:
-        names, ys, yhs, yus = _paired(y, yhat, yhat_unlabeled)
+        names, ys, yhs, yus, sampled = _paired(y, yhat, yhat_unlabeled, sample_weight,
+                                               sample_weight_unlabeled)
         blocks = [(np.column_stack(ys), np.column_stack(yhs), np.column_stack(yus))]
     else:
-        names, triples = _unpaired(y, yhat, yhat_unlabeled)
+        names, triples, sampled = _unpaired(y, yhat, yhat_unlabeled, sample_weight,
+                                            sample_weight_unlabeled)
         ys = [t[0] for t in triples]
         blocks = [(a[:, None], b[:, None], c[:, None]) for a, b, c in triples]
     low, high, binary = grade_scale(ys, names, y_range)
@@ -617,13 +741,18 @@ def rank_systems(y, yhat, yhat_unlabeled, *, method: str = "eif", paired: bool =
             raise ValueError(f"{name} needs at least two labelled and two unlabelled prompts, "
                              f"got {b_y.shape[0]} and {b_u.shape[0]}.")
     notes: list[str] = []
-    means, covs, draws, used = [], [], [], []
-    for b_y, b_l, b_u in blocks:
+    means, covs, draws, used, lams, kish = [], [], [], [], [], []
+    for (b_y, b_l, b_u), (b_w, b_v) in zip(blocks, sampled, strict=True):
         k_l, k_u, size = joint_cells(list(b_l.T), list(b_u.T))
         used.append(mu_model or ("cell" if size <= MAX_CELLS else "linear"))
         if method == "bayes":
             mean, cov, theta = _bayes_draws(b_y, b_l, b_u, prior, rng)
             draws.append(theta)
+        elif weighted:
+            mean, cov = weighted_scores(b_y, b_l, b_u, method, used[-1], b_w, b_v)
+            b_w, b_v = sampling_weights(b_w, len(b_y), ""), sampling_weights(b_v, len(b_u), "")
+            lams += list(weighted_lambdas(b_y, b_l, b_u, b_w, b_v))
+            kish += [[x.size**2 / np.sum(x**2) for x in (b_w, b_v)]] * b_y.shape[1]
         else:
             mean, phi = influence_functions(b_y, b_l, b_u, method, used[-1])
             cov = phi.T @ phi / phi.shape[0] ** 2
@@ -650,9 +779,12 @@ def rank_systems(y, yhat, yhat_unlabeled, *, method: str = "eif", paired: bool =
                 mu_model=used[0] if paired else ("system", used), paired=paired,
                 y_low=low, y_high=high, adjust=adjust)
     if method == "ppi_pp":
-        info["lam"] = ("system", [float(np.clip(ppi_pp_lambda(moments(
+        info["lam"] = ("system", lams if weighted else [float(np.clip(ppi_pp_lambda(moments(
             b[0][:, j], b[1][:, j], b[2][:, j])), 0, 1)) for b in blocks
             for j in range(b[0].shape[1])])
+    if weighted:  # Kish's effective sizes of each system's labelled and unlabelled prompts
+        info.update(m_kish=("system", [float(k[0]) for k in kish]),
+                    n_kish=("system", [float(k[1]) for k in kish]))
     post = None
     if draws:
         post = xr.DataTree.from_dict({"posterior": xr.Dataset(
@@ -667,7 +799,8 @@ def rank_systems(y, yhat, yhat_unlabeled, *, method: str = "eif", paired: bool =
         data=xr.Dataset(info, coords={"system": names}),
         interval_kind=None if post is not None else "wald",
         description=(f"{scale} of {len(names)} systems ({'paired' if paired else 'unpaired'}"
-                     f"), {method}, differences adjusted by {adjust}"))
+                     f"), {method}, differences adjusted by {adjust}"
+                     + (", sampling weights" if weighted else "")))
 
 
 class JudgeRanking(Evaluation, method="judge_ranking"):
