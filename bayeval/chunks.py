@@ -60,6 +60,30 @@ class Chunking:
         """
         return np.bincount(self.codes, minlength=len(self.labels))
 
+    @cached_property
+    def contiguous(self) -> bool:
+        """Whether each chunk is one run of consecutive rows, in the order of ``labels``.
+
+        Examples
+        --------
+        >>> make_chunks(5, n_chunks=2).contiguous, make_chunks(3, chunks=[1, 0, 1]).contiguous
+        (True, False)
+        """
+        return bool((self.codes[1:] >= self.codes[:-1]).all())
+
+    def parts(self, x: np.ndarray) -> list[np.ndarray]:
+        """The rows of ``x`` in each chunk: views of ``x`` when the chunks are contiguous,
+        else copies (as ``x[rows]`` for :meth:`rows`).
+
+        Examples
+        --------
+        >>> make_chunks(5, n_chunks=2).parts(np.arange(5.0))
+        [array([0., 1., 2.]), array([3., 4.])]
+        """
+        if self.contiguous:
+            return np.split(x, np.cumsum(self.sizes)[:-1])
+        return [x[rows] for rows in self.rows()]
+
     def rows(self, order: np.ndarray | None = None) -> list[np.ndarray]:
         """The row indices of each chunk, in row order or in the order of ``order``.
 
@@ -82,7 +106,7 @@ class Chunking:
         >>> c.rows(order=np.array([4, 3, 2, 1, 0]))
         [array([2, 0]), array([4, 3, 1])]
         """
-        if order is None and (self.codes[1:] >= self.codes[:-1]).all():  # contiguous chunks
+        if order is None and self.contiguous:
             return np.split(np.arange(self.codes.size), np.cumsum(self.sizes)[:-1])
         order = np.arange(self.codes.size) if order is None else order
         codes = self.codes[order]

@@ -303,7 +303,7 @@ def map_uncertainty(cal: Calibrator | None, ref: Reference | None, learned: bool
                      "only.")
         return None
     seed = None if random_seed is None else np.random.default_rng([int(random_seed), 16])
-    return map_posterior(cal, ref.scores, ref.labels, random_seed=seed)
+    return map_posterior(cal, ref.scores[ref.order], ref.labels[ref.order], random_seed=seed)
 
 
 def add_support(closed: xr.Dataset, counts: list[np.ndarray], reference_scores: np.ndarray,

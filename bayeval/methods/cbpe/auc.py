@@ -20,8 +20,8 @@ from bayeval.confusion_moments import RatioMoments, auc_count_moments, ratio_mom
 from bayeval.methods.cbpe.fast import NormalLaw, Window
 
 __all__ = ["AUC_EXACT_MAP_ROWS", "AUC_EXACT_ROWS", "auc_cells", "auc_law", "auc_map_shift",
-           "defined_probability", "exact_auc_law", "exact_auc_rows", "nannyml_auc",
-           "window_auc_law"]
+           "both_classes_probability", "defined_probability", "exact_auc_law", "exact_auc_rows",
+           "nannyml_auc", "window_auc_law"]
 
 AUC_EXACT_ROWS = 64
 """Windows of at most this many rows get ROC-AUC's exact law (:func:`auc_cells`: about
@@ -143,6 +143,30 @@ def defined_probability(log_no_positive: float, log_no_negative: float) -> float
     return float(min(max(-np.expm1(large) - np.exp(small), 0.0), 1.0))
 
 
+#: above this expected count of each class both products underflow to 0 (:math:`\log(1-p)\le
+#: -p`, so :math:`\prod_i(1-p_i)\le e^{-\sum p_i}<` the smallest double)
+_UNDERFLOW = 750.0
+
+
+def both_classes_probability(p: np.ndarray) -> float:
+    r""":func:`defined_probability` of independent labels :math:`Y_i\sim\mathrm{Bernoulli}(p_i)`:
+    1.0 without the logarithms when :math:`\sum p_i` and :math:`\sum(1-p_i)` both exceed 750,
+    where :math:`e^a` and :math:`e^b` are 0 in floating point.
+
+    Examples
+    --------
+    >>> both_classes_probability(np.array([0.5, 0.5]))
+    0.5
+    >>> both_classes_probability(np.full(4000, 0.5))
+    1.0
+    """
+    total_p = float(p.sum())
+    if min(total_p, p.size - total_p) > _UNDERFLOW:
+        return 1.0
+    with np.errstate(divide="ignore"):  # p of 0 or 1: a product of 0
+        return defined_probability(float(np.log1p(-p).sum()), float(np.log(p).sum()))
+
+
 def auc_law(moments: RatioMoments, total_p: float, total_q: float, defined: float,
             zero_division: float, shift: np.ndarray | None = None) -> tuple[NormalLaw, float]:
     r"""ROC-AUC's normal law from its exact moments, and NannyML's estimate.
@@ -260,8 +284,7 @@ def window_auc_law(w: Window, zero_division: float, posterior: MapPosterior | No
     if w.s.size <= exact_auc_rows(0 if posterior is None else posterior.draws):
         return (exact_auc_law(w.s, w.p, zero_division, posterior),
                 nannyml_auc(moments, total_p, total_q, zero_division))
-    with np.errstate(divide="ignore"):  # p of 0 or 1: a product of 0
-        defined = defined_probability(float(np.log1p(-w.p).sum()), float(np.log(w.p).sum()))
+    defined = both_classes_probability(w.p)
     shift = (None if posterior is None or moments.mean_den <= 0 else
              auc_map_shift(moments, sums, posterior))
     return auc_law(moments, total_p, total_q, defined, zero_division, shift)

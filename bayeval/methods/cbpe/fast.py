@@ -474,7 +474,7 @@ def windows(scores: np.ndarray, chunking: Chunking, calibrate: Callable[[np.ndar
     def window(s):
         return Window(s, calibrate(s), s >= threshold)
 
-    chunks = [window(np.sort(scores[rows])) for rows in chunking.rows()]
+    chunks = [window(np.sort(part)) for part in chunking.parts(scores)]
     if not whole:
         return chunks
     merged = np.concatenate([w.s for w in chunks])

@@ -45,7 +45,7 @@ from bayeval.confusion_moments import auc_count_moments
 from bayeval.methods.cbpe.auc import (
     auc_cells,
     auc_law,
-    defined_probability,
+    both_classes_probability,
     exact_auc_rows,
     nannyml_auc,
     window_auc_law,
@@ -612,10 +612,9 @@ def window_auc(rows: RowDraws, window: np.ndarray,
                        for start in range(0, window.size, _BLOCK)])
     laws = []
     for q in probs:
-        with np.errstate(divide="ignore"):  # p of 0 or 1: a product of 0
-            defined = defined_probability(float(np.log1p(-q).sum()), float(np.log(q).sum()))
         laws.append(auc_law(auc_count_moments(s, q, 0.5), float(q.sum()),
-                            float((1 - q).sum()), defined, zero_division)[0])
+                            float((1 - q).sum()), both_classes_probability(q),
+                            zero_division)[0])
     means = np.array([law.mean for law in laws])
     var = np.mean([law.sd**2 for law in laws]) + means.var()
     return NormalLaw(float(means.mean()), float(np.sqrt(var)),

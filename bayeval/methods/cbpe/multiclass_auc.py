@@ -33,7 +33,7 @@ from bayeval.confusion import MetricDistribution
 from bayeval.methods.cbpe.auc import (
     auc_cells,
     auc_law,
-    defined_probability,
+    both_classes_probability,
     exact_auc_rows,
     nannyml_auc,
 )
@@ -193,8 +193,7 @@ def window_aucs(s: np.ndarray, p: np.ndarray, draws, zero_division: float) -> Cl
             classes.append((MetricDistribution.from_cells("roc_auc", *cells, zero_division),
                             nannyml_auc(m, total_p, total_q, zero_division)))
             continue
-        with np.errstate(divide="ignore"):  # p of 0 or 1: a product of 0
-            defined = defined_probability(float(np.log1p(-pc).sum()), float(np.log(pc).sum()))
+        defined = both_classes_probability(pc)
         shift = None if shifts is None or m.mean_den <= 0 else shifts[:, c]
         classes.append(auc_law(m, total_p, total_q, defined, zero_division, shift))
     var = sum(law.sd**2 for law, _ in classes) + float(

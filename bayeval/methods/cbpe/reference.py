@@ -47,16 +47,19 @@ def _reference_rows(reference: Any, threshold: float, chunks: Any) -> tuple[Any,
     return scores, labels, y_pred, chunks
 
 
-def _calibrate(reference, calibration, class_conditional: bool, threshold: float,
-               random_seed) -> tuple[Calibrator, np.ndarray, xr.Dataset]:
+def _calibrate(reference, order: np.ndarray, calibration, class_conditional: bool,
+               threshold: float, random_seed) -> tuple[Calibrator, np.ndarray, xr.Dataset]:
     """The fitted calibrator, cross-fitted reference probabilities and a report of the errors.
 
     The cross-fitted (out-of-fold) probabilities estimate the calibration error honestly and
-    give V2b's reference bins centres that were not fitted to their own labels.
+    give V2b's reference bins centres that were not fitted to their own labels. The built-in
+    calibrators are fitted on the rows sorted by score (``order``, a stable argsort), which
+    spares their own sorts; their fit does not depend on the rows' order.
     """
     scores, labels = reference
+    ranked = scores[order], labels[order]
     split = threshold if class_conditional else None
-    report = xr.Dataset({"ace_raw": binned_error(scores, labels, 20)})
+    report = xr.Dataset({"ace_raw": binned_error(*ranked, 20)})
     if isinstance(calibration, Calibrator):
         cal = calibration if calibration.fitted else calibration.fit(scores, labels)
         oof = cal.predict(scores)
@@ -66,7 +69,7 @@ def _calibrate(reference, calibration, class_conditional: bool, threshold: float
         report["heldout_error"] = ("calibrator", errors["heldout_error"].to_numpy())
         report = report.assign_coords(calibrator=list(errors.index))
     else:
-        cal = make_calibrator(calibration, split).fit(scores, labels)
+        cal = make_calibrator(calibration, split).fit(*ranked)
         oof = cross_fitted(calibration, scores, labels, threshold=split,
                            random_seed=random_seed)
     report["ace_calibrated_heldout"] = binned_error(oof, labels, 20)
@@ -75,7 +78,8 @@ def _calibrate(reference, calibration, class_conditional: bool, threshold: float
 
 @dataclass(frozen=True, eq=False)
 class Reference:
-    """The labelled reference: rows, cross-fitted probabilities, chunks and realized metrics.
+    """The labelled reference: rows, cross-fitted probabilities, chunks and realized metrics,
+    and the rows' order by score (a stable argsort; None without calibration).
 
     Examples
     --------
@@ -93,6 +97,7 @@ class Reference:
     p: np.ndarray
     chunking: Chunking
     realized: np.ndarray
+    order: np.ndarray | None = None
 
 
 def reference_period(reference, threshold, calibration, class_conditional, random_seed,
@@ -121,12 +126,14 @@ def reference_period(reference, threshold, calibration, class_conditional, rando
     """
     scores, labels, y_pred, reference_chunks = _reference_rows(reference, threshold,
                                                                reference_chunks)
+    order = None
     if calibration == "none":
         cal, p = Identity().fit(scores, labels), scores
         data = xr.Dataset({"ace_raw": binned_error(scores, labels, 20)})
     else:
-        cal, p, data = _calibrate((scores, labels), calibration, class_conditional, threshold,
-                                  random_seed)
+        order = np.argsort(scores, kind="stable")
+        cal, p, data = _calibrate((scores, labels), order, calibration, class_conditional,
+                                  threshold, random_seed)
     # near-equal chunks of about ``size`` rows: no short tail chunk, whose realized metrics
     # (e.g. a precision of 0 or 1 over two rows) would widen the thresholds to nothing
     chunking = (make_chunks(scores.size, chunks=reference_chunks, chunk_period=chunk_period)
@@ -142,7 +149,7 @@ def reference_period(reference, threshold, calibration, class_conditional, rando
         notes.append(f"alert thresholds need at least 2 reference chunks of {size} rows; the "
                      f"reference has {scores.size} rows. Give reference_chunks= or "
                      "alert_thresholds=.")
-    return Reference(scores, labels, y_pred, p, chunking, realized_ref), cal, data
+    return Reference(scores, labels, y_pred, p, chunking, realized_ref, order), cal, data
 
 
 
