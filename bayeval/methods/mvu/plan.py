@@ -18,6 +18,13 @@ everything is planned). For a binary linear classifier both criteria rank the fe
 (both grow with :math:`\tau_S`); for others they can differ: a feature may flip the decision
 often yet leave it uncertain.
 
+Features measured together at one cost (a blood panel, a sensor) form a **group** :math:`G`
+(:func:`plan_units`): the plan's steps are then groups and the features of no group, revealing
+at once the group's missing features :math:`G \cap M`, so :math:`p_\mathrm{flip}(G) = P(y_{G
+\cap M} \ne y)` and a step adds :math:`S \to S \cup (G \cap M)` at the group's cost. A group
+costs its cost in a row where at least one of its features is missing; one with none missing
+is not a candidate there.
+
 * **Binary linear classifier, Gaussian imputation** (exact): the logit is
   :math:`z \sim N(m, s^2)` (:math:`m` shifted by :math:`\log(w_0/w_1)` with class weights);
   revealing :math:`S` splits its variance into the part explained by :math:`x_S`,
@@ -52,7 +59,7 @@ from bayeval.methods.mvu.estimators import (
     classifier_of,
 )
 
-__all__ = ["STATE", "CopulaPlanner", "FeaturePlanner"]
+__all__ = ["STATE", "CopulaPlanner", "FeaturePlanner", "plan_units"]
 
 #: the group of a saved result that rebuilds its planner (:meth:`FeaturePlanner.to_dataset`)
 STATE = "imputation"
@@ -221,13 +228,16 @@ class FeaturePlanner:
         c = cov @ w
         s = np.sqrt(max(float(w @ c), 0.0))
         flip, gain = np.zeros(len(sets)), np.zeros(len(sets))
+        missing = np.flatnonzero(np.diag(cov) > 0)
         for i, subset in enumerate(sets):
             idx = np.asarray(subset)
             tau2 = float(c[idx] @ np.linalg.lstsq(cov[np.ix_(idx, idx)], c[idx], rcond=None)[0])
             tau = np.sqrt(min(max(tau2, 0.0), s**2))
             if s == 0 or tau <= 1e-12 * s:
                 continue
-            rest = np.sqrt(max(s**2 - tau**2, 0.0))
+            # everything revealed leaves no variance (not the square root of a rounding error)
+            rest = 0.0 if np.isin(missing, idx).all() else np.sqrt(max(s**2 - tau**2, 0.0))
+            tau = s if rest == 0.0 else tau
             flip[i] = special.ndtr(-abs(m) / tau)
             gain[i] = 1 - 2 * special.owens_t(m / s, rest / tau) - special.ndtr(abs(m) / s)
         return flip, gain
@@ -255,30 +265,108 @@ class FeaturePlanner:
         """MVU imputations (n, S, d) of rows (quasi-Monte-Carlo points)."""
         return self.imputer.sample(x, mask, draws, rng, qmc=True)
 
-    def plan(self, row: int, costs: np.ndarray, level: float):
-        r"""Greedy plan of one row: the missing features in the order to measure them.
+    def plan(self, row: int, costs: np.ndarray, level: float, units=None):
+        r"""Greedy plan of one row: the missing features (or groups) in the order to measure them.
+
+        Parameters
+        ----------
+        row : int
+        costs : array
+            The cost of each unit.
+        level : float
+            Plan until :math:`c_\mathrm{hard} + \mathrm{gain}(S)` reaches it.
+        units : list of lists of int, optional
+            The features measured together (:func:`plan_units`); default each feature alone.
 
         Returns
         -------
         order : list of int
-            Feature positions, until the expected hard confidence reaches ``level``.
-        first : (p_flip, gain) of every missing feature revealed alone, dict by position.
+            Units, until the expected hard confidence reaches ``level``.
+        first : (p_flip, gain) of every unit with a missing feature revealed alone, dict by
+            unit.
         expected : float
             The expected hard confidence once the plan is carried out.
         """
-        missing = list(np.flatnonzero(self.mask[row]))
-        flip, gain = self.reveal(row, [[i] for i in missing])
-        first = {i: (flip[k], gain[k]) for k, i in enumerate(missing)}
-        order, now = [], np.zeros(2)  # p_flip and gain of the planned set
-        left, values = list(missing), np.stack([flip, gain])
+        units = [[i] for i in range(self.mask.shape[1])] if units is None else units
+        missing = [[i for i in unit if self.mask[row, i]] for unit in units]
+        left = [k for k, unit in enumerate(missing) if unit]
+        flip, gain = self.reveal(row, [missing[k] for k in left])
+        first = {k: (flip[j], gain[j]) for j, k in enumerate(left)}
+        order, known, now = [], [], np.zeros(2)  # p_flip and gain of the planned set
+        values = np.stack([flip, gain])
         while left and self.c[row] + now[1] < level:
             step = (values - now[:, None]) / costs[left]
             best = int(np.lexsort((step[1], step[0]))[-1])  # flips first, then gains
             order.append(left.pop(best))
+            known += missing[order[-1]]
             now = values[:, best]
             if left:
-                values = np.stack(self.reveal(row, [[*order, i] for i in left]))
+                values = np.stack(self.reveal(row, [[*known, *missing[k]] for k in left]))
         return order, first, self.c[row] + now[1]
+
+
+def plan_units(groups, names) -> tuple[list, list[list[int]]]:
+    """The units of a plan: each group of features measured together, and every feature of no
+    group alone, in the order of their first feature.
+
+    Parameters
+    ----------
+    groups : dict or None
+        ``{group name: [feature names]}``; every feature in at most one group.
+    names : sequence
+        The features' names.
+
+    Returns
+    -------
+    labels : list
+        Each unit's name: the group's, or the feature's.
+    members : list of list of int
+        Each unit's feature positions.
+
+    Raises
+    ------
+    ValueError
+        ``groups`` not a dict of non-empty lists of known features, a feature in two groups,
+        or a group named like a feature outside it.
+
+    Examples
+    --------
+    >>> plan_units({"panel": ["b", "d"]}, ["a", "b", "c", "d"])
+    (['a', 'panel', 'c'], [[0], [1, 3], [2]])
+    """
+    names = list(names)
+    position = {name: i for i, name in enumerate(names)}
+    if groups is None:
+        return names, [[i] for i in range(len(names))]
+    if not isinstance(groups, dict):
+        raise ValueError("groups must be a dict {group name: [feature names]}, got "
+                         f"{type(groups).__name__}.")
+    owner = {}
+    for label, members in groups.items():
+        if isinstance(members, str) or not np.iterable(members) or not len(members):
+            raise ValueError(f"groups must map each group to a non-empty list of feature names; "
+                             f"group {label!r} has {members!r}.")
+        for name in members:
+            if name not in position:
+                raise ValueError(f"groups: group {label!r} names {name!r}, which is not a "
+                                 f"feature; the features are {[str(n) for n in names]}.")
+            if name in owner:
+                raise ValueError(f"groups: feature {name!r} is in groups {owner[name]!r} and "
+                                 f"{label!r}; a feature belongs to at most one group.")
+            owner[name] = label
+    for label in groups:
+        if label in position and label not in owner:
+            raise ValueError(f"groups: group {label!r} has the name of a feature outside it.")
+    firsts = {min(position[n] for n in members): label for label, members in groups.items()}
+    labels, units = [], []
+    for i, name in enumerate(names):
+        if i in firsts:
+            labels.append(firsts[i])
+            units.append(sorted(position[n] for n in groups[firsts[i]]))
+        elif name not in owner:
+            labels.append(name)
+            units.append([i])
+    return labels, units
 
 
 class CopulaPlanner(FeaturePlanner):

@@ -45,7 +45,7 @@ from bayeval.methods.mvu.fast import (
     vote_probs,
     votes_from_draws,
 )
-from bayeval.methods.mvu.plan import STATE, FeaturePlanner
+from bayeval.methods.mvu.plan import STATE, FeaturePlanner, plan_units
 from bayeval.table import Table, table
 from bayeval.validation import as_seed
 
@@ -490,7 +490,7 @@ class MVUEvaluation(Evaluation, method="mvu"):
         return self.planner
 
     def decide(self, threshold: float | None = None, *, collect_cost: float | None = None,
-               change_cost: float = 1.0, costs=None, classifier=None) -> Table:
+               change_cost: float = 1.0, costs=None, groups=None, classifier=None) -> Table:
         r"""Where to collect the missing features, the expected cost of each choice, and (with
         ``costs``) which features to measure first.
 
@@ -505,13 +505,20 @@ class MVUEvaluation(Evaluation, method="mvu"):
         (:mod:`bayeval.methods.mvu.plan`): measure next the feature most likely to change the
         decision per cost, until the expected :math:`c_\mathrm{hard}` reaches the level
         (``threshold``, else :math:`1 - \mathrm{collect\_cost}/\mathrm{change\_cost}`).
+        ``groups`` names features measured together at one cost: a group's missing features are
+        revealed at once, :math:`p_\mathrm{flip}(G) = P(y_{G \cap M} \ne y)`; it costs its cost
+        in a row missing at least one of them and is no candidate in the others.
 
         Parameters
         ----------
         threshold : float in (0, 1], optional
         collect_cost, change_cost : float, optional
         costs : float, array (d,) or dict, optional
-            Cost of measuring each feature (one number for all; a dict by feature name).
+            Cost of measuring each feature (one number for all; a dict by feature name), or with
+            ``groups`` each group and each feature of no group (one number or a dict by name).
+        groups : dict, optional
+            ``{group name: [feature names]}``: features measured together at one cost (each
+            feature in at most one group; the others are measured alone).
         classifier : classifier or callable, optional
             The run's classifier, which plans of a result read back from disk need unless it
             is linear (its coefficients are saved).
@@ -526,13 +533,15 @@ class MVUEvaluation(Evaluation, method="mvu"):
         of :math:`1 - c_\mathrm{hard}`), ``plan`` (the features in order), ``plan_cost`` and
         ``c_hard_after`` (expected once the plan is done), and ``attrs["by_feature"]``: a table
         by (``instance``, ``feature``) of ``p_flip``, ``gain`` and ``cost`` of every missing
-        feature revealed alone.
+        feature revealed alone. With ``groups``, ``first``, ``plan`` and ``feature`` name the
+        groups.
 
         Raises
         ------
         ValueError
             Neither ``threshold`` nor ``collect_cost``; a threshold outside (0, 1]; a negative
-            cost; ``costs`` without a Gaussian-imputation run in this session.
+            cost; ``costs`` without a Gaussian-imputation run in this session; ``groups``
+            without ``costs``, or not a dict of non-empty lists of features, each in one group.
 
         Examples
         --------
@@ -563,6 +572,15 @@ class MVUEvaluation(Evaluation, method="mvu"):
         instance feature
         0        0        0.3017  0.1773   1.0
                  2        0.1841  0.0436   0.2
+
+        Features 0 and 2 come from one blood panel, measured at once for 1.1; it reveals all
+        that is missing, so its p_flip is 1 - c_hard:
+
+        >>> panel = ev.decide(0.9, costs={"panel": 1.1, 1: 1.0}, groups={"panel": [0, 2]})
+        >>> panel.attrs["by_feature"].round(4)  # doctest: +NORMALIZE_WHITESPACE
+                          p_flip    gain  cost
+        instance feature
+        0        panel    0.3264  0.3264   1.1
         """
         if threshold is None and collect_cost is None:
             raise ValueError("decide() needs a threshold on c_hard or a collect_cost.")
@@ -589,15 +607,18 @@ class MVUEvaluation(Evaluation, method="mvu"):
             caption += (f" (missing not at random; at random {int(frame['collect_mar'].sum())} "
                         "rows)")
         extra = {}
+        if groups is not None and costs is None:
+            raise ValueError("groups= names features measured together at one cost: give "
+                             "costs= too.")
         if costs is not None:
             level = threshold if threshold is not None else 1 - collect_cost / max(change_cost,
                                                                                    1e-300)
-            extra["by_feature"] = self._plan(frame, costs, level, classifier)
+            extra["by_feature"] = self._plan(frame, costs, groups, level, classifier)
             caption += f"; plans measure features until the expected c_hard reaches {level:g}"
         return table(frame, caption, n_collect=int(frame["collect"].sum()),
                      total_expected_cost=total, **extra)
 
-    def _plan(self, frame, costs, level: float, classifier):
+    def _plan(self, frame, costs, groups, level: float, classifier):
         """Fill the plan columns of ``frame`` in place; the by-feature table."""
         planner = self.feature_planner(classifier, "decide(costs=)")
         if planner is None:
@@ -605,22 +626,22 @@ class MVUEvaluation(Evaluation, method="mvu"):
                              "Gaussian-imputation run (imputer='gaussian' or a GaussianImputer, "
                              "also read back from disk) or a copula run in the session that ran "
                              "it, with method='exact' or 'mc' and without dirichlet=.")
-        names = self.closed_form["feature"].values
-        cost = _feature_costs(costs, names)
+        labels, units = plan_units(groups, self.closed_form["feature"].values)
+        cost = _feature_costs(costs, labels, groups is not None)
         for col, empty in (("first", None), ("p_flip_first", np.nan), ("gain_first", np.nan),
                            ("plan", ""), ("plan_cost", 0.0)):
             frame[col] = empty
         frame["c_hard_after"] = frame["c_hard"]
         records = []
         for pos in np.flatnonzero(frame["collect"].to_numpy()):
-            order, first, after = planner.plan(pos, cost, level)
+            order, first, after = planner.plan(pos, cost, level, units)
             label = frame.index[pos]
-            records += [(label, names[i], p, g, cost[i]) for i, (p, g) in first.items()]
+            records += [(label, labels[k], p, g, cost[k]) for k, (p, g) in first.items()]
             if order:
                 frame.iloc[pos, frame.columns.get_indexer(
                     ["first", "p_flip_first", "gain_first", "plan", "plan_cost",
-                     "c_hard_after"])] = [names[order[0]], *first[order[0]],
-                                          ", ".join(map(str, names[order])),
+                     "c_hard_after"])] = [labels[order[0]], *first[order[0]],
+                                          ", ".join(str(labels[k]) for k in order),
                                           float(cost[order].sum()), after]
         return pd.DataFrame.from_records(
             records, columns=["instance", "feature", "p_flip", "gain", "cost"]).set_index(
@@ -726,18 +747,21 @@ def _with_reported(frame: pd.DataFrame, closed_form) -> pd.DataFrame:
     return pd.concat(parts)
 
 
-def _feature_costs(costs, names) -> np.ndarray:
-    """Per-feature costs (d,) from one number, an array or a dict by feature name."""
+def _feature_costs(costs, names, grouped: bool = False) -> np.ndarray:
+    """Per-unit costs from one number, an array (not with groups) or a dict by the names of
+    the features (or groups, and features of no group)."""
+    what = "group or feature" if grouped else "feature"
     if isinstance(costs, dict):
         unknown = [str(k) for k in costs if k not in list(names)]
         lacking = [str(n) for n in names if n not in costs]
         if unknown or lacking:
-            raise ValueError(f"costs must give every feature's cost; unknown {unknown}, "
+            raise ValueError(f"costs must give every {what}'s cost; unknown {unknown}, "
                              f"missing {lacking}.")
-        costs = [costs[n] for n in names]
+        costs, grouped = [costs[n] for n in names], False
     cost = np.broadcast_to(np.asarray(costs, dtype=float), (len(names),)) \
-        if np.ndim(costs) == 0 or np.shape(costs) == (len(names),) else None
+        if np.ndim(costs) == 0 or (np.shape(costs) == (len(names),) and not grouped) else None
     if cost is None or not np.all(np.isfinite(cost)) or (cost <= 0).any():
-        raise ValueError(f"costs must be positive: one number, {len(names)} numbers (one per "
-                         f"feature) or a dict by feature name; got {costs!r}.")
+        count = "" if what != "feature" else f", {len(names)} numbers (one per feature)"
+        raise ValueError(f"costs must be positive: one number{count} or a dict by {what} name; "
+                         f"got {costs!r}.")
     return np.array(cost)
