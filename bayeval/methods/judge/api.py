@@ -542,14 +542,14 @@ def judge(y, yhat, yhat_unlabeled=None, *, data=None, method: str = "eif",
         The same for the unlabelled items, :math:`\propto 1/(1 - \pi_i)` (default uniform;
         with weights on one sample only, the other is uniform).
     alternative : {"two-sided", "larger", "smaller"}
-        0/1 labels and graded ratings, fast paths: as ppi_py, the p-value's alternative
-        :math:`\theta \ne, >, < \theta_0`; a one-sided alternative makes the intervals
-        one-sided (open to the end of the range).
+        Fast paths: as ppi_py, the p-value's alternative :math:`\theta \ne, >, < \theta_0`;
+        a one-sided alternative makes the intervals one-sided (open to the end of the range).
     null : float, optional
-        0/1 labels: :math:`\theta_0` in [0, 1] (graded ratings: on ``y_range``). Adds
-        ``p_value`` (the z-test of every estimator) to the fast paths' summary, and
-        ``prob_greater`` :math:`= P(\theta > \theta_0 \mid \text{data})` to the summary of
-        posterior draws.
+        0/1 labels: :math:`\theta_0` in [0, 1] (graded ratings: on ``y_range``; categories:
+        of every prevalence and of the weighted score, or a mapping ``{"prevalence": ...,
+        "weighted": ...}``). Adds ``p_value`` (the z-test of every estimator) to the fast
+        paths' summary, and (0/1 labels, graded ratings) ``prob_greater`` :math:`= P(\theta >
+        \theta_0 \mid \text{data})` to the summary of posterior draws.
     random_seed : int, optional
         Seed of the sampler, of the draws of the finite-sample mean and of the cross-fitting
         folds.
@@ -586,7 +586,7 @@ def judge(y, yhat, yhat_unlabeled=None, *, data=None, method: str = "eif",
         with one value for every item; for the fast paths, fewer than 2 labelled items of a class
         or a judge with one value on every labelled item; sampling weights of the wrong length,
         negative or not finite, or given to the generative models; ``null`` outside [0, 1];
-        ``sample_weight``, ``alternative`` or ``null`` with K-category labels.
+        ``alternative`` or ``null`` with the K-category generative models.
 
     See Also
     --------
@@ -633,12 +633,7 @@ def judge(y, yhat, yhat_unlabeled=None, *, data=None, method: str = "eif",
     """
     y, yhat, yhat_unlabeled = named_columns(data, y=y, yhat=yhat,
                                             yhat_unlabeled=yhat_unlabeled)
-    given = [k for k, v in {"null": null, "alternative": None if alternative == "two-sided"
-                            else alternative}.items() if v is not None]
     graded = y_range is not None or graded_input(y)
-    if given and not graded and categorical_input(y, yhat, yhat_unlabeled):
-        raise ValueError(f"{', '.join(given)} apply to 0/1 labels and graded ratings; K "
-                         "categories have no p-values yet: leave them at their defaults.")
     # weights given as pandas pair with their items by index (arrays by position, checked later)
     if isinstance(sample_weight, pd.Series):
         y, sample_weight = aligned(y=y, sample_weight=sample_weight)
@@ -670,7 +665,8 @@ def judge(y, yhat, yhat_unlabeled=None, *, data=None, method: str = "eif",
             ci_kind=as_choice(ci_kind, "ci_kind", CI_KINDS), prior=prior,
             model=as_choice(model, "model", VARIANTS), weights=weights, mu_model=mu_model,
             folds=folds, sample_weight=sample_weight,
-            sample_weight_unlabeled=sample_weight_unlabeled, random_seed=random_seed,
+            sample_weight_unlabeled=sample_weight_unlabeled, alternative=alternative, null=null,
+            random_seed=random_seed,
             sample_kwargs=as_sample_kwargs(sample_kwargs) if method in BAYES else None)
     if weights is not None:
         raise ValueError("weights apply to labels in K categories (e.g. 'A', 'tie', 'B'); with "

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import xarray as xr
+from scipy import special
 
 from bayeval.class_results import ClassEvaluation
 from bayeval.classes import binary_input, class_coordinate, encode
@@ -45,6 +46,7 @@ from bayeval.methods.judge.categories_weighted import (
     weighted_by_name,
 )
 from bayeval.methods.judge.categories_weighted import misclassification as weighted_rates
+from bayeval.methods.judge.compare import ALTERNATIVES, p_value
 from bayeval.methods.judge.curves import CURVES, as_folds, fold_ids
 from bayeval.methods.judge.fast import Estimate, reported, z_value
 from bayeval.methods.judge.weighted import sampling_weights
@@ -158,6 +160,36 @@ def _weights(weights, classes) -> np.ndarray | None:
     return w
 
 
+def _nulls(null, w) -> dict[str, float]:
+    """The null of each metric: a number for both (prevalences and the weighted score), or a
+    mapping ``{"prevalence": ..., "weighted": ...}`` naming one or both; each within its range
+    ([0, 1]; the range of the category weights)."""
+    if null is None:
+        return {}
+    ranges = {"prevalence": (0.0, 1.0)}
+    if w is not None:
+        ranges["weighted"] = (float(w.min()), float(w.max()))
+    given = dict(null) if isinstance(null, Mapping) else dict.fromkeys(ranges, null)
+    unknown = [k for k in given if k not in ranges]
+    if unknown:
+        raise ValueError(f"null must be a number or a mapping with the keys {list(ranges)} "
+                         f"(the metrics), got the key(s) {describe(unknown)}.")
+    out = {}
+    for metric, value in given.items():
+        low, high = ranges[metric]
+        try:
+            out[metric] = float(value)
+        except (TypeError, ValueError):
+            out[metric] = np.nan
+        if not low <= out[metric] <= high:
+            raise ValueError(f"null must lie in [{low:g}, {high:g}] for the {metric} (the "
+                             f"theta_0 of its test), got {describe(value)}"
+                             + ("; give each metric its own null as a mapping {'prevalence': "
+                                "..., 'weighted': ...}." if not isinstance(null, Mapping)
+                                and w is not None else "."))
+    return out
+
+
 def _alpha(prior, k: int) -> np.ndarray:
     """Dirichlet concentrations on the K×K table: None (Jeffreys' 1/2), a number or an array."""
     if prior is None:
@@ -219,12 +251,20 @@ def _estimates(c: ClassCounts, names, classes, rng, alpha, fns=None, cond=None
     return out, notes
 
 
-def _closed_form(out: dict, w, classes, z: float, ci_kind: str, ci_prob: float) -> xr.Dataset:
-    """Over (estimator, metric, class): the reported estimates and intervals."""
+def _closed_form(out: dict, w, classes, ci_kind: str, ci_prob: float,
+                 alternative: str = "two-sided", nulls: dict | None = None) -> xr.Dataset:
+    """Over (estimator, metric, class): the reported estimates and intervals (one-sided ones
+    open to the end of the range), and with ``nulls`` the p-values of the frequentist
+    estimators (:func:`~bayeval.methods.judge.compare.p_value` of the raw estimate)."""
     metrics = ["prevalence"] + (["weighted"] if w is not None else [])
+    ranges = [(0.0, 1.0)] + ([(float(w.min()), float(w.max()))] if w is not None else [])
     shape = (len(out), len(metrics), len(classes))
     arrays = {k: np.full(shape, np.nan) for k in ("mean", "sd", "lower", "upper")}
-    tail = (1 - ci_prob) / 2
+    if nulls:
+        arrays["p_value"] = np.full(shape, np.nan)
+    two = alternative == "two-sided"
+    tail = (1 - ci_prob) / 2 if two else 1 - ci_prob
+    z = z_value(ci_prob) if two else float(special.ndtri(ci_prob))
     for i, (name, est) in enumerate(out.items()):
         if name == "bayes":  # posterior mean and sd, equal-tailed interval of the exact draws
             moments, draws = est
@@ -233,20 +273,48 @@ def _closed_form(out: dict, w, classes, z: float, ci_kind: str, ci_prob: float) 
                 values.append((*moments.weighted(w), draws @ w))
             for j, (mean, sd, x) in enumerate(values):
                 lo, hi = np.quantile(x, [tail, 1 - tail], axis=0)
-                for key, v in zip(arrays, (mean, sd, lo, hi), strict=True):
+                lo, hi = _one_sided(lo, hi, alternative, *ranges[j])
+                for key, v in zip(arrays, (mean, sd, lo, hi), strict=False):
                     arrays[key][i, j, :np.size(v)] = v
             continue
-        values = [(Estimate(est.estimate, est.se()), 0.0, 1.0)]
+        values = [Estimate(est.estimate, est.se())]
         if w is not None:
-            values.append((Estimate(*est.weighted(w)), w.min(), w.max()))
-        for j, (e, low, high) in enumerate(values):
-            mean, lo, hi = reported(e, z, ci_kind, low, high)
-            for key, v in zip(arrays, (mean, e.se, lo, hi), strict=True):
+            values.append(Estimate(*est.weighted(w)))
+        for j, (e, metric) in enumerate(zip(values, metrics, strict=True)):
+            mean, lo, hi = reported(e, z, ci_kind, *ranges[j])
+            lo, hi = _one_sided(lo, hi, alternative, *ranges[j])
+            for key, v in zip(arrays, (mean, e.se, lo, hi), strict=False):
                 arrays[key][i, j, :np.size(v)] = v
+            if metric in (nulls or {}):
+                arrays["p_value"][i, j, :np.size(e.se)] = [
+                    p_value(Estimate(a, b), nulls[metric], alternative) if b > 0 else np.nan
+                    for a, b in zip(np.atleast_1d(e.estimate), np.atleast_1d(e.se),
+                                    strict=True)]
     dims = ("estimator", "metric", "class")
     return xr.Dataset({k: (dims, v) for k, v in arrays.items()},
                       coords={"estimator": list(out), "metric": metrics,
                               "class": class_coordinate(classes)})
+
+
+def _one_sided(lower, upper, alternative: str, low: float, high: float):
+    """The interval opened to the end of the range [low, high] by a one-sided alternative."""
+    if alternative == "larger":
+        return lower, np.full(np.shape(upper), high)
+    if alternative == "smaller":
+        return np.full(np.shape(lower), low), upper
+    return lower, upper
+
+
+def _interval_kind(ci_kind: str, alternative: str) -> str:
+    """The intervals' caption: the kind, one-sided where the alternative is."""
+    return ci_kind if alternative == "two-sided" else (
+        f"one-sided ({alternative}) {'Wald' if ci_kind == 'wald' else ci_kind}")
+
+
+def _tests_note(alternative: str, null) -> str:
+    """The description's account of the one-sided intervals and the tests."""
+    return (("" if alternative == "two-sided" else f", one-sided: {alternative}")
+            + ("" if null is None else f", null {null}"))
 
 
 def _outside_notes(out: dict, classes) -> list[str]:
@@ -297,7 +365,7 @@ def _weighted_data(ds: xr.Dataset, w, v, lam: float) -> xr.Dataset:
 
 
 def _scored(y, s, s_u, method, ci_prob, ci_kind, weights, curve, folds, sample_weights,
-            random_seed) -> JudgeClasses:
+            random_seed, tests: tuple) -> JudgeClasses:
     """``classical`` and the EIF with cross-fitted curves, from a judge's scores."""
     if method not in ("eif", "classical", "all"):
         raise ValueError(f"method={method!r} needs the judge's labels; with the judge's scores "
@@ -314,6 +382,7 @@ def _scored(y, s, s_u, method, ci_prob, ci_kind, weights, curve, folds, sample_w
         raise ValueError(f"yhat is {s[0]:g} on every labelled item, so the curves cannot be "
                          "fitted; label items the judge scores differently.")
     w = _weights(weights, classes)
+    nulls = _nulls(tests[1], w)
     fold = fold_ids(y.size, as_folds(folds, y.size), as_seed(random_seed))
     fns = curve_by_name(y, s, s_u, len(classes), fold, curve, *sample_weights)
     out = {n: fns[n]() for n in (("classical", "eif") if method == "all" else (method,))}
@@ -326,12 +395,14 @@ def _scored(y, s, s_u, method, ci_prob, ci_kind, weights, curve, folds, sample_w
         data["weights"] = xr.DataArray(w, dims="class", coords={"class": class_coordinate(classes)})
     weighted = "; sampling weights" if any(x is not None for x in sample_weights) else ""
     return JudgeClasses.create(
-        closed_form=_closed_form(out, w, classes, z_value(ci_prob), ci_kind, ci_prob),
-        warnings=notes, interval_kind=ci_kind, method="judge_categories", variant=method,
+        closed_form=_closed_form(out, w, classes, ci_kind, ci_prob, tests[0], nulls),
+        warnings=notes, interval_kind=_interval_kind(ci_kind, tests[0]),
+        method="judge_categories", variant=method,
         ci_prob=ci_prob, ci_kind="eti", random_seed=random_seed, assumptions=ASSUMPTIONS,
         data=data, description=f"prevalences of {len(classes)} categories from {y.size} human "
                                f"labels and {s_u.size} judge-only items, the {curve} curves of "
-                               f"the judge's score{weighted}; {ci_kind} intervals")
+                               f"the judge's score{weighted}; {ci_kind} intervals"
+                               + _tests_note(*tests))
 
 
 # ============================================================================ entry point
@@ -339,6 +410,7 @@ def judge_categories(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: f
                      ci_kind: str = "logit", prior=None, model: str = "a", weights=None,
                      mu_model: str | None = None, folds: int | None = None,
                      sample_weight=None, sample_weight_unlabeled=None,
+                     alternative: str = "two-sided", null=None,
                      random_seed=None, sample_kwargs: dict[str, Any] | None = None
                      ) -> JudgeClasses:
     r"""Class prevalences (and a weighted score) from a judge of K categories and a few humans.
@@ -374,6 +446,15 @@ def judge_categories(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: f
         the item's probability of a human label, and of the others (:math:`\propto 1/(1 -
         \pi_i)`): the weighted estimators of
         :mod:`~bayeval.methods.judge.categories_weighted` (the Bayesian ones have none).
+    alternative : {"two-sided", "larger", "smaller"}
+        Frequentist estimators: as ppi_py, the p-value's alternative :math:`\pi_k \ne, >, <
+        \theta_0`; a one-sided alternative makes the intervals one-sided (open to the end of
+        the range).
+    null : float or mapping, optional
+        :math:`\theta_0` of the z-tests :math:`z = (\hat\pi_k - \theta_0)/\widehat{\mathrm{se}}`
+        of every prevalence and of the weighted score (a number for both, or ``{"prevalence":
+        ..., "weighted": ...}``): adds ``p_value`` (:func:`~bayeval.methods.judge.compare.p_value`;
+        NaN for ``bayes``, whose interval is that of its exact draws).
     random_seed, sample_kwargs
         Seed of the exact draws and of the sampler; ``pm.sample``'s settings.
 
@@ -403,6 +484,12 @@ def judge_categories(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: f
     [0.459, 0.355, 0.186, 0.552]
     """
     weighted = sample_weight is not None or sample_weight_unlabeled is not None
+    alternative = as_choice(alternative, "alternative", ALTERNATIVES)
+    tests = (alternative, null)
+    if method in ("pymc", "both") and (null is not None or alternative != "two-sided"):
+        raise ValueError("null and alternative give the z-tests of the frequentist estimators; "
+                         f"method={method!r} samples a posterior: leave them at their defaults "
+                         "(or use method='eif').")
     if (weighted or mu_model is not None) and method in ("pymc", "both", "bayes"):
         raise ValueError(f"method={method!r} is a Dirichlet model of the judge's labels of a "
                          "random subset: it has no sampling weights nor score curves. Use "
@@ -410,12 +497,13 @@ def judge_categories(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: f
     if mu_model is not None:
         return _scored(y, yhat, yhat_unlabeled, method, ci_prob, ci_kind, weights,
                        as_choice(mu_model, "mu_model", CURVES), folds,
-                       (sample_weight, sample_weight_unlabeled), random_seed)
+                       (sample_weight, sample_weight_unlabeled), random_seed, tests)
     y, yhat, yhat_u, classes = _codes(y, yhat, yhat_unlabeled)
     if len(classes) < 2:
         raise ValueError(f"y, yhat and yhat_unlabeled hold one category ({classes[0]!r}); a "
                          "judge of categories needs at least 2.")
     w = _weights(weights, classes)
+    nulls = _nulls(null, w)
     alpha = _alpha(prior, len(classes))
     c = ClassCounts.from_codes(y, yhat, yhat_u, len(classes))
     bayes = method in ("pymc", "both")
@@ -450,9 +538,9 @@ def judge_categories(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: f
         for note in notes:
             warnings.warn(note, UserWarning, stacklevel=4)
         return JudgeClasses.create(
-            closed_form=_closed_form(out, w, classes, z_value(ci_prob), ci_kind, ci_prob),
-            warnings=notes, description=what + f"{ci_kind} intervals", interval_kind=ci_kind,
-            **common)
+            closed_form=_closed_form(out, w, classes, ci_kind, ci_prob, alternative, nulls),
+            warnings=notes, description=what + f"{ci_kind} intervals" + _tests_note(*tests),
+            interval_kind=_interval_kind(ci_kind, alternative), **common)
     pm_model = class_model(c.table, c.unlabelled, class_coordinate(classes), alpha=alpha,
                            variant=model)
     tree = sample(pm_model, random_seed, {"target_accept": 0.95, **(sample_kwargs or {})})

@@ -188,7 +188,10 @@ def test_weighted_estimators_cover_under_a_stratified_design():
     ({"method": "pymc", "sample_weight": np.ones(6)}, "has no sampling weights"),
     ({"sample_weight": np.ones(5)}, r"sample_weight must hold one weight per item \(6\)"),
     ({"sample_weight_unlabeled": [1, -1]}, "sample_weight_unlabeled must be finite"),
-    ({"null": 0.5}, "K categories have no p-values"),
+    ({"null": 1.5}, r"null must lie in \[0, 1\] for the prevalence"),
+    ({"null": {"score": 0.5}}, r"null must be a number or a mapping with the keys"),
+    ({"method": "pymc", "null": 0.5}, "null and alternative give the z-tests"),
+    ({"alternative": "above"}, "alternative"),
 ])
 def test_bad_weighted_category_input(kwargs, message):
     y = ["A", "B", "tie", "A", "B", "tie"]
