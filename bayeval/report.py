@@ -6,10 +6,11 @@ sentence and one figure or table (CBPE: the alerts by chunk with their probabili
 PEMI: the estimate and where the conclusion tips between missing at random and not; judge: the
 estimate with the human labels it is worth and the estimators side by side; bounds: the
 identified interval with the interval covering it; MVU: the rows whose missing features should
-be collected). Badges summarise the checks: one says "fail" only where a check failed. The
-detail follows in collapsed sections: the summary tables, what was evaluated and the data, the
-other figures of :mod:`bayeval.plots`, the fast-path-vs-posterior check, the MCMC diagnostics
-and the prior sensitivity with plain-language verdicts, and what is needed to reproduce it.
+be collected, and with ``costs`` which to measure first). Badges summarise the checks: one says
+"fail" only where a check failed. The detail follows in collapsed sections: the summary tables,
+what was evaluated and the data, the other figures of :mod:`bayeval.plots`, the
+fast-path-vs-posterior check, the MCMC diagnostics and the prior sensitivity with
+plain-language verdicts, and what is needed to reproduce it.
 Several evaluations get a table of contents with their answers. Everything that comes from the
 data or the evaluation is HTML-escaped; numbers are shown as :func:`bayeval.table.display_frame`
 shows them.
@@ -63,7 +64,7 @@ DIAGNOSTIC_VERDICTS = {
 
 
 def report(evaluations: Evaluation | Sequence[Evaluation], path: str | os.PathLike, *,
-           title: str = "bayeval report") -> Path:
+           title: str = "bayeval report", costs=None, groups=None) -> Path:
     """Write one self-contained HTML report of one or several evaluations.
 
     Parameters
@@ -74,6 +75,12 @@ def report(evaluations: Evaluation | Sequence[Evaluation], path: str | os.PathLi
         The HTML file to write (its folder is created if needed).
     title : str
         The page's title and heading.
+    costs, groups : optional
+        The costs of measuring the features (and the groups measured together) of the MVU
+        evaluations: their answer then shows, for every row to collect, the plan of
+        ``ev.decide(threshold, costs=costs, groups=groups)`` (the feature or group to measure
+        first, the probability that it changes the decision, the measurements in order, their
+        cost and the expected hard confidence once they are made).
 
     Returns
     -------
@@ -83,7 +90,8 @@ def report(evaluations: Evaluation | Sequence[Evaluation], path: str | os.PathLi
     Raises
     ------
     ValueError
-        If ``evaluations`` is empty or holds something other than Evaluations.
+        If ``evaluations`` is empty or holds something other than Evaluations; ``costs`` or
+        ``groups`` without an MVU evaluation, or that its ``decide`` refuses.
 
     Examples
     --------
@@ -96,7 +104,9 @@ def report(evaluations: Evaluation | Sequence[Evaluation], path: str | os.PathLi
     (False, 2)
     """
     evaluations = _as_list(evaluations)
-    sections = [_Section.of(ev, i) for i, ev in enumerate(evaluations, start=1)]
+    plans = _mvu_plans(evaluations, costs, groups)
+    sections = [_Section.of(ev, i, plans.get(i - 1))
+                for i, ev in enumerate(evaluations, start=1)]
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(_page(sections, title), encoding="utf-8")
@@ -132,14 +142,16 @@ class _Section:
     check: Table | str | None
     diagnostics: Table | str | None
     sensitivity: Table | str | None
+    #: MVU: the decisions with a plan under the report's costs
+    plan: Table | None = None
 
     @classmethod
-    def of(cls, ev: Evaluation, number: int) -> _Section:
+    def of(cls, ev: Evaluation, number: int, plan: Table | None = None) -> _Section:
         both = ev.closed_form is not None and ev.draws is not None
         return cls(ev, number,
                    check=_attempt(ev.check) if both else None,
                    diagnostics=_attempt(ev.diagnostics) if ev.has_mcmc else None,
-                   sensitivity=_attempt(ev.sensitivity) if ev.has_mcmc else None)
+                   sensitivity=_attempt(ev.sensitivity) if ev.has_mcmc else None, plan=plan)
 
     @property
     def anchor(self) -> str:
@@ -392,8 +404,24 @@ def _answer_bounds(ev: Evaluation) -> tuple[str, str | None]:
 COLLECT_BELOW = 0.9
 
 
-def _answer_mvu(ev: Evaluation) -> tuple[str, str | None]:
-    plan = ev.decide(threshold=COLLECT_BELOW)
+#: the columns of MVU's answer with a plan
+PLAN_COLUMNS = ("y_hard", "c_hard", "first", "p_flip_first", "plan", "plan_cost", "c_hard_after")
+
+
+def _mvu_plans(evaluations: list[Evaluation], costs, groups) -> dict[int, Table]:
+    """The decisions with a plan of every MVU evaluation (by position) under ``costs``."""
+    if costs is None and groups is None:
+        return {}
+    where = [i for i, ev in enumerate(evaluations) if ev.meta["method"] == "mvu"]
+    if not where:
+        raise ValueError("costs= and groups= plan the measurements of MVU evaluations; none of "
+                         "the evaluations is one.")
+    return {i: evaluations[i].decide(threshold=COLLECT_BELOW, costs=costs, groups=groups)
+            for i in where}
+
+
+def _answer_mvu(ev: Evaluation, plan: Table | None = None) -> tuple[str, str | None]:
+    plan = ev.decide(threshold=COLLECT_BELOW) if plan is None else plan
     n = int(plan.attrs["n_collect"])
     text = (f"<strong>{n} of {len(plan)} rows</strong> should have their missing features "
             f"measured: their decision changes with probability above "
@@ -401,6 +429,14 @@ def _answer_mvu(ev: Evaluation) -> tuple[str, str | None]:
             f"{COLLECT_BELOW}; <code>ev.decide(threshold=...)</code> or "
             "<code>collect_cost=</code> for another rule)")
     shown = plan[plan["collect"]].sort_values("c_hard").head(MAX_ROWS)
+    if "plan" in plan:
+        text += (f". For each, measure <strong>first</strong> the feature (or group of features "
+                 "measured together) most likely to change the decision per unit of cost, "
+                 "which changes it with probability <strong>p_flip_first</strong>; "
+                 "<strong>plan</strong> lists the measurements in that order until the expected "
+                 f"hard confidence reaches {COLLECT_BELOW} (<strong>c_hard_after</strong>, "
+                 "expected once they are made), at a cost of <strong>plan_cost</strong>")
+        shown = shown[list(PLAN_COLUMNS)]
     more = f" (the {MAX_ROWS} least confident of {n})" if n > MAX_ROWS else ""
     return text + ".", _table(shown, f"{plan.caption}{more}") if n else None
 
@@ -425,10 +461,12 @@ ANSWERS: dict[str, Callable[[Evaluation], tuple[str, str | None]]] = {
     "bounds": _answer_bounds, "mvu": _answer_mvu}
 
 
-def _answer(ev: Evaluation) -> tuple[str, str | None, str | None]:
-    """(sentence, the lead figure's kind, a lead table's HTML) of ``ev``."""
+def _answer(ev: Evaluation, plan: Table | None = None) -> tuple[str, str | None, str | None]:
+    """(sentence, the lead figure's kind, a lead table's HTML) of ``ev`` (MVU: with ``plan``,
+    its decisions with a plan)."""
     try:
-        text, lead = ANSWERS.get(ev.meta["method"], _answer_generic)(ev)
+        answer = ANSWERS.get(ev.meta["method"], _answer_generic)
+        text, lead = answer(ev) if plan is None else answer(ev, plan)
     except (ValueError, KeyError) as err:
         return f"No answer could be drawn: {escape(str(err))}.", None, None
     if lead is not None and lead.startswith("<"):
@@ -622,7 +660,7 @@ def _details(title: str, body: str, statuses: list[tuple[str, str]] = ()) -> str
 
 def _section(s: _Section) -> str:
     ev = s.ev
-    text, kind, table = _answer(ev)
+    text, kind, table = _answer(ev, s.plan)
     lead = _figure(ev, kind) if kind is not None else (table or "")
     parts = [
         f'<section class="evaluation" id="{s.anchor}">',
