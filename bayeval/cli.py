@@ -42,6 +42,7 @@ from bayeval.cli_files import (
 )
 from bayeval.cli_models import load_classifier
 from bayeval.methods.cbpe import NOISES
+from bayeval.methods.mvu.plan import plan_units
 
 __all__ = ["EXIT_ALERT", "EXIT_ERROR", "EXIT_OK", "EXIT_USAGE", "alert_thresholds", "main"]
 
@@ -200,6 +201,7 @@ def _mvu(args) -> be.Evaluation:
     if not names:
         raise InputError("--feature-cols is required: the classifier does not name its "
                          "features (it was fitted on an array)")
+    plan_units(_plan(args)["groups"], names)  # --groups names features
     index = (pd.Index(column(data, args.id_col, "--id-col", args.data, numeric=False),
                       name=args.id_col) if args.id_col else data.index)
 
@@ -216,13 +218,24 @@ def _mvu(args) -> be.Evaluation:
 def _decide(args) -> dict[str, Any] | None:
     """The arguments of MVU's ``decide()`` where --decide-threshold or --collect-cost asks for
     its decisions."""
+    plan = _plan(args)
     if args.decide_threshold is None and args.collect_cost is None:
-        for option in ("costs", "decisions"):
-            if getattr(args, option):
-                raise InputError(f"--{option}: give --decide-threshold or --collect-cost")
+        for option in ("costs", "groups", "decisions"):
+            if getattr(args, option) and not (option != "decisions" and args.report):
+                raise InputError(f"--{option}: give --decide-threshold or --collect-cost"
+                                 + (", or --report" if option != "decisions" else ""))
         return None
     return {"threshold": args.decide_threshold, "collect_cost": args.collect_cost,
-            "change_cost": args.change_cost, "costs": _costs(args.costs) if args.costs else None}
+            "change_cost": args.change_cost, **plan}
+
+
+def _plan(args) -> dict[str, Any]:
+    """The costs and groups of MVU's plans (--costs, --groups)."""
+    if args.groups and not args.costs:
+        raise InputError("--groups: give --costs too (the cost of each group, and of each "
+                         "feature of no group)")
+    return {"costs": _costs(args.costs) if args.costs else None,
+            "groups": _groups(args.groups) if args.groups else None}
 
 
 def _costs(text: str) -> float | dict[str, float]:
@@ -237,6 +250,21 @@ def _costs(text: str) -> float | dict[str, float]:
         pass
     raise InputError("--costs: one number (the cost of every feature) or feature=cost pairs "
                      f"separated by commas; got {text!r}")
+
+
+def _groups(text: str) -> dict[str, list[str]]:
+    """--groups: ``group=feature,feature`` items separated by ';'."""
+    out: dict[str, list[str]] = {}
+    for item in (i for i in text.split(";") if i.strip()):
+        name, eq, members = item.partition("=")
+        if not (eq and name.strip() and _words(members)) or name.strip() in out:
+            raise InputError("--groups: group=feature,feature items separated by ';', each "
+                             "group named once, e.g. 'lipids=chol,hdl;vitals=pulse,pressure'; "
+                             f"got {text!r}")
+        out[name.strip()] = _words(members)
+    if not out:
+        raise InputError(f"--groups: give at least one group=feature,feature item; got {text!r}")
+    return out
 
 
 def _words(text: str | list[str] | None) -> list[str]:
@@ -481,7 +509,8 @@ def _show(evaluations: list[be.Evaluation], args) -> int:
             raise InputError("--netcdf writes one evaluation; the demo has several")
         print(f"written {evaluations[0].to_netcdf(args.netcdf)}")
     if getattr(args, "report", None):
-        print(f"report: {be.report(evaluations, args.report)}")
+        plan = _plan(args) if args.command == "mvu" else {}
+        print(f"report: {be.report(evaluations, args.report, **plan)}")
     if getattr(args, "summary", None):
         print(f"written {write_table(evaluations[0].summary(), args.summary)}")
     if decisions is not None and args.decisions:
@@ -650,8 +679,13 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, _Parser]]:
                         "--change-cost")
     p.add_argument("--change-cost", type=float, default=1.0,
                    help="decisions: the cost of a decision that collecting would change (1)")
-    p.add_argument("--costs", help="decisions: the cost of measuring each feature, one number "
-                                   "or feature=cost pairs separated by commas (a plan per row)")
+    p.add_argument("--costs", help="decisions and report: the cost of measuring each feature, "
+                                   "one number or feature=cost pairs separated by commas (a plan "
+                                   "per row to collect; with --groups a group's cost under its "
+                                   "name)")
+    p.add_argument("--groups", help="features measured together at one cost: group=feature,"
+                                    "feature items separated by ';' (e.g. "
+                                    "'lipids=chol,hdl;vitals=pulse,pressure')")
     p.add_argument("--decisions", help="write the decisions to this CSV, Parquet or JSON path")
     p = sub.add_parser("run", help="run the command a TOML config file describes",
                        description="run the command a TOML config file describes: command = "

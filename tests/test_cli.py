@@ -530,8 +530,47 @@ def test_mvu_without_skops_names_the_extra(command, mvu_files, tmp_path, monkeyp
     assert "reading a skops file needs skops: pip install 'bayeval[mvu-cli]'" in run.stderr
 
 
+def test_mvu_plans_groups_in_the_decisions_and_the_report(command, mvu_files, tmp_path):
+    folder, model, train, rows = mvu_files
+    run = command("mvu", folder / "rows.csv", "--classifier", folder / "model.joblib",
+                  "--unsafe-pickle", "--train", folder / "train.csv", "--id-col", "patient",
+                  "--seed", "1", "--decide-threshold", "0.95", "--costs", "blood=2,weight=1",
+                  "--groups", "blood=age,dose", "--decisions", tmp_path / "d.csv",
+                  "--report", tmp_path / "r.html")
+    assert run.returncode == 0, run.stderr
+    costs, groups = {"blood": 2, "weight": 1}, {"blood": ["age", "dose"]}
+    ev = _mvu_expected(model, train, rows, random_seed=1)
+    want = ev.decide(0.95, costs=costs, groups=groups)
+    got = pd.read_csv(tmp_path / "d.csv")
+    assert got["plan"].fillna("").tolist() == want["plan"].tolist()
+    assert "blood" in set(got["first"].dropna()) and "blood" in run.stdout
+    np.testing.assert_allclose(got["p_flip_first"], want["p_flip_first"], rtol=1e-12)
+    html = (tmp_path / "r.html").read_text()
+    plan = ev.decide(0.9, costs=costs, groups=groups)  # the report's level
+    assert '<th scope="col" class="text">plan</th>' in html
+    assert plan["collect"].any() and all(
+        f">{p}</td>" in html for p in plan.loc[plan["collect"], "plan"])
+    # --costs with --report alone: the plan in the report, no decisions printed
+    run = command("mvu", folder / "rows.csv", "--classifier", folder / "model.joblib",
+                  "--unsafe-pickle", "--train", folder / "train.csv", "--costs", "1",
+                  "--report", tmp_path / "r2.html")
+    assert run.returncode == 0, run.stderr
+    assert "p_flip_first" in (tmp_path / "r2.html").read_text() and "collect" not in run.stdout
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["--feature-cols", "age,dose,height"], "--feature-cols: column 'height' is not in"),
+    (["--decide-threshold", "0.9", "--groups", "blood=age,dose"], "--groups: give --costs too"),
+    (["--decide-threshold", "0.9", "--costs", "1", "--groups", "blood=age,dose;blood=weight"],
+     "--groups: group=feature,feature items separated by ';', each group named once"),
+    (["--decide-threshold", "0.9", "--costs", "1", "--groups", "blood="],
+     "--groups: group=feature,feature items"),
+    (["--decide-threshold", "0.9", "--costs", "1", "--groups", "blood=age,height"],
+     "groups: group 'blood' names 'height', which is not a feature"),
+    (["--decide-threshold", "0.9", "--costs", "1", "--groups", "a=age,dose;b=dose"],
+     "feature 'dose' is in groups 'a' and 'b'"),
+    (["--costs", "1", "--groups", "a=age"], "--costs: give --decide-threshold or --collect-cost"
+                                            ", or --report"),
     (["--collect-cost", "0.1", "--costs", "age=1,dose"],
      "--costs: one number (the cost of every feature) or feature=cost pairs"),
     (["--costs", "1"], "--costs: give --decide-threshold or --collect-cost"),
