@@ -11,7 +11,11 @@ prevalences :math:`\pi_k = P(Y = k)` (metric ``prevalence``) and, with ``weights
 the variance :math:`w^\top\hat\Sigma w` from the covariance across classes. With sampling
 weights of the labelled items (``sample_weight``, :math:`\propto 1/\pi_i`) and of the others,
 and with a judge that gives a score instead of a label (``mu_model="isotonic"`` or
-``"spline"``), they are those of :mod:`bayeval.methods.judge.categories_weighted`.
+``"spline"``), they are those of :mod:`bayeval.methods.judge.categories_weighted`. ``null``
+:math:`\theta_0` adds the p-values of the z-tests :math:`z = (\hat\pi_k - \theta_0)/
+\widehat{\mathrm{se}}` of every prevalence and of the score
+(:func:`~bayeval.methods.judge.compare.p_value`, as ppi_py's ``ppi_mean_pval``), two-sided or
+one-sided by ``alternative``.
 """
 
 from __future__ import annotations
@@ -482,6 +486,14 @@ def judge_categories(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: f
     ...                       weights={"A": 1, "tie": 0.5, "B": 0})
     >>> ev.summary()["mean"].round(3).tolist()
     [0.459, 0.355, 0.186, 0.552]
+
+    Is A's win rate above one half? The z-test of :math:`\theta_w = 0.5` against
+    :math:`\theta_w > 0.5`, beside the one-sided interval:
+
+    >>> ev = judge_categories(truth[:200], said[:200], said[200:], null={"weighted": 0.5},
+    ...                       alternative="larger", weights={"A": 1, "tie": 0.5, "B": 0})
+    >>> ev.summary().loc[("eif", "weighted", ""), ["lower", "upper", "p_value"]].round(4).tolist()
+    [0.5201, 1.0, 0.004]
     """
     weighted = sample_weight is not None or sample_weight_unlabeled is not None
     alternative = as_choice(alternative, "alternative", ALTERNATIVES)

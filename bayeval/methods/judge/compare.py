@@ -32,6 +32,13 @@ and one both fail have :math:`\hat D = 0` but may differ in :math:`E[D]`. Its ca
 post-stratification, :func:`~bayeval.methods.judge.graded.eif_graded_cells`) or the least-squares
 plane :math:`a + b_A\hat Y_A + b_B\hat Y_B` (``"linear"``, :func:`eif_least_squares`).
 
+When the labelled prompts are drawn with known probabilities :math:`\pi_i` (a stratified
+design, more labels where the judge's verdicts differ), ``sample_weight`` :math:`w_i \propto
+1/\pi_i` and ``sample_weight_unlabeled`` :math:`v_i \propto 1/(1 - \pi_i)` turn every
+frequentist estimator into the weighted one of :mod:`bayeval.methods.judge.weighted` applied to
+:math:`D`: Hájek means :math:`\sum_iw_iD_i/\sum_iw_i`, the EIF's weighted cell means per pair
+of judge values (or weighted least squares), with their sandwich (linearised) variances.
+
 References
 ----------
 Angelopoulos, Bates, Fannjiang, Jordan, Zrnic (2023), Prediction-powered inference, Science 382.
@@ -87,7 +94,8 @@ PAIRS = ((0, 0), (0, 1), (1, 0), (1, 1))
 PAIR_DIFFERENCE = np.array([a - b for a, b in PAIRS], dtype=float)
 ASSUMPTIONS = (
     "Both systems answer the same prompts; the human-labelled prompts are a random subset of all "
-    "prompts (missing completely at random), the human grades are the truth, the judge grades "
+    "prompts (missing completely at random; with sampling weights, drawn with the known "
+    "probabilities the weights invert), the human grades are the truth, the judge grades "
     "every answer the same way, and prompts are independent. The estimators other than naive then "
     "estimate the difference of the two systems' population rates; the judge may treat the two "
     "systems differently (its errors are estimated per pair of verdicts).")
@@ -496,7 +504,15 @@ def compare_systems(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: fl
 
     The judge alone (naive) says B is better; 200 human-graded prompts correct it, and the
     judge's verdicts on the 2,800 others narrow the human-only interval (classical) by about
-    10 %.
+    10 %. Humans grading the prompts where the judge's verdicts differ with probability 0.15
+    and the others with 0.03, the weights :math:`1/\pi` and :math:`1/(1 - \pi)`:
+
+    >>> pi = np.where(said[:, 0] != said[:, 1], 0.15, 0.03)
+    >>> lab = rng.random(3000) < pi
+    >>> ev = compare_systems(right[lab], said[lab], said[~lab], sample_weight=1 / pi[lab],
+    ...                      sample_weight_unlabeled=1 / (1 - pi[~lab]))
+    >>> ev.summary().loc["eif", ["mean", "sd"]].round(3).tolist()
+    [0.047, 0.031]
     """
     method = as_choice(method, "method", METHODS)
     ci_prob = as_ci_prob(ci_prob)

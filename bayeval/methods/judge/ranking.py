@@ -42,6 +42,11 @@ cell without labelled prompts takes :math:`\bar Y_k`) or the least-squares plane
 :math:`\hat\theta_A - \hat\theta_B` and :math:`(1, -1)\hat\Sigma(1, -1)^\top` are those of
 :func:`~bayeval.methods.judge.compare.compare_systems`.
 
+With sampling weights of the labelled prompts (``sample_weight``, :math:`\propto 1/\pi_i`) and
+of the others (:math:`\propto 1/(1 - \pi_i)`), the scores are the weighted (Hájek) estimators
+of :mod:`bayeval.methods.judge.weighted` and :math:`\hat\Sigma` the covariance of their
+weighted influence functions on the same prompts (:func:`weighted_scores`).
+
 From :math:`\hat\theta` and :math:`\hat\Sigma` (:func:`ranking_dataset`): the differences
 :math:`\hat\delta_{ab} = \hat\theta_a - \hat\theta_b` with Wald intervals and z-test p-values,
 simultaneous intervals :math:`\hat\delta_{ab} \pm c\,\mathrm{se}_{ab}` with :math:`c` the
@@ -105,7 +110,6 @@ __all__ = [
     "rank_systems",
     "ranking_dataset",
     "score_posterior",
-    "weighted_lambdas",
     "weighted_scores",
 ]
 
@@ -117,7 +121,8 @@ RANK_DRAWS = 100_000
 MAX_BAYES_CELLS = 256
 ASSUMPTIONS = (
     "The human-graded prompts are a random subset of each system's prompts (missing completely "
-    "at random), the human grades are the truth, the judge grades every answer of a system the "
+    "at random; with sampling weights, drawn with the known probabilities the weights invert), "
+    "the human grades are the truth, the judge grades every answer of a system the "
     "same way, and prompts are independent. Paired: the systems answer the same prompts; "
     "unpaired: different, independent prompts. Ranks and P(A > B) are those of the normal law "
     "of the estimates (or of the posterior draws with bayes); rank 1 is the highest score.")
@@ -322,7 +327,7 @@ def weighted_scores(y, x_l, x_u, estimator: str, mu_model: str = "cell", w=None,
     elif estimator == "classical":
         est = by_class(lambda a: weighted_mean(a, w), y)
     elif estimator in ("ppi", "ppi_pp"):  # PPI++ with lambda_k: lambda_k-scaled judge columns
-        lam = np.ones(y.shape[1]) if estimator == "ppi" else weighted_lambdas(y, x_l, x_u, w, v)
+        lam = np.ones(y.shape[1]) if estimator == "ppi" else _weighted_lambdas(y, x_l, x_u, w, v)
         est = by_class(lambda a, b, c: ppi_pp(Sample(a, b, c, w, v), 1.0), y, lam * x_l,
                        lam * x_u)
     elif mu_model == "linear":
@@ -333,17 +338,9 @@ def weighted_scores(y, x_l, x_u, estimator: str, mu_model: str = "cell", w=None,
     return est.estimate, est.cov
 
 
-def weighted_lambdas(y, x_l, x_u, w, v) -> np.ndarray:
-    r"""ppi_py's weighted power-tuning :math:`\hat\lambda_k` of each system, clipped to [0, 1]
-    (:func:`~bayeval.methods.judge.weighted.ppi_pp_lambda`; weights of mean 1).
-
-    Examples
-    --------
-    >>> y = np.array([[1, 0], [0, 0], [1, 1], [1, 0]], dtype=float)
-    >>> x_u = np.array([[1, 1], [1, 0], [0, 1]], dtype=float)
-    >>> weighted_lambdas(y, y, x_u, np.ones(4), np.ones(3)).round(4).tolist()
-    [0.3375, 0.2813]
-    """
+def _weighted_lambdas(y, x_l, x_u, w, v) -> np.ndarray:
+    """ppi_py's weighted power-tuning lambda of each system, clipped to [0, 1] (weights of mean
+    1; :func:`~bayeval.methods.judge.weighted.ppi_pp_lambda`)."""
     return np.array([weighted_ppi_lambda(Sample(y[:, k], x_l[:, k], x_u[:, k], w, v))
                      for k in range(y.shape[1])])
 
@@ -701,7 +698,15 @@ def rank_systems(y, yhat, yhat_unlabeled, *, method: str = "eif", paired: bool =
 
     w and x are tied (each best with probability about 1/2), z is last for sure; the 200 human
     grades alone (``method="classical"``) give sds of 0.035, the judge brings them to
-    0.024-0.027.
+    0.024-0.027. Humans grading the prompts where the judge's verdicts differ with probability
+    0.12 and the others with 0.03, the weights :math:`1/\pi` and :math:`1/(1 - \pi)`:
+
+    >>> pi = np.where(said.min(axis=1) != said.max(axis=1), 0.12, 0.03)
+    >>> lab = rng.random(3000) < pi
+    >>> ev = rank_systems(h[lab], j[lab], j[~lab], sample_weight=1 / pi[lab],
+    ...                   sample_weight_unlabeled=1 / (1 - pi[~lab]), random_seed=0)
+    >>> ev.summary()["mean"].round(3).tolist()
+    [0.62, 0.59, 0.558, 0.461]
     """
     method = as_choice(method, "method", RANK_ESTIMATORS)
     ci_prob = as_ci_prob(ci_prob)
@@ -751,7 +756,7 @@ def rank_systems(y, yhat, yhat_unlabeled, *, method: str = "eif", paired: bool =
         elif weighted:
             mean, cov = weighted_scores(b_y, b_l, b_u, method, used[-1], b_w, b_v)
             b_w, b_v = sampling_weights(b_w, len(b_y), ""), sampling_weights(b_v, len(b_u), "")
-            lams += list(weighted_lambdas(b_y, b_l, b_u, b_w, b_v))
+            lams += list(_weighted_lambdas(b_y, b_l, b_u, b_w, b_v))
             kish += [[x.size**2 / np.sum(x**2) for x in (b_w, b_v)]] * b_y.shape[1]
         else:
             mean, phi = influence_functions(b_y, b_l, b_u, method, used[-1])
