@@ -328,9 +328,12 @@ def test_judge_refuses_bad_decision_arguments(kwargs, message):
         judge(y, yhat, yhat_u, **kwargs)
 
 
-def test_category_labels_refuse_null():
-    with pytest.raises(ValueError, match="null apply to 0/1 labels"):
-        judge(["A", "B", "tie", "A"], ["A", "B", "B", "A"], ["A", "tie"], null=0.5)
+def test_category_labels_refuse_null_with_the_posterior():
+    """K categories test their prevalences with the frequentist estimators (see
+    test_weights_compare); the generative models have no z-test."""
+    with pytest.raises(ValueError, match="null and alternative give the z-tests"):
+        judge(["A", "B", "tie", "A"], ["A", "B", "B", "A"], ["A", "tie"], null=0.5,
+              method="pymc")
 
 
 def test_pandas_sample_weights_pair_with_their_items_by_index():
