@@ -341,7 +341,7 @@ def plan_units(groups, names) -> tuple[list, list[list[int]]]:
     if not isinstance(groups, dict):
         raise ValueError("groups must be a dict {group name: [feature names]}, got "
                          f"{type(groups).__name__}.")
-    owner = {}
+    owner, shown = {}, [n.item() if isinstance(n, np.generic) else n for n in names]
     for label, members in groups.items():
         if isinstance(members, str) or not np.iterable(members) or not len(members):
             raise ValueError(f"groups must map each group to a non-empty list of feature names; "
@@ -349,7 +349,7 @@ def plan_units(groups, names) -> tuple[list, list[list[int]]]:
         for name in members:
             if name not in position:
                 raise ValueError(f"groups: group {label!r} names {name!r}, which is not a "
-                                 f"feature; the features are {[str(n) for n in names]}.")
+                                 f"feature; the features are {shown}.")
             if name in owner:
                 raise ValueError(f"groups: feature {name!r} is in groups {owner[name]!r} and "
                                  f"{label!r}; a feature belongs to at most one group.")
