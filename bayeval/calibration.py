@@ -60,6 +60,7 @@ __all__ = [
     "ece",
     "make_calibrator",
     "select_calibrator",
+    "stratified_folds",
 ]
 
 #: scores are clipped to [_EPS, 1 - _EPS] inside logarithms and logits only
@@ -692,10 +693,18 @@ def ace(scores: Any, labels: Any, *, n_bins: int = 20, kind: str = "positive") -
 # selection on held-out folds
 
 
-def _folds(y: np.ndarray, n_folds: int, rng: np.random.Generator) -> np.ndarray:
-    """Fold index per row, stratified: each class shuffled and dealt round-robin."""
+def stratified_folds(y: np.ndarray, n_folds: int, rng: np.random.Generator) -> np.ndarray:
+    """Fold index per row, stratified: each class's rows shuffled and dealt round-robin from a
+    random fold.
+
+    Examples
+    --------
+    >>> f = stratified_folds(np.array([0, 0, 0, 1, 1, 1, 2, 2, 2]), 3, np.random.default_rng(0))
+    >>> [sorted(f[3 * k:3 * k + 3].tolist()) for k in range(3)]
+    [[0, 1, 2], [0, 1, 2], [0, 1, 2]]
+    """
     fold = np.empty(y.size, dtype=np.int64)
-    for cls in (0, 1):
+    for cls in np.unique(y):
         rows = rng.permutation(np.flatnonzero(y == cls))
         fold[rows] = (np.arange(rows.size) + rng.integers(n_folds)) % n_folds
     return fold
@@ -749,7 +758,7 @@ def _out_of_fold(names: list[str], s: np.ndarray, y: np.ndarray, threshold: floa
         raise ValueError("labels need at least 2 rows of each class to fit calibrators on "
                          f"held-out folds; the smaller class has {smallest}.")
     n_folds = min(int(n_folds), smallest)
-    fold = _folds(y, n_folds, as_seed(random_seed))
+    fold = stratified_folds(y, n_folds, as_seed(random_seed))
     order = np.argsort(s)  # sorted once: every fold's rows come out sorted
     s, y, fold = s[order], y[order], fold[order]
     oof = {name: np.empty(s.size) for name in names}
