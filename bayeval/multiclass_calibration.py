@@ -14,19 +14,26 @@ probability depends on every score of the row. With K = 2 it is the binary Platt
 the labelled rows are observed as :math:`y_j\sim\mathrm{Cat}(p_j(a,b))`. :func:`posterior` draws
 its posterior without MCMC (Laplace approximation, then importance sampling); PEMI and CBPE of K
 classes both use it.
+
+:func:`select_map` chooses among K-class maps on held-out folds by the multiclass Brier score
+(Brier 1950), :math:`\mathrm{BS}_i=\sum_k(p_{ik}-\mathbb 1\{y_i=k\})^2`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
+import pandas as pd
 from scipy import special
 
+from bayeval.calibration import stratified_folds
 from bayeval.validation import as_seed
 
-__all__ = ["PRIOR_A", "PRIOR_LOG_B", "MultinomialMap", "PlattPosterior", "log_scores",
-           "multinomial_map", "platt_probabilities", "posterior"]
+__all__ = ["PRIOR_A", "PRIOR_LOG_B", "MultinomialMap", "PlattPosterior", "brier_scores",
+           "log_scores", "multinomial_map", "platt_probabilities", "posterior",
+           "select_map"]
 
 PRIOR_A = (0.0, 1.5)
 """Default prior (mean, sd) of every intercept :math:`a_k`, :math:`k\\ge1`."""
@@ -156,13 +163,15 @@ def _gradient(theta: np.ndarray, x: np.ndarray, y: np.ndarray, prior_a, prior_lo
     return np.r_[grad_a, grad_c]
 
 
-def _mode(x, y, prior_a, prior_log_b) -> tuple[np.ndarray, np.ndarray]:
-    """The posterior mode and the Hessian there (central differences of the gradient)."""
+def _mode(x, y, prior_a, prior_log_b, start=None) -> tuple[np.ndarray, np.ndarray]:
+    """The posterior mode (searched from ``start``, default 0) and the Hessian there (central
+    differences of the gradient)."""
     from scipy import optimize
 
     k = x.shape[1]
     res = optimize.minimize(lambda t: -_log_posterior(t, x, y, prior_a, prior_log_b)[0],
-                            np.zeros(k), jac=lambda t: -_gradient(t, x, y, prior_a, prior_log_b),
+                            np.zeros(k) if start is None else start,
+                            jac=lambda t: -_gradient(t, x, y, prior_a, prior_log_b),
                             method="BFGS", options={"gtol": 1e-9})
     h = 1e-5
     hess = np.array([(_gradient(res.x + h * e, x, y, prior_a, prior_log_b)
@@ -257,7 +266,8 @@ class MultinomialMap(NamedTuple):
 
 
 def multinomial_map(scores: np.ndarray, labels: np.ndarray, *, uncertainty: bool = True,
-                    random_seed: Any = None) -> MultinomialMap:
+                    random_seed: Any = None, start: MultinomialMap | None = None
+                    ) -> MultinomialMap:
     r"""Fit the multinomial Platt map on a reference, with :math:`M` draws of its posterior.
 
     The importance draws :math:`(a_s,b_s)` with weights :math:`w_s`
@@ -275,6 +285,9 @@ def multinomial_map(scores: np.ndarray, labels: np.ndarray, *, uncertainty: bool
     uncertainty : bool
         Draw the posterior (default) or keep the mode only.
     random_seed : None, int or Generator
+    start : MultinomialMap, optional
+        With ``uncertainty=False``, a map whose :math:`(a, b)` starts the search of the mode
+        (default :math:`a=0, b=1`), e.g. one fitted on rows that overlap these.
 
     Returns
     -------
@@ -293,11 +306,126 @@ def multinomial_map(scores: np.ndarray, labels: np.ndarray, *, uncertainty: bool
     >>> round(m.b, 1), m.draws, round(float(m.draw_b.std()), 2)
     (0.5, 400, 0.02)
     """
+    if not uncertainty:  # the mode alone
+        theta = None if start is None else np.r_[start.a[1:], np.log(start.b)]
+        a, b = _unpack(_mode(log_scores(scores), labels, PRIOR_A, PRIOR_LOG_B, theta)[0])
+        return MultinomialMap(a[0], float(b[0]))
     rng = as_seed(random_seed)
     post = posterior(scores, labels, random_seed=rng)
     a, b = post.mode
-    if not uncertainty:
-        return MultinomialMap(a, b)
     cut = (rng.random() + np.arange(post.size)) / post.size
     pick = np.minimum(np.searchsorted(np.cumsum(post.weights), cut, side="right"), post.size - 1)
     return MultinomialMap(a, b, post.a[pick], post.b[pick])
+
+
+# ---------------------------------------------------------------------------------------------
+# selection on held-out folds
+
+
+def brier_scores(p: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    r"""Each row's multiclass Brier score :math:`\sum_k(p_{ik}-\mathbb 1\{y_i=k\})^2`
+    (Brier 1950), in :math:`[0, 2]`.
+
+    Examples
+    --------
+    >>> brier_scores(np.array([[0.7, 0.2, 0.1], [1.0, 0.0, 0.0]]), np.array([0, 1])).round(3)
+    array([0.14, 2.  ])
+    """
+    onehot = np.zeros_like(p)
+    onehot[np.arange(labels.size), labels] = 1.0
+    return ((p - onehot) ** 2).sum(axis=-1)
+
+
+#: a candidate of :func:`select_map`: fitted on (scores, labels, Generator), it returns the
+#: map from rows of scores to their calibrated class probabilities
+MapFit = Callable[[np.ndarray, np.ndarray, np.random.Generator],
+                  Callable[[np.ndarray], np.ndarray]]
+
+
+def select_map(scores: np.ndarray, labels: np.ndarray, candidates: dict[str, MapFit], *,
+               n_folds: int = 10, random_seed: Any = None
+               ) -> tuple[str, pd.DataFrame, dict[str, np.ndarray], np.ndarray]:
+    r"""Pick the K-class calibration map with the lowest held-out multiclass Brier score, or a
+    simpler one as good.
+
+    Each candidate is fitted on all folds but one (folds stratified by class,
+    :func:`bayeval.calibration.stratified_folds`; fewer than ``n_folds`` if a class has fewer
+    than :math:`2\,n_{folds}` rows, so that every fit sees 2 rows of every class) and predicts
+    the held-out fold; every
+    row's out-of-fold probabilities are scored by :func:`brier_scores`. The score is the
+    multiclass Brier score rather than the log loss: both are strictly proper (Gneiting &
+    Raftery 2007), but the Brier score is bounded, whereas an isotonic map's probability of 0
+    for a class that occurs gives an infinite log loss to the whole map and an undefined
+    standard error. As :func:`bayeval.calibration.select_calibrator` does, an identity
+    candidate ``"none"`` is kept only if its score is the lowest; among the others, listed
+    from the simplest, the one-standard-error rule (Breiman et al. 1984, §3.4.3) takes the
+    first whose excess over the lowest score, :math:`d_i=\mathrm{BS}_{ci}-\mathrm{BS}_{bi}`,
+    has :math:`\bar d\le\mathrm{sd}(d)/\sqrt n`.
+
+    Parameters
+    ----------
+    scores : numpy.ndarray, shape (n, K)
+        Class probabilities of the labelled rows (validated).
+    labels : numpy.ndarray, shape (n,)
+        Their classes' codes 0..K-1, at least 2 rows of each.
+    candidates : dict
+        ``{name: fit}`` from the simplest to the most flexible, ``fit(scores, labels, rng)``
+        returning a function of rows of scores (:data:`MapFit`).
+    n_folds : int
+    random_seed : None, int or numpy.random.Generator
+        Seeds the folds and every fit.
+
+    Returns
+    -------
+    name : str
+        The chosen candidate.
+    table : pandas.DataFrame
+        Indexed by candidate: ``heldout_brier`` (the mean out-of-fold Brier score),
+        ``brier_excess`` (over the lowest), ``brier_se`` (its standard error) and ``chosen``.
+    oof : dict
+        Every candidate's out-of-fold probabilities, (n, K).
+    folds : numpy.ndarray, shape (n,)
+        Each row's fold.
+
+    Examples
+    --------
+    Over-confident scores (the labels follow :math:`s^{1/2}`, renormalised): the map beats the
+    identity.
+
+    >>> rng = np.random.default_rng(0)
+    >>> s = rng.dirichlet([1, 1, 1], 1000)
+    >>> true = s**0.5 / (s**0.5).sum(axis=1, keepdims=True)
+    >>> y = (rng.random(1000)[:, None] > true.cumsum(axis=1)).sum(axis=1)
+    >>> fits = {"none": lambda s, y, rng: lambda t: t,
+    ...         "multinomial": lambda s, y, rng: multinomial_map(
+    ...             s, y, uncertainty=False, random_seed=rng).predict}
+    >>> name, table, oof, folds = select_map(s, y, fits, random_seed=0)
+    >>> name, table["heldout_brier"].round(3).tolist()
+    ('multinomial', [0.63, 0.603])
+    """
+    rng = as_seed(random_seed)
+    smallest = int(np.bincount(labels).min())
+    n_folds = min(int(n_folds), smallest // 2)
+    if n_folds < 2:
+        raise ValueError("labels need at least 4 rows of every class to compare calibration "
+                         f"maps on held-out folds; the smallest class has {smallest}.")
+    folds = stratified_folds(labels, n_folds, rng)
+    oof = {name: np.empty(scores.shape) for name in candidates}
+    for f in range(n_folds):
+        test = folds == f
+        for name, fit in candidates.items():
+            oof[name][test] = fit(scores[~test], labels[~test], rng)(scores[test])
+    names = list(candidates)
+    brier = np.array([brier_scores(oof[name], labels) for name in names])
+    lowest = int(np.argmin(brier.mean(axis=1)))
+    excess = brier - brier[lowest]
+    se = excess.std(axis=1, ddof=1) / np.sqrt(labels.size)
+    best = names[lowest]
+    if best != "none":
+        best = next(name for i, name in enumerate(names)
+                    if name != "none" and excess[i].mean() <= se[i])
+    table = pd.DataFrame({"heldout_brier": brier.mean(axis=1),
+                          "brier_excess": excess.mean(axis=1), "brier_se": se},
+                         index=pd.Index(names, name="calibrator"))
+    table["chosen"] = table.index == best
+    return best, table, oof, folds

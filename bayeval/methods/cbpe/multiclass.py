@@ -51,6 +51,12 @@ expected counts are summed exactly rather than to first order. A row's probabili
 :math:`k` depends on all its scores, so where the true probabilities do, as when a model's
 logits are scaled, the map can hold them where renormalised one-vs-rest maps cannot.
 
+**Choosing** (``calibration="auto"``, :func:`select_class_map`): the identity, the multinomial
+map and the one-vs-rest family (each class's map chosen as above) are compared by their
+multiclass Brier score on held-out reference folds; the identity is kept only if it scores
+lowest, otherwise the simpler map (the multinomial map's :math:`K` parameters before at least
+:math:`2K`) unless the one-vs-rest maps' score is lower by more than one standard error.
+
 **ROC-AUC** (:mod:`bayeval.methods.cbpe.multiclass_auc`): class :math:`k`'s one-vs-rest
 ROC-AUC ranks the rows by the raw scores :math:`s_{\cdot k}` with labels
 :math:`\mathbb 1\{Y_i=k\}\sim\mathrm{Bernoulli}(p_{ik})`, binary CBPE's law
@@ -95,7 +101,7 @@ from bayeval.methods.cbpe.multiclass_auc import (
 from bayeval.methods.cbpe.multiclass_models import check_map_draws, model_draws
 from bayeval.metrics import metric_value
 from bayeval.multiclass import matrix_value, ovr_auc_value
-from bayeval.multiclass_calibration import MultinomialMap, multinomial_map
+from bayeval.multiclass_calibration import MultinomialMap, multinomial_map, select_map
 from bayeval.multiclass_laws import MACRO_LAW_METRICS, class_covariances
 from bayeval.table import Table, table
 from bayeval.validation import (
@@ -119,6 +125,7 @@ __all__ = [
     "cbpe_classes",
     "class_maps",
     "renormalised",
+    "select_class_map",
 ]
 
 PER_CLASS = ("precision", "recall", "f1", "specificity")
@@ -132,15 +139,18 @@ DEFAULT_METRICS = ("accuracy", *PER_CLASS, *MACRO_LAW_METRICS)
 window costs one pass of every draw of the maps over its rows per class,
 :func:`~bayeval.methods.cbpe.multiclass_auc.mean_shifts`)."""
 CALIBRATIONS = ("auto", *CALIBRATORS, "multinomial")
+AUTO_CANDIDATES = ("none", "multinomial", "one-vs-rest")
+"""The maps ``calibration="auto"`` compares, from the simplest (:func:`select_class_map`)."""
 METHODS = ("exact", "pymc", "both")
 ASSUMPTIONS = (
-    "The calibrated class probabilities (one-vs-rest maps learned on the reference, "
-    "renormalised) are the probabilities of the labels of the monitored period (no concept "
-    "shift), and the labels are independent given the scores. The maps' own estimation error "
-    "is integrated unless calibration_uncertainty=False (each class's map drawn from its own "
-    "posterior). Intervals are predictive intervals for each chunk's realized metric; the "
-    "macro averages' are normal with delta-method covariances of the classes, and so is "
-    "ROC-AUC's beyond a few dozen rows.")
+    "The calibrated class probabilities (the map learned on the reference: one-vs-rest maps "
+    "renormalised, or the multinomial map) are the probabilities of the labels of the "
+    "monitored period (no concept shift), and the labels are independent given the scores. "
+    "The maps' own estimation error is integrated unless calibration_uncertainty=False (each "
+    "class's map drawn from its own posterior, or the multinomial map's). Intervals are "
+    "predictive intervals for each chunk's realized metric; the macro averages' are normal "
+    "with delta-method covariances of the classes, and so is ROC-AUC's beyond a few dozen "
+    "rows.")
 
 
 class CBPEClasses(ClassEvaluation, method="cbpe_multiclass"):
@@ -257,6 +267,77 @@ def class_maps(scores: np.ndarray, labels: np.ndarray, calibration: Any,
         else:
             maps.append(make_calibrator(calibration).fit(scores[:, k], y))
     return maps
+
+
+def _ovr_fit(maps: list[Calibrator]):
+    """Fit each class's calibrator of ``maps`` again on labelled rows: a function of scores."""
+    def fit(scores: np.ndarray, labels: np.ndarray, rng):
+        refit = [make_calibrator(m.name).fit(scores[:, k], (labels == k).astype(float))
+                 for k, m in enumerate(maps)]
+        return lambda s: renormalised(np.column_stack([m.predict(s[:, k])
+                                                       for k, m in enumerate(refit)]))[0]
+    return fit
+
+
+def select_class_map(scores: np.ndarray, labels: np.ndarray, *, maps=None, n_folds: int = 10,
+                     random_seed: Any = None):
+    r"""The map ``calibration="auto"`` fits, chosen on held-out folds by the multiclass Brier
+    score (:func:`bayeval.multiclass_calibration.select_map`, its parameters and returns).
+
+    The candidates (:data:`AUTO_CANDIDATES`), from the simplest: ``"none"`` (the scores),
+    ``"multinomial"`` (the multinomial Platt map at its mode, :math:`K` parameters) and
+    ``"one-vs-rest"`` (``maps``, each class's map chosen among none, isotonic, Platt and beta
+    on the whole of the rows by :func:`class_maps`, refitted on every fold, renormalised:
+    :math:`2K` parameters or more). Preferring the multinomial map within one standard error
+    is also what covers: where a row's probabilities depend on all its scores, renormalised
+    one-vs-rest maps are biased however large the reference.
+
+    Examples
+    --------
+    Logits too confident by a factor 2: the multinomial map.
+
+    >>> rng = np.random.default_rng(0)
+    >>> z = rng.normal(0, 1.5, (1000, 3))
+    >>> true = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
+    >>> s = np.exp(2 * z) / np.exp(2 * z).sum(axis=1, keepdims=True)
+    >>> y = (rng.random(1000)[:, None] > true.cumsum(axis=1)).sum(axis=1).clip(max=2)
+    >>> name, table, _, _ = select_class_map(s, y, random_seed=0)
+    >>> name, table["heldout_brier"].round(3).tolist()
+    ('multinomial', [0.44, 0.41, 0.411])
+    """
+    rng = as_seed(random_seed)
+    maps = class_maps(scores, labels, "auto", rng) if maps is None else maps
+    whole = multinomial_map(scores, labels, uncertainty=False)  # starts every fold's search
+    fits = {"none": lambda s, y, rng: lambda t: t,
+            "multinomial": lambda s, y, rng: multinomial_map(s, y, uncertainty=False,
+                                                             start=whole).predict,
+            "one-vs-rest": _ovr_fit(maps)}
+    return select_map(scores, labels, fits, n_folds=n_folds, random_seed=rng)
+
+
+def _multinomial(scores, labels, uncertainty: bool, random_seed) -> MultinomialMap:
+    """The multinomial map of ``calibration="multinomial"``, its posterior seeded from
+    ``random_seed``."""
+    seed = None if random_seed is None else np.random.default_rng([int(random_seed), 17])
+    return multinomial_map(scores, labels, uncertainty=uncertainty, random_seed=seed)
+
+
+def _auto(scores, labels, uncertainty: bool, random_seed, notes: list[str]):
+    """The maps of ``calibration="auto"`` (None for the identity) and the held-out scores."""
+    if np.bincount(labels, minlength=scores.shape[1]).min() < 4:
+        notes.append("calibration='auto': a class has fewer than 4 reference rows to compare "
+                     "maps on held-out folds; each class's one-vs-rest map was chosen.")
+        return class_maps(scores, labels, "auto", random_seed), None
+    seed = None if random_seed is None else np.random.default_rng([int(random_seed), 29])
+    maps = class_maps(scores, labels, "auto", random_seed)
+    name, table, _, folds = select_class_map(scores, labels, maps=maps, random_seed=seed)
+    brier = ", ".join(f"{c} {v:.4f}" for c, v in table["heldout_brier"].items())
+    notes.append(f"calibration='auto' chose {name} on {folds.max() + 1} held-out reference "
+                 f"folds (mean multiclass Brier score {brier}; the one-standard-error rule "
+                 "prefers none, then multinomial, then one-vs-rest).")
+    if name != "one-vs-rest":
+        maps = None if name == "none" else _multinomial(scores, labels, uncertainty, random_seed)
+    return maps, table
 
 
 def _posteriors(maps: list[Calibrator], scores: np.ndarray, labels: np.ndarray,
@@ -619,10 +700,14 @@ def cbpe_classes(scores, *, y_pred=None, reference=None, labels=None, chunks=Non
     chunks, chunk_size, n_chunks, chunk_period, reference_chunks
         As in :func:`bayeval.cbpe`.
     calibration : {"auto", "none", "isotonic", "platt", "beta", "scaling_binning", "multinomial"}
-        One map per class, renormalised (module docstring); ``"auto"`` picks each class's on
-        held-out reference folds. ``"multinomial"``: one jointly normalised map,
-        :math:`p_{ik}\propto\exp(a_k+b\log s_{ik})` (Dirichlet calibration with
-        :math:`W=bI`, :func:`~bayeval.multiclass_calibration.multinomial_map`).
+        One map per class, renormalised (module docstring), or ``"multinomial"``: one jointly
+        normalised map, :math:`p_{ik}\propto\exp(a_k+b\log s_{ik})` (Dirichlet calibration
+        with :math:`W=bI`, :func:`~bayeval.multiclass_calibration.multinomial_map`).
+        ``"auto"`` chooses among none, the multinomial map and the one-vs-rest maps (each
+        class's chosen on its own folds) by their multiclass Brier score on held-out reference
+        folds (:func:`select_class_map`); the scores are in ``ev.tree["data"]``
+        (``heldout_brier``, ``brier_excess``, ``brier_se``, ``chosen`` over ``calibrator``)
+        and the choice in the notes.
     calibration_uncertainty : bool
         Mix the laws over the maps' posterior draws (default) or condition on the fitted maps.
     metrics : sequence of str, optional
@@ -695,16 +780,18 @@ def cbpe_classes(scores, *, y_pred=None, reference=None, labels=None, chunks=Non
         notes.append("no reference: the scores are taken as calibrated probabilities.")
     else:
         ref_s, ref_y, ref_yp, classes = _reference(reference, k, named)
+        if calibration != "none":
+            _enough_rows(ref_y, k)
         if calibration == "none":
             maps = None
         elif calibration == "multinomial":
-            _enough_rows(ref_y, k)
-            seed = (None if random_seed is None else
-                    np.random.default_rng([int(random_seed), 17]))
-            maps = multinomial_map(ref_s, ref_y, uncertainty=calibration_uncertainty,
-                                   random_seed=seed)
+            maps = _multinomial(ref_s, ref_y, calibration_uncertainty, random_seed)
+        elif calibration == "auto":
+            maps, heldout = _auto(ref_s, ref_y, calibration_uncertainty, random_seed, notes)
+            if heldout is not None:
+                data = xr.Dataset({v: ("calibrator", heldout[v].to_numpy()) for v in heldout},
+                                  coords={"calibrator": list(heldout.index)})
         else:
-            _enough_rows(ref_y, k)
             maps = class_maps(ref_s, ref_y, calibration, random_seed)
         if isinstance(maps, MultinomialMap):
             posteriors = maps if maps.draws else None
