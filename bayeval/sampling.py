@@ -184,7 +184,8 @@ def draws_summary(draws: xr.DataArray, ci_prob: float, ci_kind: str) -> pd.DataF
     if ds["mean"].ndim == 0:
         return pd.DataFrame({k: [float(v)] for k, v in ds.data_vars.items()},
                             index=pd.Index([draws.name], name="quantity"))
-    return ds.to_dataframe()[list(ds.data_vars)]
+    order = [d for d in draws.dims if d in ds.dims]  # the estimand's order, not sorted
+    return ds.to_dataframe(dim_order=order)[list(ds.data_vars)]
 
 
 def add_log_densities(tree: xr.DataTree, model) -> xr.DataTree:

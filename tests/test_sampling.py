@@ -178,3 +178,14 @@ def test_overlapping_samplers_restore_the_pymc_logger_level(monkeypatch):
         t.join(timeout=20)
     assert levels == [logging.ERROR, logging.ERROR]  # quiet while they run
     assert logger.level == logging.INFO
+
+
+def test_draws_summary_keeps_the_estimands_dimension_order():
+    """(metric, class) stays in that order although the coordinates were given class first
+    (which orders a Dataset's dims): a per-class summary reads its index as (metric, class)."""
+    x = xr.DataArray(np.random.default_rng(0).random((2, 50, 1, 3)),
+                     dims=("chain", "draw", "metric", "class"),
+                     coords={"class": ["A", "B", "tie"], "metric": ["prevalence"]}, name="theta")
+    frame = sampling.draws_summary(x, 0.9, "eti")
+    assert list(frame.index.names) == ["metric", "class"]
+    assert frame.loc[("prevalence", "B"), "mean"] == pytest.approx(float(x[:, :, 0, 1].mean()))
