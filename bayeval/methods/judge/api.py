@@ -834,6 +834,10 @@ def eif_agreement(ev: Evaluation) -> Table:
     mean      0.2595     0.2619     0.0881     0.3413      True    True
     sd_ratio  1.0000     0.9750     0.0250     0.1000      True    True
     """
+    if ev.meta["method"] == "judge_categories":
+        raise ValueError("eif_agreement() compares a 0/1 judge's posterior with its EIF "
+                         "estimate; for K categories, ev.check() of method='both' compares the "
+                         "posterior with exact draws of the conjugate one.")
     if ev.meta["method"] != "judge" or ev.draws is None:
         raise ValueError("eif_agreement() needs an evaluation from judge(..., method='pymc' "
                          "or 'both').")

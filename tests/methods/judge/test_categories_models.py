@@ -76,3 +76,14 @@ def test_both_models_have_the_same_prior_and_likelihood():
     # of (pi, M) -> (rho, mu), prod_k pi_k^(K-1) / prod_j rho_j^(K-1); the likelihoods agree
     log_jac = lambda j: 2 * (np.log(j.sum(1)).sum() - np.log(j.sum(0)).sum())  # noqa: E731
     assert (a1 - a0) - (b1 - b0) == pytest.approx(log_jac(j1) - log_jac(j0), abs=1e-8)
+
+
+@pytest.mark.slow
+def test_the_posterior_summary_has_every_class_and_eif_agreement_says_what_checks_it(both_a):
+    summary = both_a.summary()
+    assert summary.index.names == ["metric", "class"]
+    assert set(summary.loc["prevalence"].index) == {"A", "tie", "B"}
+    assert summary.loc[("prevalence", "A"), "mean"] == pytest.approx(
+        float(both_a.draws.sel(metric="prevalence", **{"class": "A"}).mean()), abs=1e-12)
+    with pytest.raises(ValueError, match=r"for K categories, ev\.check"):
+        be.methods.judge.eif_agreement(both_a)
