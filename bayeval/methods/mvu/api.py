@@ -633,7 +633,8 @@ def mvu(predict_proba, X, *, data=None, mask=None, groups=None, imputer="gaussia
                 res[key] = classes[res[key]]
     order = ["mean", "sd", "lower", "upper", *DECISION, "interval_mass"]
     closed = xr.Dataset({v: ("instance", res[v]) for v in order if v in res},
-                        coords={"instance": labels, "class": np.arange(k), "feature": features})
+                        coords={"instance": labels, "feature": features,
+                                "class": np.arange(k) if classes is None else classes})
     closed["missing"] = (("instance", "feature"), m)
     closed["proba"] = (("instance", "class"), res["proba"])
     if "alpha" in res and not (imputer in ("mean", "zero", "conditional_mean")

@@ -184,3 +184,21 @@ def test_scale_needs_a_dirichlet_summary():
         mvu(clf, test, train=train, scale=0.5)
     assert np.isfinite(mvu(clf, test, train=train, scale=0.5, dirichlet="moments",
                            draws=100).closed_form["c_hard"].values).all()
+
+
+def test_the_class_coordinate_names_the_classifiers_classes(tmp_path):
+    """``proba``'s class coordinate is the classifier's ``classes_`` (as ``y_hard``), in the
+    order of its ``predict_proba`` columns, and survives a round trip to netCDF."""
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(300, 3))
+    names = np.array(["low", "mid", "high"])[np.digitize(x[:, 0] + x[:, 1], [-0.7, 0.7])]
+    clf = LogisticRegression().fit(x, names)
+    rows = x[:6].copy()
+    rows[:, 2] = np.nan
+    ev = mvu(clf, rows, train=x)
+    cf = ev.closed_form
+    assert cf["class"].values.tolist() == clf.classes_.tolist() == ["high", "low", "mid"]
+    best = cf["proba"].idxmax("class").values
+    assert best.tolist() == cf["y_soft"].values.tolist()
+    back = be.load(ev.to_netcdf(tmp_path / "mvu.nc"))
+    assert back.closed_form["class"].values.tolist() == ["high", "low", "mid"]
