@@ -67,7 +67,7 @@ from bayeval.methods.mvu.estimators import (
 )
 from bayeval.methods.mvu.mnar import MNARGaussianImputer, as_feature_mnar
 from bayeval.methods.mvu.models import posterior
-from bayeval.methods.mvu.plan import STATE, CopulaPlanner, FeaturePlanner
+from bayeval.methods.mvu.plan import STATE, CopulaPlanner, FeaturePlanner, plan_units
 from bayeval.methods.mvu.result import (
     DECISION,
     QUANTITIES,
@@ -166,6 +166,33 @@ def _labels(owner, X, mask, train, groups):
     return X, mask, train, groups, index, names, columns
 
 
+def _sensors(groups, features) -> tuple[np.ndarray | None, dict | None]:
+    """Each feature's sensor as an integer code (for DMV), and the sensors of several features,
+    ``{name: [feature positions]}`` (the units of :meth:`MVUEvaluation.decide`'s plans), from
+    ``groups``: a dict ``{name: [features]}`` or each feature's sensor.
+
+    Examples
+    --------
+    >>> _sensors({"panel": ["b", "c"]}, np.array(["a", "b", "c"]))
+    (array([0, 1, 1]), {'panel': [1, 2]})
+    >>> _sensors(np.array(["ecg", "bp", "ecg"]), np.array(["a", "b", "c"]))
+    (array([1, 0, 1]), {'ecg': [0, 2]})
+    """
+    if groups is None:
+        return None, None
+    if isinstance(groups, dict):
+        labels, members = plan_units(groups, features)
+    else:
+        values, codes = np.unique(np.asarray(groups), return_inverse=True)
+        labels = [v.item() if isinstance(v, np.generic) else v for v in values]
+        members = [np.flatnonzero(codes == u).tolist() for u in range(values.size)]
+    codes = np.empty(len(features), dtype=np.int64)
+    for u, positions in enumerate(members):
+        codes[positions] = u
+    return codes, {str(label): [int(i) for i in positions]
+                   for label, positions in zip(labels, members, strict=True) if len(positions) > 1}
+
+
 def _inputs(predict_proba, X, mask, train, groups):
     """Validated (predict, x, m, train, groups, probe rows, row labels, feature names, the
     classifier's columns)."""
@@ -204,13 +231,13 @@ def _inputs(predict_proba, X, mask, train, groups):
     if expected is not None and expected != d:
         raise ValueError(f"X has {d} features but the classifier (predict_proba) was fitted on "
                          f"{expected}.")
-    if groups is not None and np.shape(groups) != (d,):
-        raise ValueError(f"groups must give the sensor of each of the {d} features, got shape "
-                         f"{np.shape(groups)}.")
+    if groups is not None and not isinstance(groups, dict) and np.shape(groups) != (d,):
+        raise ValueError(f"groups must be a dict {{name: [features]}} or give the sensor of each "
+                         f"of the {d} features; got shape {np.shape(groups)}.")
     probe = train[:20] if train is not None else np.where(m, 0.0, np.nan_to_num(x))[:20]
     rows = np.arange(len(x)) if index is None else index.to_numpy()
     features = np.arange(d) if names is None else np.asarray(names)
-    return predict, x, m, train, groups, probe, rows, features, columns
+    return predict, x, m, train, _sensors(groups, features), probe, rows, features, columns
 
 
 def _numeric(column: pd.Series) -> bool:
@@ -451,8 +478,10 @@ def mvu(predict_proba, X, *, data=None, mask=None, groups=None, imputer="gaussia
         (:mod:`bayeval.validation.tables`).
     mask : array (n, d) of 0/1, optional
         1 marks a missing feature (overrides NaN; every NaN must be marked).
-    groups : array (d,), optional
-        Sensor of each feature: DMV masks and flags sensors as a whole.
+    groups : dict or array (d,), optional
+        Features measured together (a sensor, a panel of tests): ``{name: [features]}``, or
+        each feature's sensor. DMV masks and flags sensors as a whole, and
+        :meth:`~MVUEvaluation.decide` plans each as one measurement.
     imputer : {"gaussian", "copula", "mean", "zero", "conditional_mean", "dmv"} or object
         The model of the missing features (module docstring); a :class:`GaussianImputer` or
         :class:`~bayeval.methods.mvu.copula.CopulaImputer` with fixed parameters, or any object
@@ -556,7 +585,7 @@ def mvu(predict_proba, X, *, data=None, mask=None, groups=None, imputer="gaussia
             "inference": inference,
             "ci_prob": as_ci_prob(ci_prob), "ci_kind": as_choice(ci_kind, "ci_kind", CI_KINDS),
             "sample_kwargs": sample_kwargs, "classifier": predict_proba}
-    predict, x, m, train, groups, probe, labels, features, columns = _inputs(
+    predict, x, m, train, (groups, sensors), probe, labels, features, columns = _inputs(
         predict_proba, X, mask, train, groups)
     shift = None if mnar is None else as_feature_mnar(mnar, features)
     chosen = []
@@ -654,7 +683,7 @@ def mvu(predict_proba, X, *, data=None, mask=None, groups=None, imputer="gaussia
                      else MNAR_FEATURE_ASSUMPTIONS),
         warnings=[*chosen, *notes],
         data=data, model=model, imputer=name,
-        hard_confidence=opts["how"], scale=float(scale), n_draws=int(draws),
+        hard_confidence=opts["how"], scale=float(scale), n_draws=int(draws), groups=sensors,
         weights=None if opts["weights"] is None else opts["weights"].tolist(),
         mnar=None if shift is None else [float(shift[0][0]), float(shift[1][0])]
         if shift[2] is None else {str(features[i]): [float(shift[0][i]), float(shift[1][i])]

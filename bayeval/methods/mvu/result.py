@@ -518,7 +518,8 @@ class MVUEvaluation(Evaluation, method="mvu"):
             ``groups`` each group and each feature of no group (one number or a dict by name).
         groups : dict, optional
             ``{group name: [feature names]}``: features measured together at one cost (each
-            feature in at most one group; the others are measured alone).
+            feature in at most one group; the others are measured alone). By default the
+            run's ``groups`` (:func:`~bayeval.methods.mvu.mvu`), if it had any.
         classifier : classifier or callable, optional
             The run's classifier, which plans of a result read back from disk need unless it
             is linear (its coefficients are saved).
@@ -607,6 +608,10 @@ class MVUEvaluation(Evaluation, method="mvu"):
             caption += (f" (missing not at random; at random {int(frame['collect_mar'].sum())} "
                         "rows)")
         extra = {}
+        if groups is None and costs is not None and self.meta.get("groups"):  # the run's sensors
+            names = cf["feature"].values
+            groups = {label: [names[i] for i in positions]
+                      for label, positions in self.meta["groups"].items()}
         if groups is not None and costs is None:
             raise ValueError("groups= names features measured together at one cost: give "
                              "costs= too.")

@@ -242,3 +242,21 @@ def test_groups_need_costs_by_group_name():
         ev.decide(0.9, costs={"age": 1, "bp": 1, "chol": 1}, groups={"lipids": ["chol", "hdl"]})
     with pytest.raises(ValueError, match="one number or a dict by group or feature name"):
         ev.decide(0.9, costs=[1, 1, 1, 1], groups={"lipids": ["chol", "hdl"]})
+
+
+def test_the_runs_groups_are_the_default_units_in_either_form():
+    """mvu(groups=) as a dict or as each feature's sensor: the same sensors for DMV and the
+    same default units for decide(costs=), equal to passing them to decide()."""
+    x = four_rows(6, 4, least=2, spread=2)
+    costs = {"panel": 1.5, 1: 1.0, 3: 0.7}
+    explicit = mvu(CLF, x, imputer=IMPUTER).decide(0.99, costs=costs, groups={"panel": [0, 2]})
+    assert (explicit["plan"].str.contains("panel")).any()
+    # as an array, a sensor of one feature ("b", "d") leaves the feature alone, under its name
+    for groups in ({"panel": [0, 2]}, np.array(["panel", "b", "panel", "d"])):
+        ev = mvu(CLF, x, imputer=IMPUTER, groups=groups)
+        assert ev.meta["groups"] == {"panel": [0, 2]}
+        plan = ev.decide(0.99, costs=costs)
+        pd.testing.assert_frame_equal(plan, explicit)
+        pd.testing.assert_frame_equal(plan.attrs["by_feature"], explicit.attrs["by_feature"])
+    with pytest.raises(ValueError, match="groups"):
+        mvu(CLF, x, imputer=IMPUTER, groups={"panel": [0, 7]})
