@@ -47,7 +47,10 @@ reference by its posterior mode. Its posterior's importance draws
 (:func:`bayeval.multiclass_calibration.posterior`) are resampled systematically to :math:`M`
 equally weighted draws :math:`(a^{(m)},b^{(m)})`, and every law is mixed over them as over the
 one-vs-rest maps' draws; beyond :data:`~bayeval.calibration_map.EXACT_MAP_ROWS` rows each draw's
-expected counts are summed exactly rather than to first order. A row's probability of class
+shift of the expected counts moves the plug-in laws: summed exactly up to
+:data:`~bayeval.multiclass_calibration.SHIFT_ROWS` rows, beyond as its first-order part plus
+the remainder over a sample of rows
+(:meth:`~bayeval.multiclass_calibration.MultinomialMap.count_shifts`). A row's probability of class
 :math:`k` depends on all its scores, so where the true probabilities do, as when a model's
 logits are scaled, the map can hold them where renormalised one-vs-rest maps cannot.
 
@@ -94,7 +97,6 @@ from bayeval.methods.cbpe.api import alert_bounds, size_notes
 from bayeval.methods.cbpe.fast import CountLaw, NormalLaw
 from bayeval.methods.cbpe.multiclass_auc import (
     AUC_METRICS,
-    BLOCK_CELLS,
     ClassAucs,
     window_aucs,
 )
@@ -151,6 +153,9 @@ ASSUMPTIONS = (
     "predictive intervals for each chunk's realized metric; the macro averages' are normal "
     "with delta-method covariances of the classes, and so is ROC-AUC's beyond a few dozen "
     "rows.")
+#: ``calibration="auto"`` compares the maps on 10 held-out folds of the reference, fewer (at
+#: least 2) beyond 20,000 rows, so that its refits see about this many rows in all
+AUTO_ROWS = 200_000
 
 
 class CBPEClasses(ClassEvaluation, method="cbpe_multiclass"):
@@ -330,7 +335,9 @@ def _auto(scores, labels, uncertainty: bool, random_seed, notes: list[str]):
         return class_maps(scores, labels, "auto", random_seed), None
     seed = None if random_seed is None else np.random.default_rng([int(random_seed), 29])
     maps = class_maps(scores, labels, "auto", random_seed)
-    name, table, _, folds = select_class_map(scores, labels, maps=maps, random_seed=seed)
+    n_folds = int(np.clip(AUTO_ROWS // labels.size, 2, 10))
+    name, table, _, folds = select_class_map(scores, labels, maps=maps, n_folds=n_folds,
+                                             random_seed=seed)
     brier = ", ".join(f"{c} {v:.4f}" for c, v in table["heldout_brier"].items())
     notes.append(f"calibration='auto' chose {name} on {folds.max() + 1} held-out reference "
                  f"folds (mean multiclass Brier score {brier}; the one-standard-error rule "
@@ -404,22 +411,6 @@ def _linear_shifts(posteriors, s: np.ndarray, p: np.ndarray, total: np.ndarray,
     return d_tp, d_total
 
 
-def _draw_counts(post: MultinomialMap, s: np.ndarray, yp: np.ndarray
-                 ) -> tuple[np.ndarray, np.ndarray]:
-    """Each draw's expected TP_k and class-k rows, summed exactly a block of rows at a time,
-    (M, K) each."""
-    n, k = s.shape
-    step = max(1, BLOCK_CELLS // (post.draws * k))
-    tp, total = np.zeros((post.draws, k)), np.zeros((post.draws, k))
-    for start in range(0, n, step):
-        rows = slice(start, start + step)
-        pm = post.predict_draws(s[rows])
-        own = np.take_along_axis(pm, yp[rows][None, :, None], axis=2)[..., 0]
-        tp += np.stack([own[:, yp[rows] == c].sum(axis=1) for c in range(k)], axis=1)
-        total += pm.sum(axis=1)
-    return tp, total
-
-
 def _moved(w: _Window) -> _Window:
     """``w`` with its plug-in laws moved by its draws' shifts of the expected counts."""
     d_tp, d_fn = w.tp_draws - w.tp, (w.total_draws - w.tp_draws) - (w.total - w.tp)
@@ -448,11 +439,9 @@ def _window(s: np.ndarray, p: np.ndarray, total: np.ndarray, yp: np.ndarray, map
         tp_draws = np.stack([own[:, yp == c].sum(axis=1) for c in range(k)], axis=1)
         auc = None if auc_zd is None else window_aucs(s, p, pm, auc_zd)
         return w._replace(tp_draws=tp_draws, total_draws=pm.sum(axis=1), mixed=mixed, auc=auc)
-    if isinstance(posteriors, MultinomialMap):
-        tp_draws, total_draws = _draw_counts(posteriors, s, yp)
-    else:
-        d_tp, d_total = _linear_shifts(posteriors, s, p, total, yp)
-        tp_draws, total_draws = w.tp + d_tp, w.total + d_total
+    d_tp, d_total = (posteriors.count_shifts(s, yp) if isinstance(posteriors, MultinomialMap)
+                     else _linear_shifts(posteriors, s, p, total, yp))
+    tp_draws, total_draws = w.tp + d_tp, w.total + d_total
     return _moved(w._replace(tp_draws=tp_draws, total_draws=total_draws,
                              auc=_long_aucs(s, p, maps, posteriors, auc_zd)))
 

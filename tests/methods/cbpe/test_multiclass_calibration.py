@@ -11,7 +11,12 @@ from scipy import optimize, special, stats
 import bayeval as be
 from bayeval.calibration_map import EXACT_MAP_ROWS
 from bayeval.methods.pemi.multiclass_models import log_scores, platt_probabilities, posterior
-from bayeval.multiclass_calibration import PRIOR_A, PRIOR_LOG_B, multinomial_map
+from bayeval.multiclass_calibration import (
+    PRIOR_A,
+    PRIOR_LOG_B,
+    SHIFT_ROWS,
+    multinomial_map,
+)
 from bayeval.poibin import pmf_rows
 
 K = 3
@@ -163,3 +168,25 @@ def test_check_passes_with_the_model(data):
 def test_multinomial_needs_a_reference():
     with pytest.raises(ValueError, match="calibration='multinomial' needs reference"):
         be.cbpe(np.full((10, K), 1 / K), calibration="multinomial")
+
+
+def test_long_windows_shift_the_counts_as_every_draw_summed_over_every_row():
+    """Beyond SHIFT_ROWS rows each draw's shift of the expected counts is the first-order part
+    plus a sampled remainder: within 5 % of the shifts' sd over the draws of the sums over
+    every row of every draw's probabilities."""
+    rng = np.random.default_rng(11)
+    ref_s, ref_y = _rows(200, rng)
+    s, _ = _rows(30_000, rng)
+    yp = s.argmax(axis=1)
+    m = multinomial_map(ref_s, ref_y, random_seed=3)
+    assert len(s) > SHIFT_ROWS
+    tp, total = m.count_shifts(s, yp)
+    exact_tp, exact_total = np.zeros_like(tp), np.zeros_like(total)
+    for rows in np.array_split(np.arange(len(s)), 10):
+        pm, p = m.predict_draws(s[rows]), m.predict(s[rows])
+        d = pm - p[None]
+        exact_total += d.sum(axis=1)
+        own = d[:, np.arange(rows.size), yp[rows]]
+        exact_tp += np.stack([own[:, yp[rows] == c].sum(axis=1) for c in range(K)], axis=1)
+    for mine, exact in ((tp, exact_tp), (total, exact_total)):
+        assert (np.abs(mine - exact).max(axis=0) <= 0.05 * exact.std(axis=0)).all()
