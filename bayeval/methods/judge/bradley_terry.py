@@ -60,6 +60,34 @@ an exponential family whose Hessian is the model covariance of :math:`s`, so the
 them to :math:`(d_i, \log\nu)`. :math:`\sigma(\beta_a - \beta_b)` is then the probability
 that a wins given that the comparison is not a tie.
 
+Sampling weights. When comparison :math:`i` is audited with a known probability :math:`\pi_i`
+(a stratified design: more audits where the judge says a tie, or where it favours one system),
+``sample_weight`` :math:`w_i \propto 1/\pi_i` and ``sample_weight_unlabeled`` :math:`u_i \propto
+1/(1 - \pi_i)`, each rescaled to mean 1
+(:func:`~bayeval.methods.judge.weighted.sampling_weights`), turn every sample mean of the
+objective into a Hájek mean:
+
+.. math::
+    \hat\beta_\lambda = \arg\min_{\beta}\; \frac1m\sum_{i\in L}w_i\big(\ell_\beta(v_i)
+        - \lambda\ell_\beta(\hat v_i)\big) + \frac\lambda n\sum_{i\in U}u_i\ell_\beta(\hat v_i),
+
+whose estimating equations weight each score term :math:`g_i - \lambda\hat g_i` by
+:math:`w_i` and :math:`\hat g_i` by :math:`u_i`. :math:`\hat\lambda` is ppi_py's with the
+weighted gradients :math:`w_ig_i`, :math:`w_i\hat g_i`, :math:`u_i\hat g_i` and the weighted
+Hessian over all comparisons, as the weighted PPI++ mean
+(:func:`~bayeval.methods.judge.weighted.ppi_pp_lambda`). The sandwich keeps its bread
+:math:`H_\lambda` (each Hessian term weighted alike) and takes the linearised (Hájek) variances
+of the two weighted means as meat,
+
+.. math::
+    \frac1{m^2}\sum_{i\in L}w_i^2(r_i - \bar r_w)(r_i - \bar r_w)^\top
+    + \frac{\lambda^2}{n^2}\sum_{i\in U}u_i^2(\hat g_i - \bar{\hat g}_u)(\hat g_i
+        - \bar{\hat g}_u)^\top,\qquad r_i = g_i - \lambda\hat g_i,
+
+:math:`\bar r_w = \sum_L w_ir_i/m` (the weighted means). Uniform weights give the unweighted
+estimator; with two systems :math:`\hat\beta_a - \hat\beta_b` is the logit of the weighted
+PPI++ win rate (:func:`~bayeval.methods.judge.weighted.ppi_pp`) at the same :math:`\hat\lambda`.
+
 References
 ----------
 Bradley, Terry (1952), Rank analysis of incomplete block designs I, Biometrika 39.
@@ -80,6 +108,7 @@ import scipy
 import xarray as xr
 
 from bayeval.methods.judge.ranking import ADJUSTMENTS, JudgeRanking, ranking_dataset
+from bayeval.methods.judge.weighted import sampling_weights
 from bayeval.validation import aligned, as_array, as_choice, as_ci_prob, as_seed, describe
 
 __all__ = ["BT_ESTIMATORS", "TIES", "BradleyTerry", "bradley_terry", "bt_fit", "bt_lambda",
@@ -92,7 +121,8 @@ VERDICTS = (0.0, 0.5, 1.0)
 DIVERGED = 20.0
 ASSUMPTIONS = (
     "Comparisons are independent; the human-audited ones are a random subset of all (missing "
-    "completely at random) and the human verdicts are the truth; the expected verdict of a "
+    "completely at random; with sampling weights, drawn with the known probabilities the weights "
+    "invert) and the human verdicts are the truth; the expected verdict of a "
     "comparison of a with b is sigma(beta_a - beta_b) (Bradley-Terry, a tie half a win); the "
     "judge's verdicts need no model: the audited ones correct them.")
 
@@ -185,7 +215,8 @@ def _hessian_d_nu(x, c) -> np.ndarray:
     return np.vstack([top, np.append(x.T @ c[:, 1, 0], c[:, 1, 1].sum())])
 
 
-def bt_fit(x_l, y, yhat, x_u, yhat_u, lam: float, basis, ties: str = "half") -> np.ndarray:
+def bt_fit(x_l, y, yhat, x_u, yhat_u, lam: float, basis, ties: str = "half", w=None,
+           v=None) -> np.ndarray:
     r"""The strengths :math:`\hat\beta_\lambda = B\hat\gamma` minimising the module's
     objective over :math:`\gamma` (and :math:`\log\nu` with ``ties="davidson"``), by Newton's
     method with a trust region (scipy).
@@ -205,6 +236,9 @@ def bt_fit(x_l, y, yhat, x_u, yhat_u, lam: float, basis, ties: str = "half") -> 
         :math:`B`, the identifiability constraint (columns spanning the allowed strengths).
     ties : {"half", "davidson"}
         A tie as half a win, or Davidson's model.
+    w, v : array (m,), (n,), optional
+        Sampling weights of the audited and the other comparisons, each of mean 1
+        (:func:`~bayeval.methods.judge.weighted.sampling_weights`); default uniform.
 
     Returns
     -------
@@ -227,14 +261,26 @@ def bt_fit(x_l, y, yhat, x_u, yhat_u, lam: float, basis, ties: str = "half") -> 
     >>> v = np.array([1, 1, 1, 0, 0.5, 0.5])
     >>> bt_fit(x, v, v, x[:0], v[:0], 0.0, basis, ties="davidson").round(4).tolist()
     [1.3107, -1.3107, -0.0, 0.354]
+
+    A weight of 2 on the first comparison is that comparison counted twice:
+
+    >>> v = np.array([1, 1, 1, 0, 1, 0], dtype=float)
+    >>> w = np.array([2, 1, 1, 1, 1, 1]) * 6 / 7
+    >>> twice = bt_fit(x[[0, *range(6)]], v[[0, *range(6)]], v[[0, *range(6)]], x[:0], v[:0],
+    ...                0.0, basis)
+    >>> bool(np.allclose(bt_fit(x, v, v, x[:0], v[:0], 0.0, basis, w=w), twice))
+    True
     """
     m, n = len(y), len(yhat_u)
+    w = np.ones(m) if w is None else np.asarray(w, float)
+    v = np.ones(n) if v is None else np.asarray(v, float)
     davidson = ties == "davidson"
-    stat = _statistics if davidson else (lambda v: np.asarray(v, float))
+    stat = _statistics if davidson else (lambda a: np.asarray(a, float))
     x = np.vstack([x_l, x_u]) @ basis
-    weight = np.concatenate([np.full(m, (1 - lam) / max(m, 1)), np.full(n, lam / max(n, 1))])
-    target = np.concatenate([(stat(y) - lam * stat(yhat)) / max(m, 1),
-                             lam * stat(yhat_u) / max(n, 1)])
+    weight = np.concatenate([w * (1 - lam) / max(m, 1), v * lam / max(n, 1)])
+    # each comparison's statistic (a value, or a row with Davidson's model) times its weight
+    target = np.concatenate([((stat(y) - lam * stat(yhat)).T * w).T / max(m, 1),
+                             lam * (stat(yhat_u).T * v).T / max(n, 1)])
     loss = _davidson_loss if davidson else _loss
     res = scipy.optimize.minimize(lambda g: loss(g, x, weight, target)[:2],
                                   np.zeros(x.shape[1] + davidson), jac=True,
@@ -278,14 +324,16 @@ def _with_nu(basis, ties: str) -> np.ndarray:
     return scipy.linalg.block_diag(basis, [[1.0]]) if ties == "davidson" else basis
 
 
-def bt_lambda(x_l, y, yhat, x_u, yhat_u, beta, ties: str = "half") -> float:
+def bt_lambda(x_l, y, yhat, x_u, yhat_u, beta, ties: str = "half", w=None, v=None) -> float:
     r"""ppi_py's power-tuning :math:`\hat\lambda` (not clipped) at the strengths ``beta``
     (with ``ties="davidson"``, the strengths and :math:`\log\nu`).
 
     Gradients :math:`g = (\sigma(x^\top\beta) - v)x` (Davidson's: :math:`J^\top(E[s] - s)`);
     :math:`C` their labelled human × judge covariance (``ddof=0``), :math:`V` the judge
     gradients' covariance over all comparisons (``ddof=1``), :math:`H` the Hessian over all
-    comparisons.
+    comparisons. With sampling weights ``w``, ``v`` (mean 1) each gradient is multiplied by its
+    comparison's weight and :math:`H` is the weighted Hessian, as ppi_py's weighted
+    :math:`\hat\lambda`.
 
     Examples
     --------
@@ -298,34 +346,56 @@ def bt_lambda(x_l, y, yhat, x_u, yhat_u, beta, ties: str = "half") -> float:
     >>> lam = bt_lambda(x.repeat(5, 0), y, yh, x.repeat(3, 0), yu, np.array([0.2, -0.2]))
     >>> round(lam, 6) == round(float(ppi_pp_lambda(moments(y, yh, yu), clip=False)), 6)
     True
+
+    and with sampling weights, at the weighted PPI win rate :math:`\sigma(\beta_1 - \beta_2)`,
+    that of the weighted win rate (:func:`~bayeval.methods.judge.weighted.ppi_pp_lambda`):
+
+    >>> from bayeval.methods.judge import weighted
+    >>> s = weighted.Sample.of(y, yh, yu, [1, 3, 1, 2, 1], [2, 1, 1])
+    >>> d = scipy.special.logit(weighted.ppi_pp(s, 1.0).estimate)
+    >>> lam = bt_lambda(x.repeat(5, 0), y, yh, x.repeat(3, 0), yu, np.array([d / 2, -d / 2]),
+    ...                 w=s.w, v=s.v)
+    >>> round(lam, 6) == round(weighted.ppi_pp_lambda(s, clip=False), 6)
+    True
     """
     m, n = len(y), len(yhat_u)
-    g_h, g_j = _gradients(x_l, y, beta, ties), _gradients(x_l, yhat, beta, ties)
-    g_u = _gradients(x_u, yhat_u, beta, ties)
+    w = np.ones(m) if w is None else np.asarray(w, float)
+    v = np.ones(n) if v is None else np.asarray(v, float)
+    g_h, g_j = (w[:, None] * _gradients(x_l, a, beta, ties) for a in (y, yhat))
+    g_u = v[:, None] * _gradients(x_u, yhat_u, beta, ties)
     c_h, c_j = g_h - g_h.mean(0), g_j - g_j.mean(0)
     cross = (c_h.T @ c_j + c_j.T @ c_h) / m
     var = np.cov(np.vstack([g_j, g_u]).T)
     x_all = np.vstack([x_l, x_u])
     k = x_all.shape[1]
-    inv = _inverse(_hessian(x_all, beta, np.full(m + n, 1 / (m + n)), ties),
+    inv = _inverse(_hessian(x_all, beta, np.concatenate([w, v]) / (m + n), ties),
                    _with_nu(scipy.linalg.null_space(np.ones((1, k))), ties))
     return float(np.trace(inv @ cross @ inv) / (2 * (1 + m / n) * np.trace(inv @ var @ inv)))
 
 
-def _sandwich(x_l, y, yhat, x_u, yhat_u, beta, lam, basis, ties: str = "half") -> np.ndarray:
+def _hajek_meat(r, w) -> np.ndarray:
+    """sum_i w_i^2 (r_i - r_w)(r_i - r_w)' / m^2, r_w = sum_i w_i r_i / m: the linearised
+    covariance of the weighted mean of the rows ``r`` (weights of mean 1; uniform weights give
+    ``np.cov(r.T, ddof=0) / m``)."""
+    z = w[:, None] * (r - w @ r / len(w))
+    return z.T @ z / len(w) ** 2
+
+
+def _sandwich(x_l, y, yhat, x_u, yhat_u, beta, lam, basis, ties: str = "half", w=None,
+              v=None) -> np.ndarray:
     """Sandwich covariance of the strengths (and log nu) in the constraint's basis."""
     m, n = len(y), len(yhat_u)
-    size = len(beta)
+    w = np.ones(m) if w is None else np.asarray(w, float)
+    v = np.ones(n) if v is None else np.asarray(v, float)
     h = 0.0
     meat = 0.0
     if m:
         r = _gradients(x_l, y, beta, ties) - lam * _gradients(x_l, yhat, beta, ties)
-        meat = np.cov(r.T, ddof=0).reshape(size, -1) / m
-        h = _hessian(x_l, beta, np.full(m, (1 - lam) / m), ties)
+        meat = _hajek_meat(r, w)
+        h = _hessian(x_l, beta, w * (1 - lam) / m, ties)
     if n and lam:
-        meat = meat + lam**2 * np.cov(_gradients(x_u, yhat_u, beta, ties).T, ddof=0).reshape(
-            size, -1) / n
-        h = h + _hessian(x_u, beta, np.full(n, lam / n), ties)
+        meat = meat + lam**2 * _hajek_meat(_gradients(x_u, yhat_u, beta, ties), v)
+        h = h + _hessian(x_u, beta, v * lam / n, ties)
     inv = _inverse(h, _with_nu(basis, ties))
     return inv @ meat @ inv
 
@@ -344,8 +414,8 @@ def _connected(x, names, what: str) -> None:
 # ============================================================================ entry point
 def bradley_terry(pairs, y, yhat, pairs_unlabeled, yhat_unlabeled, *, method: str = "ppi_pp",
                   lam: float | None = None, reference=None, ties: str = "half",
-                  ci_prob: float = 0.95, adjust: str = "max_t",
-                  random_seed: int | None = None) -> BradleyTerry:
+                  ci_prob: float = 0.95, adjust: str = "max_t", sample_weight=None,
+                  sample_weight_unlabeled=None, random_seed: int | None = None) -> BradleyTerry:
     r"""Bradley–Terry strengths of systems from the judge's pairwise verdicts and a
     human-audited subset (prediction-powered M-estimation; see
     :mod:`bayeval.methods.judge.bradley_terry`).
@@ -373,7 +443,18 @@ def bradley_terry(pairs, y, yhat, pairs_unlabeled, yhat_unlabeled, *, method: st
     ties : {"half", "davidson"}
         A tie counts as half a win of each (default), or has its own probability in Davidson's
         (1970) model (module docstring), whose :math:`\nu` is estimated with the strengths.
-    ci_prob, adjust, random_seed
+    ci_prob, adjust
+        As :func:`~bayeval.methods.judge.ranking.rank_systems`.
+    sample_weight : array-like, optional
+        A sampling weight per audited comparison, :math:`w_i \propto 1/\pi_i` when comparison
+        :math:`i` was sent to the humans with probability :math:`\pi_i` (a stratified or
+        verdict-dependent design); relative (rescaled to mean 1). Each audited comparison's
+        terms of the objective, its estimating equations, :math:`\hat\lambda` and the sandwich
+        are weighted (module docstring). A pandas Series pairs with ``pairs``' rows by index.
+    sample_weight_unlabeled : array-like, optional
+        The same for the comparisons only the judge saw, :math:`\propto 1/(1 - \pi_i)`
+        (default uniform).
+    random_seed : int, optional
         As :func:`~bayeval.methods.judge.ranking.rank_systems`.
 
     Returns
@@ -383,7 +464,9 @@ def bradley_terry(pairs, y, yhat, pairs_unlabeled, yhat_unlabeled, *, method: st
         :math:`\beta_k` with their ranks; :meth:`differences`: :math:`\beta_a - \beta_b` and the
         win probability :math:`\sigma(\beta_a - \beta_b)` (``win_prob``, its interval the
         difference's mapped by :math:`\sigma`); :meth:`ranks`. The ``data`` group holds ``m``,
-        ``n``, ``lam``, ``ties`` (human ties) and ``reference``.
+        ``n``, ``lam``, ``ties`` (human ties) and ``reference``; with sampling weights also
+        ``m_kish`` and ``n_kish``, Kish's effective sizes :math:`(\sum w)^2/\sum w^2` of the
+        two samples.
 
     Raises
     ------
@@ -392,7 +475,8 @@ def bradley_terry(pairs, y, yhat, pairs_unlabeled, yhat_unlabeled, *, method: st
         that differ, fewer than two systems or comparisons, comparisons that do not connect
         every system, strengths that diverge (a system that always wins), ``lam`` outside
         [0, 1], an unknown ``reference``; ``ties="davidson"`` without tie verdicts in the
-        comparisons the estimator fits.
+        comparisons the estimator fits; sampling weights of the wrong length, negative, not
+        finite or all zero.
 
     Examples
     --------
@@ -427,6 +511,30 @@ def bradley_terry(pairs, y, yhat, pairs_unlabeled, yhat_unlabeled, *, method: st
     The judge alone (``method="naive"``) puts x and y almost level (0.093, -0.065); the 400
     audited verdicts alone (``"classical"``) give sds of 0.112-0.118, the judge's 3,600 others
     (:math:`\hat\lambda = 0.65`) bring them to 0.071-0.088.
+
+    Auditing the comparisons the judge says z won with probability 0.2 and the others with
+    0.05 fills the audits with z's wins and leaves few among the others; the weights
+    :math:`1/\pi` and :math:`1/(1 - \pi)` undo it:
+
+    >>> said_z = np.where(vhat == 1, ab[:, 0], ab[:, 1]) == 3
+    >>> pi = np.where(said_z, 0.2, 0.05)
+    >>> lab = rng.random(4000) < pi
+    >>> fits = {name: bradley_terry(p[lab], v[lab], vhat[lab], p[~lab], vhat[~lab],
+    ...                             random_seed=0, **kw).summary()["mean"]
+    ...         for name, kw in [("unweighted", {}),
+    ...                          ("weighted", {"sample_weight": 1 / pi[lab],
+    ...                                        "sample_weight_unlabeled": 1 / (1 - pi[~lab])})]}
+    >>> pd.DataFrame(fits).round(3)  # doctest: +NORMALIZE_WHITESPACE
+            unweighted  weighted
+    system
+    w            0.791     0.522
+    x            0.555     0.285
+    y           -0.016    -0.179
+    z           -1.331    -0.628
+
+    The judge names z the winner in 18 % of the comparisons but 44 % of the 322 audited ones:
+    unweighted, the audits over-represent the judge's wrong calls for z and the 3,678 others
+    under-represent its calls for z, both pulling z's strength down (-1.33, truth -0.6).
     """
     method = as_choice(method, "method", BT_ESTIMATORS)
     ties = as_choice(ties, "ties", TIES)
@@ -441,8 +549,9 @@ def bradley_terry(pairs, y, yhat, pairs_unlabeled, yhat_unlabeled, *, method: st
             raise ValueError(f"lam must be a number in [0, 1], got {describe(lam)}.") from None
         if not 0 <= lam <= 1:
             raise ValueError(f"lam must lie in [0, 1] (a convex objective), got {lam:g}.")
-    p_l, y, yh = aligned(pairs=pairs, y=y, yhat=yhat)
-    p_u, yu = aligned(pairs_unlabeled=pairs_unlabeled, yhat_unlabeled=yhat_unlabeled)
+    p_l, y, yh, w = aligned(pairs=pairs, y=y, yhat=yhat, sample_weight=sample_weight)
+    p_u, yu, v = aligned(pairs_unlabeled=pairs_unlabeled, yhat_unlabeled=yhat_unlabeled,
+                         sample_weight_unlabeled=sample_weight_unlabeled)
     p_l, p_u = _pairs(p_l, "pairs"), _pairs(p_u, "pairs_unlabeled")
     y, yh, yu = _verdicts(y, "y"), _verdicts(yh, "yhat"), _verdicts(yu, "yhat_unlabeled")
     names = list(pd.unique(np.concatenate([p_l.ravel(), p_u.ravel()])))
@@ -456,6 +565,9 @@ def bradley_terry(pairs, y, yhat, pairs_unlabeled, yhat_unlabeled, *, method: st
     if len(y) < 2 or len(yu) < 2:
         raise ValueError(f"bradley_terry needs at least two audited and two other comparisons, "
                          f"got {len(y)} and {len(yu)}.")
+    weighted = sample_weight is not None or sample_weight_unlabeled is not None
+    w = sampling_weights(w, len(y), "sample_weight")
+    v = sampling_weights(v, len(yu), "sample_weight_unlabeled")
     index = {s: j for j, s in enumerate(names)}
     x_l, x_u = (np.zeros((len(p), k)) for p in (p_l, p_u))
     for x, p in ((x_l, p_l), (x_u, p_u)):
@@ -470,22 +582,24 @@ def bradley_terry(pairs, y, yhat, pairs_unlabeled, yhat_unlabeled, *, method: st
                              f"{describe(reference)}.")
         basis = np.delete(np.eye(k), index[reference], axis=1)
     if method == "classical":
-        _connected(x_l, names, "audited")
+        _connected(x_l[w > 0], names, "audited")
     else:
-        _connected(x_u, names, "unaudited")
+        _connected(x_u[v > 0], names, "unaudited")
     args = (x_l, y, yh, x_u, yu)
+    weights = {"w": w, "v": v}
     if method == "naive":
         lam_used = 1.0
         args = (x_l[:0], y[:0], yh[:0], x_u, yu)
+        weights["w"] = w[:0]
     elif method == "classical":
         lam_used = 0.0
     elif method == "ppi" or lam is not None:
         lam_used = 1.0 if lam is None else lam
     else:
-        tuned = bt_lambda(*args, bt_fit(*args, 1.0, basis, ties), ties)
+        tuned = bt_lambda(*args, bt_fit(*args, 1.0, basis, ties, **weights), ties, **weights)
         lam_used = float(np.clip(tuned, 0.0, 1.0))
-    beta = bt_fit(*args, lam_used, basis, ties)
-    cov = _sandwich(*args, beta, lam_used, basis, ties)
+    beta = bt_fit(*args, lam_used, basis, ties, **weights)
+    cov = _sandwich(*args, beta, lam_used, basis, ties, **weights)
     closed, info = ranking_dataset([str(s) for s in names], beta[:k], cov[:k, :k],
                                    ci_prob=ci_prob, adjust=adjust, rng=as_seed(random_seed))
     if ties == "davidson":
@@ -495,7 +609,7 @@ def bradley_terry(pairs, y, yhat, pairs_unlabeled, yhat_unlabeled, *, method: st
         closed["pair_win_prob" + end] = scipy.special.expit(closed[src])
     notes = []
     if method == "ppi" and lam_used == 1.0:
-        classical = _sandwich(x_l, y, yh, x_u, yu, beta, 0.0, basis, ties)
+        classical = _sandwich(x_l, y, yh, x_u, yu, beta, 0.0, basis, ties, w=w, v=v)
         if np.trace(cov) > np.trace(classical):
             notes.append("the judge does not help PPI: its strengths' total variance exceeds "
                          "that of the human verdicts alone; use ppi_pp.")
@@ -504,13 +618,17 @@ def bradley_terry(pairs, y, yhat, pairs_unlabeled, yhat_unlabeled, *, method: st
     info.update(m=len(y), n=len(yu), lam=lam_used, ties=int(np.sum(y == 0.5)),
                 reference="sum to zero" if reference is None else str(reference),
                 adjust=adjust)
+    if weighted:  # Kish's effective sizes of the audited and the other comparisons
+        info.update(m_kish=float(len(w) ** 2 / np.sum(w**2)),
+                    n_kish=float(len(v) ** 2 / np.sum(v**2)))
     return BradleyTerry.create(
         method="judge_bradley_terry", variant=method, closed_form=closed, ci_prob=ci_prob,
         ci_kind="eti", random_seed=random_seed, assumptions=ASSUMPTIONS, warnings=notes,
         data=xr.Dataset(info), interval_kind="wald",
         description=(f"Bradley-Terry strengths of {k} systems from {len(y)} audited and "
                      f"{len(yu)} judge-only comparisons ({method}, lambda {lam_used:.3g}"
-                     + (", Davidson's ties" if ties == "davidson" else "") + ")"))
+                     + (", Davidson's ties" if ties == "davidson" else "")
+                     + (", sampling weights" if weighted else "") + ")"))
 
 
 class BradleyTerry(JudgeRanking, method="judge_bradley_terry"):
