@@ -682,7 +682,8 @@ class Evaluation:
         path : str or path-like
             The HTML file.
         **kwargs
-            Passed to :func:`bayeval.report.report` (``title``).
+            Passed to :func:`bayeval.report.report`: ``title``, and for MVU ``costs`` and
+            ``groups`` (the plan of the measurements in the answer).
 
         Returns
         -------
