@@ -285,10 +285,11 @@ class MultinomialMap(NamedTuple):
         r""":math:`p^{(m)}_{ik}` of every draw, (M, n, K)."""
         return platt_probabilities(log_scores(s), self.draw_a, self.draw_b)
 
-    def count_shifts(self, s: np.ndarray, yp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def count_shifts(self, s: np.ndarray, p: np.ndarray, yp: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray]:
         r"""Each draw's shift of a window's expected :math:`TP_k` (rows predicted :math:`k`)
         and of its expected rows of class :math:`k`, :math:`\sum_i(p^{(m)}_{ik}-p_{ik})` over
-        those rows, (M, K) each.
+        those rows, (M, K) each; ``p`` is :meth:`predict` of ``s``, the window's plug-in.
 
         Summed exactly over windows of at most :data:`SHIFT_ROWS` rows; over longer ones, the
         first-order part over every row,
@@ -310,17 +311,17 @@ class MultinomialMap(NamedTuple):
 
         >>> m = MultinomialMap(np.zeros(2), 1.0, np.array([[0.0, 0.01]]), np.array([1.0]))
         >>> s = np.array([[0.3, 0.7], [0.6, 0.4]])
-        >>> tp, total = m.count_shifts(s, np.array([1, 0]))
-        >>> total.round(4).tolist(), _first_order(m, s, np.array([1, 0]))[1].round(4).tolist()
+        >>> tp, total = m.count_shifts(s, s, np.array([1, 0]))
+        >>> total.round(4).tolist(), _first_order(m, s, s, np.array([1, 0]))[1].round(4).tolist()
         ([[-0.0045, 0.0045]], [[-0.0045, 0.0045]])
         """
         n = s.shape[0]
         if n <= SHIFT_ROWS:
-            return _exact_shifts(self, s, yp)
-        d_tp, d_total = _first_order(self, s, yp)
+            return _exact_shifts(self, s, p, yp)
+        d_tp, d_total = _first_order(self, s, p, yp)
         pick = np.linspace(0, n - 1, SHIFT_ROWS).round().astype(np.int64)
-        exact, linear = _exact_shifts(self, s[pick], yp[pick]), _first_order(self, s[pick],
-                                                                              yp[pick])
+        sample = s[pick], p[pick], yp[pick]
+        exact, linear = _exact_shifts(self, *sample), _first_order(self, *sample)
         scale = n / SHIFT_ROWS
         return (d_tp + scale * (exact[0] - linear[0]), d_total + scale * (exact[1] - linear[1]))
 
@@ -331,11 +332,10 @@ SHIFT_ROWS = 5000
 _BLOCK = 1 << 22  # cells (draws x rows x classes) of the probabilities held at once
 
 
-def _exact_shifts(m: MultinomialMap, s: np.ndarray, yp: np.ndarray
+def _exact_shifts(m: MultinomialMap, s: np.ndarray, p: np.ndarray, yp: np.ndarray
                   ) -> tuple[np.ndarray, np.ndarray]:
     """:meth:`MultinomialMap.count_shifts` summed over every row, a block of rows at a time."""
     n, k = s.shape
-    p = m.predict(s)
     d_tp = -np.bincount(yp, weights=p[np.arange(n), yp], minlength=k)[None].repeat(m.draws, 0)
     d_total = -p.sum(axis=0)[None].repeat(m.draws, 0)
     step = max(1, _BLOCK // (m.draws * k))
@@ -348,10 +348,10 @@ def _exact_shifts(m: MultinomialMap, s: np.ndarray, yp: np.ndarray
     return d_tp, d_total
 
 
-def _first_order(m: MultinomialMap, s: np.ndarray, yp: np.ndarray
+def _first_order(m: MultinomialMap, s: np.ndarray, p: np.ndarray, yp: np.ndarray
                  ) -> tuple[np.ndarray, np.ndarray]:
     """The first-order part of :meth:`MultinomialMap.count_shifts`, (M, K) each."""
-    x, p = log_scores(s), m.predict(s)
+    x = log_scores(s)
     n, k = p.shape
     gain = p * (x - (p * x).sum(axis=1, keepdims=True))  # d p_ik / d b
     own = np.arange(n), yp

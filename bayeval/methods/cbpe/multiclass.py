@@ -439,7 +439,7 @@ def _window(s: np.ndarray, p: np.ndarray, total: np.ndarray, yp: np.ndarray, map
         tp_draws = np.stack([own[:, yp == c].sum(axis=1) for c in range(k)], axis=1)
         auc = None if auc_zd is None else window_aucs(s, p, pm, auc_zd)
         return w._replace(tp_draws=tp_draws, total_draws=pm.sum(axis=1), mixed=mixed, auc=auc)
-    d_tp, d_total = (posteriors.count_shifts(s, yp) if isinstance(posteriors, MultinomialMap)
+    d_tp, d_total = (posteriors.count_shifts(s, p, yp) if isinstance(posteriors, MultinomialMap)
                      else _linear_shifts(posteriors, s, p, total, yp))
     tp_draws, total_draws = w.tp + d_tp, w.total + d_total
     return _moved(w._replace(tp_draws=tp_draws, total_draws=total_draws,

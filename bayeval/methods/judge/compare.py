@@ -570,11 +570,10 @@ def compare_systems(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: fl
         names_asked.remove("bayes")
     freq = [n for n in names_asked if n != "bayes"]
     mu_model = mu_model or ("cell" if size <= MAX_CELLS else "linear")
-    cells = (np.bincount(k_l, minlength=size), np.bincount(k_l, d, size),
-             np.bincount(k_l, d**2, size), np.bincount(k_u, minlength=size))
+    cells = ((k_l, k_u, size) if s is not None else  # the weighted EIF sums its own cells
+             (np.bincount(k_l, minlength=size), np.bincount(k_l, d, size),
+              np.bincount(k_l, d**2, size), np.bincount(k_u, minlength=size)))
     x_l, x_u = np.column_stack(yh2), np.column_stack(yu2)
-    if s is not None:
-        cells = (k_l, k_u, size)
     try:
         _refuse(d, d_hat, d_hat_u, names)
     except ValueError:

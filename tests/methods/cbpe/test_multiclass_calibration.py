@@ -180,7 +180,7 @@ def test_long_windows_shift_the_counts_as_every_draw_summed_over_every_row():
     yp = s.argmax(axis=1)
     m = multinomial_map(ref_s, ref_y, random_seed=3)
     assert len(s) > SHIFT_ROWS
-    tp, total = m.count_shifts(s, yp)
+    tp, total = m.count_shifts(s, m.predict(s), yp)
     exact_tp, exact_total = np.zeros_like(tp), np.zeros_like(total)
     for rows in np.array_split(np.arange(len(s)), 10):
         pm, p = m.predict_draws(s[rows]), m.predict(s[rows])
