@@ -6,6 +6,7 @@ PyMC and ArviZ are imported by the functions that use them.
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import sys
 import threading
@@ -17,23 +18,38 @@ from typing import Any
 import pandas as pd
 import xarray as xr
 
-__all__ = ["DEFAULTS", "SAMPLE_DIMS", "add_log_densities", "draws_intervals", "draws_summary",
-           "progress", "sample"]
+__all__ = ["DEFAULTS", "SAMPLERS", "SAMPLE_DIMS", "add_log_densities", "draws_intervals",
+           "draws_summary", "progress", "sample"]
 
 #: the dimensions of draws
 SAMPLE_DIMS = ("chain", "draw")
 
 #: defaults of every NUTS run: 2 chains x 1000 draws, sequential (cheaper than processes for
-#: models that marginalise the labels), no progress bar.
+#: models that marginalise the labels), no progress bar, PyMC's own NUTS (PyMC would pick
+#: nutpie whenever it is installed; the sampler stays the user's choice, see :data:`SAMPLERS`).
 DEFAULTS: dict[str, Any] = {
     "draws": 1000, "tune": 1000, "chains": 2, "cores": 1, "progressbar": False,
-    "compute_convergence_checks": False,
+    "compute_convergence_checks": False, "nuts_sampler": "pymc",
 }
+
+#: the NUTS implementations ``sample_kwargs["nuts_sampler"]`` chooses from: PyMC's own (the
+#: default), or nutpie's (Rust, with the model compiled by numba; ``pip install
+#: 'bayeval[nutpie]'``)
+SAMPLERS = ("pymc", "nutpie")
 
 
 def sample(model, random_seed: int | None, sample_kwargs: dict[str, Any] | None = None
            ) -> xr.DataTree:
     """``pm.sample`` on ``model`` with :data:`DEFAULTS` updated by ``sample_kwargs``.
+
+    Both samplers of :data:`SAMPLERS` run the No-U-Turn sampler (Hoffman & Gelman 2014) on
+    the model's unconstrained parameters with a diagonal mass matrix adapted while tuning:
+    PyMC's own, whose inverse mass matrix is the draws' variance, or nutpie's
+    (``sample_kwargs={"nuts_sampler": "nutpie"}``), whose diagonal minimises the Fisher
+    divergence to a standard normal, :math:`M^{-1}_{ii} = \\sqrt{\\mathrm{Var}(x_i) /
+    \\mathrm{Var}(\\partial_i \\log p(x))}` over draws and their gradients (Seyboldt, Carlson
+    & Carpenter 2026). Either leaves ``diverging`` in ``sample_stats``, and gives the same
+    draws again for the same seed.
 
     PyMC's log messages are silenced below ERROR while it runs (while any sampler runs, when
     several run in threads; the logger's level is restored when the last one ends).
@@ -46,12 +62,20 @@ def sample(model, random_seed: int | None, sample_kwargs: dict[str, Any] | None 
         Seed of ``pm.sample``; the same seed gives the same draws.
     sample_kwargs : dict, optional
         Any ``pm.sample`` argument (``draws``, ``tune``, ``chains``, ``target_accept``, ``step``,
-        ...); it overrides :data:`DEFAULTS`.
+        ``nuts_sampler``...); it overrides :data:`DEFAULTS`.
 
     Returns
     -------
     xarray.DataTree
         What ``pm.sample`` returns: ``posterior``, ``sample_stats``, ``observed_data``, ...
+
+    Raises
+    ------
+    ValueError
+        ``nuts_sampler`` not in :data:`SAMPLERS`, or nutpie asked for with a ``step`` or for a
+        model with discrete parameters (which only PyMC's compound steps sample).
+    ImportError
+        nutpie asked for and not installed.
 
     Examples
     --------
@@ -67,12 +91,42 @@ def sample(model, random_seed: int | None, sample_kwargs: dict[str, Any] | None 
     {'chain': 2, 'draw': 200}
     >>> round(float(tree.posterior["theta"].mean()), 1)
     0.7
+    >>> sample(model, 0, {"nuts_sampler": "nutpie", "step": pm.Slice(model=model)})
+    Traceback (most recent call last):
+        ...
+    ValueError: sample_kwargs['step'] cannot be combined with sample_kwargs['nuts_sampler'] = \
+'nutpie': nutpie runs its own NUTS on every parameter; drop 'step', or use 'pymc'.
     """
     import pymc as pm
 
     kwargs = {**DEFAULTS, **(sample_kwargs or {})}
+    _check_sampler(model, kwargs)
     with _QUIET:
         return pm.sample(model=model, random_seed=random_seed, **kwargs)
+
+
+def _check_sampler(model, kwargs: dict[str, Any]) -> None:
+    """``kwargs["nuts_sampler"]`` is one of :data:`SAMPLERS`, and nutpie can run here."""
+    sampler = kwargs["nuts_sampler"]
+    if sampler not in SAMPLERS:
+        raise ValueError(f"sample_kwargs['nuts_sampler'] must be one of "
+                         f"{', '.join(map(repr, SAMPLERS))}, got {sampler!r}.")
+    if sampler == "pymc":
+        return
+    if kwargs.get("step") is not None:
+        raise ValueError(f"sample_kwargs['step'] cannot be combined with "
+                         f"sample_kwargs['nuts_sampler'] = {sampler!r}: nutpie runs its own NUTS "
+                         "on every parameter; drop 'step', or use 'pymc'.")
+    from pymc.vartypes import discrete_types
+
+    discrete = [v.name for v in model.free_RVs if v.dtype in discrete_types]
+    if discrete:
+        raise ValueError(f"sample_kwargs['nuts_sampler'] = {sampler!r} samples continuous "
+                         f"parameters only; this model has discrete ones ({', '.join(discrete)})"
+                         ": use 'pymc'.")
+    if importlib.util.find_spec("nutpie") is None:
+        raise ImportError("sample_kwargs['nuts_sampler'] = 'nutpie' needs nutpie: pip install "
+                          "'bayeval[nutpie]'.")
 
 
 class _QuietPymc:
