@@ -23,6 +23,11 @@ F1 and ROC-AUC. Rows:
   alert thresholds (mean +- 3 sd of the reference weeks' realized metrics) to 1e-9 and the same
   alerts as NannyML's, for the default call and for NannyML's estimator (pooled isotonic map,
   no map posterior);
+* the floor (10^6 and 10^7 rows, one chunk, scores ``Beta(2, 5)``, no calibration, accuracy
+  alone and the four count metrics): exact CBPE (the whole call from raw arrays) against the
+  two Poisson-binomial PMFs its laws need (TP over the predicted positives, FN over the
+  predicted negatives; target: within 3x), with its ratio to one pass over the scores
+  (``np.sum``) and its peak memory beyond the inputs (``tracemalloc``);
 * V2b (``noise="learned"``, ``method="pymc"``): NUTS on log kappa from the reference's bin counts
   and the posterior predictive of the analysis chunks, timed after a warm-up run that compiles
   the same graphs (target: under 60 s).
@@ -36,12 +41,14 @@ sides get the same setting. Run ``python -m benchmarks cbpe`` to print the rows.
 from __future__ import annotations
 
 import os
+import tracemalloc
 import warnings
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
 from bayeval.methods.cbpe import cbpe
+from bayeval.poibin import PoissonBinomial
 from benchmarks.timing import best_time
 
 SEED = 20261122
@@ -252,6 +259,35 @@ def alerts_vs_nannyml() -> dict:
                "recall, F1, ROC-AUC over 12 weeks)")
 
 
+def floor(n: int, metrics: list[str]) -> dict:
+    """Exact CBPE on ``n`` rows against the Poisson-binomial PMFs it needs (module docstring)."""
+    rng = np.random.default_rng(SEED)
+    scores = rng.beta(2.0, 5.0, n)
+    positive = scores >= 0.5
+
+    def call():
+        return cbpe(scores, metrics=metrics, calibration="none")
+
+    def pmfs():
+        return PoissonBinomial(scores[positive]).pmf(), PoissonBinomial(scores[~positive]).pmf()
+
+    call()  # lazy imports
+    ours_s, _ = best_time(call, REPEATS)
+    floor_s, _ = best_time(pmfs, REPEATS)
+    pass_s, _ = best_time(scores.sum, REPEATS)
+    tracemalloc.start()
+    call()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    ratio = ours_s / floor_s
+    return row(f"exact, {n:,} rows, one chunk, {len(metrics)} metric(s), no calibration: the "
+               "floor", ours_s, "the two Poisson-binomial PMFs it needs", floor_s, "<= 3x the "
+               "PMFs' time", ratio <= 3,
+               f"{ratio:.2f}x the PMFs, {ours_s / pass_s:.0f}x one pass over the scores "
+               f"({pass_s * 1e3:.1f} ms); peak memory {peak / 2**20:.0f} MiB beyond the "
+               f"{scores.nbytes / 2**20:.0f} MiB of scores ({', '.join(metrics)})")
+
+
 def v2b() -> dict:
     d = data()
     small = {k: v[: 20_000] for k, v in d.items()}
@@ -269,7 +305,9 @@ def v2b() -> dict:
 def run() -> list[dict]:
     with threadpool_limits(1, "blas"):
         return [vs_nannyml(False), vs_nannyml(True), outputs_vs_nannyml(),
-                alerts_vs_nannyml(), v2b()]
+                alerts_vs_nannyml(),
+                *(floor(n, m) for n in (10**6, 10**7) for m in (METRICS[:1], METRICS[:4])),
+                v2b()]
 
 
 if __name__ == "__main__":

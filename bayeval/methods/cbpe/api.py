@@ -676,10 +676,17 @@ def cbpe(scores, *, y_pred=None, data=None, threshold: float = 0.5, reference=No
         (the reference's is not shown), with the analysis' late labels and its support on the
         reference."""
         late = analysis and late_labels == "estimate"
-        rows = windows(scores, chunking, calibrate, threshold, whole=analysis)
+        # only ROC-AUC, the map's sums and the outputs read rows in score order or the whole
+        # period's rows; the count laws and expected counts add over the chunks
+        ordered = "roc_auc" in metrics or posterior is not None or outputs is not None
+        rows = windows(scores, chunking, calibrate, threshold, whole=analysis and ordered,
+                       ordered=ordered)
         chunk_rows = rows[:len(chunking.labels)]
         expected = [(float(np.compress(w.y_pred, w.p).sum()),
                      float(np.compress(~w.y_pred, w.p).sum())) for w in rows]
+        if analysis and not ordered:
+            expected.append(tuple(float(sum(side)) for side in zip(*expected, strict=True)))
+            rows.append(None)
         laws = count_laws(rows, noise, cells, grid, whole=analysis)
         sums = [None] * len(rows)
         if posterior is not None:
@@ -716,7 +723,7 @@ def cbpe(scores, *, y_pred=None, data=None, threshold: float = 0.5, reference=No
             if late:
                 closed["late_labels"] = ("chunk", used)
         if ref is not None and analysis:
-            add_support(closed, [support_counts(w.s) for w in rows[:-1]], ref.scores, notes)
+            add_support(closed, [support_counts(w.s) for w in chunk_rows], ref.scores, notes)
         if outputs is not None:
             closed = with_outputs(closed, outputs, laws, rows, expected, chunking, labels,
                                   y_pred, scores, (ci_prob, ci_kind, zero_division),

@@ -457,12 +457,14 @@ class Window(NamedTuple):
 
 
 def windows(scores: np.ndarray, chunking: Chunking, calibrate: Callable[[np.ndarray], np.ndarray],
-            threshold: float, whole: bool = True) -> list[Window]:
-    """Every chunk's rows, then (with ``whole``) the whole period's, sorted by score.
+            threshold: float, whole: bool = True, ordered: bool = True) -> list[Window]:
+    """Every chunk's rows, then (with ``whole``) the whole period's, sorted by score (with
+    ``ordered``; else each chunk's rows as they come, views of ``scores`` for contiguous
+    chunks).
 
     The exact laws and NannyML's estimates depend on a window's rows only through its multiset
-    of scores (``p`` and ``y_pred`` are functions of the score), and sorted rows spare the
-    ROC-AUC moments their argsort.
+    of scores (``p`` and ``y_pred`` are functions of the score): the count laws need no order,
+    and sorted rows spare the ROC-AUC moments and the map's sums their argsort.
 
     Examples
     --------
@@ -470,15 +472,21 @@ def windows(scores: np.ndarray, chunking: Chunking, calibrate: Callable[[np.ndar
     >>> ws = windows(np.array([0.7, 0.2, 0.9, 0.4]), make_chunks(4, n_chunks=2), np.sqrt, 0.5)
     >>> [w.s.tolist() for w in ws], ws[-1].y_pred.tolist()
     ([[0.2, 0.7], [0.4, 0.9], [0.2, 0.4, 0.7, 0.9]], [False, False, True, True])
+    >>> ws = windows(np.array([0.7, 0.2, 0.9, 0.4]), make_chunks(4, n_chunks=2), np.sqrt, 0.5,
+    ...              whole=False, ordered=False)
+    >>> [w.s.tolist() for w in ws]
+    [[0.7, 0.2], [0.9, 0.4]]
     """
     def window(s):
         return Window(s, calibrate(s), s >= threshold)
 
-    chunks = [window(np.sort(part)) for part in chunking.parts(scores)]
+    parts = chunking.parts(scores)
+    chunks = [window(np.sort(part) if ordered else part) for part in parts]
     if not whole:
         return chunks
     merged = np.concatenate([w.s for w in chunks])
-    merged.sort(kind="stable")  # a merge of the sorted chunks
+    if ordered:
+        merged.sort(kind="stable")  # a merge of the sorted chunks
     return [*chunks, window(merged)]
 
 
