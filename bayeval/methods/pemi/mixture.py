@@ -194,7 +194,8 @@ def _pmfs(p: np.ndarray) -> np.ndarray:
     """Poisson-binomial PMFs of the rows of ``p`` (S, k) on :math:`0..k`
     (:func:`bayeval.poibin.pmf_rows`, zero beyond each row's window). Shape (S, k + 1)."""
     start, probs = pmf_rows(p)
-    out = np.zeros((p.shape[0], int(start.max()) + probs.shape[1]))
+    width = max(p.shape[1] + 1, int(start.max()) + probs.shape[1])
+    out = np.zeros((p.shape[0], width))
     np.put_along_axis(out, start[:, None] + np.arange(probs.shape[1]), probs, axis=1)
     return out[:, : p.shape[1] + 1]
 

@@ -26,10 +26,10 @@ predictive (:func:`predictive`), one completion per posterior draw, so the metri
 law mixes PEMI's law over the map's posterior and is wider than PEMI's with a fixed map.
 
 Fast paths: :func:`map_posterior` draws the map's posterior from a 2-D grid (quadrature, no
-MCMC), :func:`posterior_nodes` gives the grid's nodes with their weights;
-:func:`mixture_closed_form` is the law of the metric mixed over weighted nodes of the map
-(exact PMFs of the confusion-matrix metrics, a normal mixture for ROC-AUC). Over the grid's
-nodes (crossed with Gauss-Hermite nodes of a prior on :math:`\delta`) it is the model's
+MCMC), :func:`posterior_nodes` gives weighted nodes of a Gauss-Hermite rule around its
+Laplace approximation; :func:`mixture_closed_form` is the law of the metric mixed over weighted
+nodes of the map (exact PMFs of the confusion-matrix metrics, a normal mixture for ROC-AUC).
+Over those (crossed with Gauss-Hermite nodes of a prior on :math:`\delta`) it is the model's
 predictive law computed without MCMC, so :meth:`Evaluation.check` of ``method="both"`` compares
 the NUTS predictive draws with something they did not produce.
 """
@@ -62,6 +62,7 @@ __all__ = ["PRIOR_A", "PRIOR_LOG_B", "VARIANTS", "map_posterior", "mixture_close
 VARIANTS = ("m1", "m3")
 _GRID = 96  # points per axis of the quadrature grid
 _HALF_WIDTH = 6.0  # Laplace standard deviations each side of the mode
+_NODES = 16  # Gauss-Hermite nodes per axis of posterior_nodes
 
 
 def link(a: Any, b: Any, x: Any, delta: Any = 0.0) -> Any:
@@ -245,11 +246,18 @@ def _grid(cal_scores, cal_labels, prior_a, prior_log_b):
 
 def posterior_nodes(cal_scores, cal_labels, *, prior_a=PRIOR_A, prior_log_b=PRIOR_LOG_B,
                     tail: float = 1e-7) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    r"""M1's posterior of :math:`(a, b)` as weighted nodes of the quadrature grid, no MCMC.
+    r"""M1's posterior of :math:`(a, b)` as weighted nodes, no MCMC: a product Gauss-Hermite
+    rule around the Laplace approximation, reweighted by the exact posterior.
 
-    The nodes of :func:`map_posterior`'s :math:`96\times96` grid with their normalised
-    posterior masses, less the lightest nodes that together hold at most ``tail``: an
-    expectation over the posterior is :math:`\sum_kw_kf(a_k,b_k)`, deterministic.
+    With the mode :math:`m` and covariance :math:`\Sigma=LL^\top` of the Laplace approximation
+    of :math:`\theta=(a,\log b)`, the nodes are :math:`\theta_{jk}=m+L(z_j,z_k)^\top` for the
+    :data:`_NODES` probabilists' Gauss-Hermite nodes :math:`z` with weights :math:`\omega`, and
+    their weights :math:`w_{jk}\propto\omega_j\omega_k\,e^{\ell(\theta_{jk})-\ell(m)+
+    (z_j^2+z_k^2)/2}` (:math:`\ell` the log posterior): the rule integrates
+    :math:`f\,p(\theta\mid\text{data})/\mathcal N(\theta; m,\Sigma)` against the normal,
+    exactly for polynomials of degree below :math:`2\cdot` :data:`_NODES` in each whitened
+    coordinate. An expectation over the posterior is :math:`\sum w_{jk}f(a_{jk},b_{jk})`,
+    deterministic; the nodes that together hold at most ``tail`` are left out.
 
     Parameters
     ----------
@@ -266,13 +274,22 @@ def posterior_nodes(cal_scores, cal_labels, *, prior_a=PRIOR_A, prior_log_b=PRIO
     Examples
     --------
     >>> a, b, w = posterior_nodes([0.1, 0.3, 0.6, 0.9] * 20, [0, 0, 1, 1] * 20)
-    >>> round(float(w @ a), 2), round(float(w @ b), 2), bool(a.size < 96 * 96)
+    >>> round(float(w @ a), 2), round(float(w @ b), 2), bool(a.size <= _NODES**2)
     (0.84, 5.07, True)
     """
-    a, c, weights, _ = _grid(cal_scores, cal_labels, prior_a, prior_log_b)
+    x, trials, positives = sufficient(cal_scores, cal_labels)
+    mode, cov = _laplace(x, trials, positives, prior_a, prior_log_b)
+    z, omega = special.roots_hermitenorm(_NODES)
+    zz = np.stack(np.meshgrid(z, z, indexing="ij")).reshape(2, -1)
+    a, c = mode[:, None] + np.linalg.cholesky(cov) @ zz
+    lp = _log_posterior(np.r_[a, mode[0]], np.r_[c, mode[1]], x, trials, positives, prior_a,
+                        prior_log_b)
+    log_w = (np.log(np.outer(omega, omega)).ravel() + lp[:-1] - lp[-1]
+             + 0.5 * (zz**2).sum(axis=0))
+    weights = np.exp(log_w - log_w.max())
+    weights /= weights.sum()
     order = np.argsort(weights)
-    drop = order[np.cumsum(weights[order]) <= tail]
-    keep = np.setdiff1d(np.arange(weights.size), drop)
+    keep = np.sort(order[np.cumsum(weights[order]) > tail])
     return a[keep], np.exp(c[keep]), weights[keep] / weights[keep].sum()
 
 

@@ -266,3 +266,22 @@ def test_mixture_closed_form_of_many_draws_is_the_per_draw_mixture():
     assert float(cf["mean"].sel(metric="roc_auc")) == pytest.approx(mean, abs=1e-12)
     var = w @ mv[:, 1] + w @ (mv[:, 0] - mean) ** 2
     assert float(cf["sd"].sel(metric="roc_auc")) == pytest.approx(np.sqrt(var), abs=1e-12)
+
+
+def test_exact_mixture_sums_components_in_blocks_whose_pmf_windows_differ(monkeypatch):
+    """Components summed a few at a time (as for many draws of a long test set) give the law of
+    all at once, though the Poisson-binomial windows of the blocks end at different counts
+    (small probabilities: the PMFs vanish long before the number of rows)."""
+    from bayeval.methods.pemi import mixture
+
+    scores, labels = masked(3000, 0.8, 6)
+    rows = Rows(scores, (scores >= 0.5).astype(np.int8), labels)
+    rng = np.random.default_rng(1)
+    p = rng.uniform(0.0, 0.02, (12, rows.m)) * rng.uniform(0.2, 5.0, (12, 1))
+    w = rng.dirichlet(np.ones(12))
+    whole = exact_mixture(rows, Components(w, lambda i: p[i]), CM, DEFAULT)
+    monkeypatch.setattr(mixture, "CELLS", 3 * rows.m)  # blocks of three components
+    blocks = exact_mixture(rows, Components(w, lambda i: p[i]), CM, DEFAULT)
+    for metric in CM:
+        np.testing.assert_allclose(blocks[metric].probs, whole[metric].probs, rtol=0,
+                                   atol=1e-14)
