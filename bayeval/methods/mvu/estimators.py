@@ -825,5 +825,18 @@ class DMV:
                [ 0.6,  0.5]])
         """
         x = np.asarray(X, dtype=float)
-        m = np.isnan(x) if mask is None else np.asarray(mask, dtype=bool)
-        return np.exp(self._forward(self.params_, self._inputs(x, m))[0])
+        if mask is None:
+            m = np.isnan(x)
+        else:
+            m, x = np.asarray(mask, dtype=bool), np.nan_to_num(x)
+        v, w1, b1, w2, b2 = self.params_
+        d, k = x.shape[1], len(b2)
+        # the standardisation and the indicators folded into the first layer: one product each
+        lin = np.hstack([v, w1])
+        ind = np.zeros((d, lin.shape[1]))
+        ind[self.first_] = lin[d:]
+        pre = (np.where(m, self.center_, x) @ (lin[:d] / self.scale_[:, None])
+               + m.astype(float) @ ind
+               + (np.concatenate([b2, b1]) - (self.center_ / self.scale_) @ lin[:d]))
+        log_a = pre[:, :k] + np.tanh(pre[:, k:]) @ w2
+        return np.exp(np.clip(log_a, -30.0, 30.0, out=log_a), out=log_a)
