@@ -239,7 +239,13 @@ def class_codes(y_pred: np.ndarray, weak_labels: np.ndarray, n_classes: int | No
     >>> class_codes(np.array([0, 1]), np.array([[1], [-1]]), n_classes=3).tolist()
     [0, 1, 2]
     """
-    seen = np.union1d(y_pred, weak_labels[weak_labels >= 0])
+    top = max(int(y_pred.max()), int(weak_labels.max()))
+    if top < 4 * y_pred.size + 1024:  # small codes: counted, not sorted
+        flags = (np.bincount(y_pred, minlength=top + 1)
+                 + np.bincount(weak_labels.ravel() + 1, minlength=top + 2)[1:])
+        seen = np.flatnonzero(flags)
+    else:
+        seen = np.union1d(y_pred, weak_labels[weak_labels >= 0])
     if n_classes is not None and (isinstance(n_classes, bool) or not isinstance(
             n_classes, (int, np.integer)) or not 2 <= n_classes <= MAX_CLASSES):
         raise ValueError(f"n_classes must be an integer from 2 to {MAX_CLASSES}; got "
@@ -285,6 +291,8 @@ def recode_classes(values: np.ndarray, codes: np.ndarray) -> np.ndarray:
     >>> recode_classes(np.array([[2, -1], [1, 2]]), np.array([1, 2])).tolist()
     [[1, -1], [0, 1]]
     """
+    if np.array_equal(codes, np.arange(codes.size)):
+        return values  # already 0..K-1
     return np.where(values == -1, -1, np.searchsorted(codes, values))
 
 

@@ -111,6 +111,20 @@ def gaps_under(t_hat, prior) -> tuple[np.ndarray, np.ndarray]:
     return gap, slope
 
 
+def _bins(rounded: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(rounded, return_inverse=True)`` of whole numbers, counted rather than
+    sorted when their range is not much larger than their number."""
+    low = rounded.min()
+    if rounded.max() - low > 4 * rounded.size + 1024:
+        binned, inverse = np.unique(rounded, return_inverse=True)
+        return binned, inverse.ravel()
+    index = (rounded - low).astype(np.int64)
+    used = np.flatnonzero(np.bincount(index))
+    lookup = np.zeros(used[-1] + 1, dtype=np.int64)
+    lookup[used] = np.arange(used.size)
+    return used + low, lookup[index]
+
+
 def kink_gaps(t_hat, weight) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     r"""Empirical-Bayes Jensen gaps :math:`c_i = E_{\hat G}[\psi(t) \mid \hat t_i]` of cells
     :math:`\hat t_i \sim N(t_i, 1)`, and the derivative of their weighted total.
@@ -148,9 +162,9 @@ def kink_gaps(t_hat, weight) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]
     if not near.any():
         return gap, slope, None
     # cells share a likelihood row when their t-hats fall in one bin
-    binned, cell_bin = np.unique(np.round(t_hat[near] / BIN), return_inverse=True)
+    binned, cell_bin = _bins(np.rint(t_hat[near] / BIN))
     t_bin = binned * BIN
-    w_bin = np.bincount(cell_bin.ravel(), weight[near] / weight[near].sum())
+    w_bin = np.bincount(cell_bin, weight[near] / weight[near].sum())
     lik = np.exp(-0.5 * (GRID[None, :] - t_bin[:, None]) ** 2)
     # the start: the normal law whose convolution with N(0, 1) has the t-hats' mean and
     # variance, with a little of the flat law

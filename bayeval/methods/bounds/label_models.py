@@ -40,6 +40,8 @@ DENSE_SOLVE = 1500
 DRAWS = 400
 #: family-wise false-alarm level of the tests of a Dawid-Skene fit (:func:`dawid_skene_fit`)
 FIT_LEVEL = 0.01
+#: log of the smallest normal float
+LOG_TINY = float(np.log(np.finfo(float).tiny))
 
 
 def weak_label_patterns(weak_labels: np.ndarray, n_classes: int
@@ -158,8 +160,14 @@ def dawid_skene(patterns: np.ndarray, counts: np.ndarray, n_classes: int, *,
 
     started from the soft majority vote (which fixes the labelling of the classes, so no label
     switching), with pseudo-count :math:`s` (``smoothing``) against zero probabilities. One
-    iteration costs two sparse products with :math:`n_{\text{patterns}} \times n_{\text{LFs}}`
-    non-zeros.
+    iteration costs two sparse products with one non-zero per vote: an abstention enters
+    through :math:`\sum_u c_u r_{uy}` less the votes, and the E step through
+    :math:`\sum_j \log\theta_j[y, -1]` plus, per vote, :math:`\log\theta_j[y, v] -
+    \log\theta_j[y, -1]`. EM is accelerated by SQUAREM (Varadhan & Roland, 2008) in the log
+    expected counts: two EM steps, an extrapolation along them kept when it raises the
+    penalised likelihood (the objective EM increases), one EM step from there; it stops, like
+    plain EM, when one EM step moves no :math:`r_{uy}` by more than ``tol``, at the same fixed
+    point in far fewer steps.
 
     Parameters
     ----------
@@ -173,7 +181,8 @@ def dawid_skene(patterns: np.ndarray, counts: np.ndarray, n_classes: int, *,
     smoothing : float
         Dirichlet pseudo-count :math:`s > 0` of every vote probability and class weight.
     max_iter, tol : int, float
-        EM stops when no posterior :math:`r_{uy}` moves by more than ``tol``.
+        EM stops when one EM step moves no posterior :math:`r_{uy}` by more than ``tol``, or
+        after ``max_iter`` EM steps.
     start : float array (n_patterns, n_classes), optional
         Posteriors to start EM from (e.g. a fit on nearby counts); default the soft majority
         vote.
@@ -188,30 +197,68 @@ def dawid_skene(patterns: np.ndarray, counts: np.ndarray, n_classes: int, *,
     >>> dawid_skene(patterns, np.array([40, 40, 10, 10]), 2).round(2)[:2].tolist()
     [[1.0, 0.0], [0.0, 1.0]]
     """
-    one_hot = _one_hot(patterns, n_classes)
-    one_hot_t = one_hot.T.tocsr()
-    n_lfs, n_out = patterns.shape[1], n_classes + 1
+    em = _DawidSkeneEM(patterns, counts, n_classes, class_balance, smoothing)
     post = (majority_vote(patterns, n_classes, counts) if start is None
             else np.asarray(start, dtype=float))
-    fixed_pi = None if class_balance is None else np.log(np.asarray(class_balance, float))
-    weighted = counts[:, None].astype(float)
+    post = np.ascontiguousarray(post.T)  # (K, n_patterns): reductions over K are fast
     for _ in range(max_iter):
-        expected = (one_hot_t @ (weighted * post)).reshape(n_lfs, n_out, n_classes) + smoothing
-        log_theta = np.log(expected / expected.sum(axis=1, keepdims=True))
-        if fixed_pi is None:
-            class_mass = (weighted * post).sum(axis=0) + smoothing
-            log_pi = np.log(class_mass / class_mass.sum())
-        else:
-            log_pi = fixed_pi
-        log_joint = log_pi + one_hot @ log_theta.reshape(n_lfs * n_out, n_classes)
-        log_joint -= log_joint.max(axis=1, keepdims=True)
-        new = np.exp(log_joint)
-        new /= new.sum(axis=1, keepdims=True)
+        new = em.e_step(em.m_step(post))
         done = np.abs(new - post).max() <= tol
         post = new
         if done:
             break
-    return post
+    return post.T.copy()
+
+
+class _DawidSkeneEM:
+    """Dawid-Skene's EM on the pattern counts, one non-zero per vote: the M step from the
+    posteriors (K, n_patterns) to the log vote probabilities and class weights, the E step
+    back (:func:`dawid_skene`). Class 0 enters both by difference (its posteriors are 1 less
+    the others', its log joint the reference): K - 1 sparse products each."""
+
+    def __init__(self, patterns, counts, n_classes, class_balance, smoothing):
+        n_pat, n_lfs = patterns.shape
+        voted = patterns != -1
+        rows = np.broadcast_to(np.arange(n_pat)[:, None], patterns.shape)[voted]
+        cols = (patterns + n_classes * np.arange(n_lfs)[None, :])[voted]
+        self.votes = scipy.sparse.csr_matrix((np.ones(rows.size), (rows, cols)),
+                                             shape=(n_pat, n_lfs * n_classes))
+        self.votes_t = self.votes.T.tocsr()
+        self.counts = np.asarray(counts, dtype=float)
+        self.all_votes = self.votes_t @ self.counts  # per (function, vote), every class
+        self.shape, self.smoothing = (n_lfs, n_classes + 1, n_classes), smoothing
+        self.fixed_pi = (None if class_balance is None
+                         else np.log(np.asarray(class_balance, dtype=float)))
+
+    def m_step(self, post: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """log theta (n_lfs, K + 1, K), abstention first, and log pi (K)."""
+        n_lfs, _, k = self.shape
+        weighted = post[1:] * self.counts
+        rest = [self.votes_t @ row for row in weighted]
+        votes = np.stack([self.all_votes - sum(rest), *rest], axis=1).reshape(n_lfs, k, k)
+        mass = np.concatenate([[self.counts.sum() - weighted.sum()], weighted.sum(axis=1)])
+        abstain = np.maximum(mass - votes.sum(axis=1), 0.0)[:, None, :]
+        expected = np.concatenate([abstain, votes], axis=1) + self.smoothing
+        log_theta = np.log(expected / expected.sum(axis=1, keepdims=True))
+        if self.fixed_pi is not None:
+            return log_theta, self.fixed_pi
+        return log_theta, np.log((mass + self.smoothing) / (mass + self.smoothing).sum())
+
+    def e_step(self, params: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+        log_theta, log_pi = params
+        n_lfs, _, k = self.shape
+        shift = (log_theta[:, 1:, :] - log_theta[:, :1, :]).reshape(n_lfs * k, k)
+        base = log_pi + log_theta[:, 0, :].sum(axis=0)
+        log_joint = np.empty((k, self.counts.size))
+        log_joint[0] = 0.0
+        for y in range(1, k):
+            log_joint[y] = self.votes @ (shift[:, y] - shift[:, 0])
+            log_joint[y] += base[y] - base[0]
+        log_joint -= log_joint.max(axis=0)
+        post = np.zeros_like(log_joint)  # 0 below the normal floats: subnormals are slow
+        np.exp(log_joint, out=post, where=log_joint > LOG_TINY)
+        post /= post.sum(axis=0)
+        return post
 
 
 def fit_label_model(name: str, patterns: np.ndarray, counts: np.ndarray, n_classes: int
