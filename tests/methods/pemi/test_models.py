@@ -10,7 +10,15 @@ from bayeval.check import compare
 from bayeval.datasets import breast_cancer, calibrated_scores, mask_labels
 from bayeval.methods.pemi.api import pemi
 from bayeval.methods.pemi.fast import Rows
-from bayeval.methods.pemi.models import map_posterior, model, platt_map, predictive
+from bayeval.methods.pemi.models import (
+    PRIOR_A,
+    PRIOR_LOG_B,
+    map_posterior,
+    model,
+    platt_map,
+    posterior_nodes,
+    predictive,
+)
 
 
 def test_model_builders_have_the_documented_variables():
@@ -123,3 +131,33 @@ def test_catalogued_references_are_the_quadrature_posterior(name):
         ref = spec["reference"]["delta"]
         assert abs(ref["mean"] - kw["delta"][0]) <= 4 * ref["mcse_mean"]
         assert abs(ref["sd"] - kw["delta"][1]) <= 4 * ref["mcse_sd"]
+
+
+@pytest.mark.parametrize("n", [20, 500])
+def test_posterior_nodes_integrate_the_posterior(n):
+    """The Gauss-Hermite nodes' means, sds and a predictive probability against a brute-force
+    300 x 300 grid of the log posterior over (a, log b) (20 labelled rows: a skewed posterior;
+    a 6 x 6 rule fails there)."""
+    from bayeval.methods.pemi.models import _laplace, _log_posterior, sufficient
+
+    rng = np.random.default_rng(n)
+    s = rng.beta(2, 2, n)
+    y = (rng.random(n) < s**1.5).astype(float)
+    a, b, w = posterior_nodes(s, y)
+    x, trials, positives = sufficient(s, y)
+    mode, cov = _laplace(x, trials, positives, PRIOR_A, PRIOR_LOG_B)
+    half = 9 * np.sqrt(np.diag(cov))
+    ga, gc = np.meshgrid(*(np.linspace(m - h, m + h, 300) for m, h in zip(mode, half,
+                                                                             strict=True)),
+                         indexing="ij")
+    lp = np.concatenate([_log_posterior(ga[i:i + 50], gc[i:i + 50], x, trials, positives,
+                                        PRIOR_A, PRIOR_LOG_B) for i in range(0, 300, 50)])
+    g = np.exp(lp - lp.max()).ravel()
+    g /= g.sum()
+    ga, gb = ga.ravel(), np.exp(gc.ravel())
+
+    def functionals(a, b, w):
+        p = 1 / (1 + np.exp(-(a + b * np.log(0.3 / 0.7))))
+        return [w @ f for f in (a, b, a**2, b**2, p, p**2)]
+
+    np.testing.assert_allclose(functionals(a, b, w), functionals(ga, gb, g), rtol=2e-4)
