@@ -1,5 +1,6 @@
 """Sampling a method's PyMC model with bayeval's defaults (user settings pass through
-untouched), and the summaries of draws that :class:`~bayeval.evaluation.Evaluation` shows.
+untouched; PyMC's NUTS or nutpie's), and the summaries of draws that
+:class:`~bayeval.evaluation.Evaluation` shows.
 
 PyMC and ArviZ are imported by the functions that use them.
 """
@@ -15,6 +16,7 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import xarray as xr
 
@@ -50,6 +52,12 @@ def sample(model, random_seed: int | None, sample_kwargs: dict[str, Any] | None 
     \\mathrm{Var}(\\partial_i \\log p(x))}` over draws and their gradients (Seyboldt, Carlson
     & Carpenter 2026). Either leaves ``diverging`` in ``sample_stats``, and gives the same
     draws again for the same seed.
+
+    nutpie compiles each model anew with numba (seconds, against its tens of milliseconds of
+    sampling); here a model identical to one of the last 8 it sampled in the process (the same
+    graphs of the log density, parameters and deterministics, data, names and coordinates)
+    reuses that compiled model, with the draws ``pm.sample(nuts_sampler="nutpie")`` gives.
+    PyMC's own NUTS compiles every model it is given.
 
     PyMC's log messages are silenced below ERROR while it runs (while any sampler runs, when
     several run in threads; the logger's level is restored when the last one ends).
@@ -102,7 +110,105 @@ def sample(model, random_seed: int | None, sample_kwargs: dict[str, Any] | None 
     kwargs = {**DEFAULTS, **(sample_kwargs or {})}
     _check_sampler(model, kwargs)
     with _QUIET:
+        if kwargs["nuts_sampler"] == "nutpie" and not kwargs["progressbar"] and set(kwargs) <= {
+                *DEFAULTS, "target_accept", "max_treedepth", "discard_tuned_samples"}:
+            return _sample_nutpie(model, random_seed, kwargs)
         return pm.sample(model=model, random_seed=random_seed, **kwargs)
+
+
+def _sample_nutpie(model, random_seed, kwargs: dict[str, Any]) -> xr.DataTree:
+    """What ``pm.sample(nuts_sampler="nutpie")`` does (the same seeds, settings and groups, so
+    the same draws), on the compiled model of :func:`_compiled_nutpie`."""
+    import nutpie
+    from pymc.backends.arviz import patch_nutpie_idata
+    from pymc.util import get_random_generator
+
+    compiled = _compiled_nutpie(model)
+    rngs = get_random_generator(random_seed).spawn(kwargs["chains"])
+    seeds = [rng.integers(2**30) for rng in rngs]  # pm.sample's, of which nutpie takes the first
+    nuts = {"target_accept": kwargs["target_accept"]} if "target_accept" in kwargs else {}
+    if "max_treedepth" in kwargs:
+        nuts["maxdepth"] = kwargs["max_treedepth"]
+    start = time.time()
+    tree = nutpie.sample(compiled, draws=kwargs["draws"], tune=max(kwargs["tune"], 1),
+                         chains=kwargs["chains"], cores=kwargs["cores"], seed=int(seeds[0]),
+                         save_warmup=not kwargs.get("discard_tuned_samples", True),
+                         progress_bar=False, **nuts)
+    patch_nutpie_idata(tree, model, sampling_time=time.time() - start)
+    return tree
+
+
+class _Compiled:
+    """A model compiled by nutpie, with what decides whether another model is the same: the
+    graphs of its log density, parameters and deterministics in terms of the values nutpie
+    samples (the unconstrained parameters), their
+    non-constant inputs by name, those inputs' values (data, dimension lengths), and the
+    variables' names, dimensions and coordinates."""
+
+    def __init__(self, model):
+        from pytensor.compile.sharedvalue import SharedVariable
+        from pytensor.graph.basic import Constant, clone
+        from pytensor.graph.traversal import graph_inputs
+
+        outputs = [model.logp(), *model.replace_rvs_by_values(
+            [*model.free_RVs, *model.deterministics])]
+        roots = [v for v in graph_inputs(outputs) if not isinstance(v, Constant)]
+        # a copy: compiling rewrites some of the model's graphs in place
+        self.outputs = clone(roots, outputs, copy_inputs=False)[1]
+        self.inputs = {v.name: v for v in roots}
+        self.cacheable = (len(self.inputs) == len(roots) and None not in self.inputs
+                          and all(v is None for v in model.rvs_to_initial_values.values()))
+        self.values = {k: v.get_value() for k, v in self.inputs.items()
+                       if isinstance(v, SharedVariable)}
+        self.names = tuple(tuple(v.name for v in group) for group in (
+            model.free_RVs, model.deterministics, model.observed_RVs, model.data_vars))
+        self.layout = (model.named_vars_to_dims, {k: tuple(v) if v is not None else None
+                                                  for k, v in model.coords.items()},
+                       [model.rvs_to_transforms[v] is None for v in model.free_RVs])
+        self.compiled = None
+
+    def same(self, other: _Compiled) -> bool:
+        from pytensor.graph.basic import equal_computations
+
+        if not (self.cacheable and other.cacheable and self.names == other.names
+                and self.inputs.keys() == other.inputs.keys()
+                and self.values.keys() == other.values.keys() and self.layout == other.layout):
+            return False
+        for k, v in self.values.items():
+            v, w = np.asarray(v), np.asarray(other.values[k])
+            if v.shape != w.shape or v.dtype != w.dtype or not np.array_equal(
+                    v, w, equal_nan=v.dtype.kind in "fc"):
+                return False
+        names = list(self.inputs)
+        return equal_computations(self.outputs, other.outputs,
+                                  in_xs=[self.inputs[k] for k in names],
+                                  in_ys=[other.inputs[k] for k in names])
+
+
+#: nutpie's compiled models of the last models sampled with it in this process (nutpie builds
+#: its numba functions anew for every model, seconds against its tens of milliseconds of
+#: sampling): a model with the same graphs, data and coordinates reuses one
+_NUTPIE_CACHE: list[_Compiled] = []
+_NUTPIE_CACHE_SIZE = 8
+_NUTPIE_LOCK = threading.Lock()
+
+
+def _compiled_nutpie(model):
+    """nutpie's compiled ``model``: a cached one of an identical model, else compiled now."""
+    import nutpie
+
+    entry = _Compiled(model)
+    with _NUTPIE_LOCK:
+        for i, cached in enumerate(_NUTPIE_CACHE):
+            if entry.same(cached):
+                _NUTPIE_CACHE.append(_NUTPIE_CACHE.pop(i))  # the most recently used last
+                return cached.compiled
+    entry.compiled = nutpie.compile_pymc_model(model, backend="numba")
+    if entry.cacheable:
+        with _NUTPIE_LOCK:
+            _NUTPIE_CACHE.append(entry)
+            del _NUTPIE_CACHE[:-_NUTPIE_CACHE_SIZE]
+    return entry.compiled
 
 
 def _check_sampler(model, kwargs: dict[str, Any]) -> None:

@@ -2,6 +2,8 @@
 with nutpie installed), nutpie on request through every method's entry function, with the
 sample statistics that bayeval's checks read, reproducible draws and clear errors."""
 
+import time
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -15,15 +17,19 @@ NUTPIE = {"nuts_sampler": "nutpie"}
 SMALL = {"draws": 1000, "tune": 500}
 
 
-@pytest.fixture(scope="module")
-def model():
-    """Beta(1, 1) prior, 7 successes in 10 trials: the posterior is Beta(8, 4)."""
+def beta_binomial(k=7, n=10):
+    """Beta(1, 1) prior, k successes in n trials: the posterior is Beta(k + 1, n - k + 1)."""
     import pymc as pm
 
     with pm.Model() as m:
         theta = pm.Beta("theta", 1, 1)
-        pm.Binomial("k", n=10, p=theta, observed=7)
+        pm.Binomial("k", n=n, p=theta, observed=k)
     return m
+
+
+@pytest.fixture(scope="module")
+def model():
+    return beta_binomial()
 
 
 @pytest.fixture(scope="module")
@@ -55,6 +61,47 @@ def test_nutpie_is_reproducible_by_its_seed(model, nutpie_tree):
     np.testing.assert_array_equal(again.posterior["theta"], nutpie_tree.posterior["theta"])
     other = sampling.sample(model, 4, {**SMALL, **NUTPIE})
     assert not np.array_equal(other.posterior["theta"], nutpie_tree.posterior["theta"])
+
+
+def test_nutpie_gives_pymc_s_nutpie_draws(model, nutpie_tree):
+    """bayeval runs nutpie itself (to reuse its compiled models): the draws, groups and sample
+    statistics are those of ``pm.sample(nuts_sampler="nutpie")`` with the same seed."""
+    import pymc as pm
+
+    with sampling._QUIET:
+        tree = pm.sample(model=model, random_seed=3, **{**sampling.DEFAULTS, **SMALL, **NUTPIE})
+    np.testing.assert_array_equal(tree.posterior["theta"], nutpie_tree.posterior["theta"])
+    assert set(tree.children) == set(nutpie_tree.children)
+    assert set(tree.sample_stats.data_vars) == set(nutpie_tree.sample_stats.data_vars)
+    np.testing.assert_array_equal(tree.sample_stats["diverging"],
+                                  nutpie_tree.sample_stats["diverging"])
+
+
+def test_an_identical_model_reuses_nutpie_s_compiled_model(monkeypatch):
+    """A model built again with the same graph and data is not compiled again: the second run
+    is faster and its draws are the first's; other data compile anew."""
+    nutpie = pytest.importorskip("nutpie")
+    compile_pymc_model, compiled = nutpie.compile_pymc_model, []
+
+    def counted(*args, **kwargs):
+        compiled.append(args[0])
+        return compile_pymc_model(*args, **kwargs)
+
+    monkeypatch.setattr(nutpie, "compile_pymc_model", counted)
+    monkeypatch.setattr(sampling, "_NUTPIE_CACHE", [])
+    times, trees = [], []
+    for m in (beta_binomial(), beta_binomial()):
+        start = time.perf_counter()
+        trees.append(sampling.sample(m, 5, {**SMALL, **NUTPIE}))
+        times.append(time.perf_counter() - start)
+    assert len(compiled) == 1 and times[1] < times[0], times
+    np.testing.assert_array_equal(trees[0].posterior["theta"], trees[1].posterior["theta"])
+    other = sampling.sample(beta_binomial(k=2), 5, {**SMALL, **NUTPIE})
+    assert len(compiled) == 2
+    summary = sampling.draws_summary(other.posterior["theta"], 0.95, "eti")
+    mcse = float(summary["mcse_mean"].iloc[0])
+    assert abs(float(summary["mean"].iloc[0]) - stats.beta(3, 9).mean()) <= 4 * mcse
+    np.testing.assert_array_equal(other.observed_data["k"], 2)
 
 
 def test_nutpie_with_a_step_or_an_unknown_sampler_is_refused(model):
