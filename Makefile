@@ -52,9 +52,10 @@ venv: $(STAMP)
 demo: $(STAMP)
 	$(VENV)/bin/bayeval demo
 
-# the docs extra too: tests/test_docs.py builds pages of the site and looks at them
+# the docs extra too: tests/test_docs.py builds pages of the site and looks at them; nutpie's
+# for the tests of sample_kwargs={"nuts_sampler": "nutpie"}
 test: $(STAMP)
-	$(call install,dev$(comma)scale$(comma)docs)
+	$(call install,dev$(comma)scale$(comma)docs$(comma)nutpie)
 	$(PY) -m pytest -n 2 --dist loadgroup --durations=20
 
 # The fuzz suite (tests/fuzz) with the long budget and a new seed per round, for FUZZ_SECONDS
@@ -77,7 +78,7 @@ lint: $(STAMP)
 # The timed benchmarks (docs/benchmarks.md), then the simulation-based calibration of the
 # catalogued models (docs/models.md's table and its rank histograms).
 bench: $(STAMP)
-	$(call install,dev$(comma)bench)
+	$(call install,dev$(comma)bench$(comma)nutpie)
 	$(PY) -m benchmarks
 	$(PY) -m benchmarks.sbc
 
