@@ -831,12 +831,9 @@ class DMV:
             m, x = np.asarray(mask, dtype=bool), np.nan_to_num(x)
         v, w1, b1, w2, b2 = self.params_
         d, k = x.shape[1], len(b2)
-        # the standardisation and the indicators folded into the first layer: one product each
-        lin = np.hstack([v, w1])
-        ind = np.zeros((d, lin.shape[1]))
-        ind[self.first_] = lin[d:]
-        pre = (np.where(m, self.center_, x) @ (lin[:d] / self.scale_[:, None])
-               + m.astype(float) @ ind
-               + (np.concatenate([b2, b1]) - (self.center_ / self.scale_) @ lin[:d]))
+        lin = np.hstack([v, w1])  # both layers' weights; the standardisation folded into them
+        pre = np.where(m, self.center_, x) @ (lin[:d] / self.scale_[:, None])
+        pre += m[:, self.first_].astype(float) @ lin[d:]
+        pre += np.concatenate([b2, b1]) - (self.center_ / self.scale_) @ lin[:d]
         log_a = pre[:, :k] + np.tanh(pre[:, k:]) @ w2
         return np.exp(np.clip(log_a, -30.0, 30.0, out=log_a), out=log_a)

@@ -30,9 +30,10 @@ collected. Exact vote probabilities:
   P(V = k)`), so one integral per instance gives
   :math:`c_\mathrm{hard}`. That one is taken over :math:`u = \log x` instead, without any
   incomplete gamma function: with :math:`f_i(u) = e^{\alpha_i u - e^u} / \Gamma(\alpha_i)`,
-  :math:`c_\mathrm{hard} = \int f_j(u) \prod_{i \ne j} (1 - \int_u^\infty f_i)\,du`; two
-  24-node Gauss-Legendre panels carry both the outer integral and, by integrating the
-  interpolated densities exactly, every inner one. The interval is cut where the neglected
+  :math:`c_\mathrm{hard} = \int f_j(u) \prod_{i \ne j} (1 - \int_u^\infty f_i)\,du`; three
+  Gauss-Legendre panels of 24 nodes (40 with 16 or more rival classes) carry both the outer
+  integral and, by integrating the interpolated densities exactly, every inner one (rows with
+  :math:`\alpha_0 < 1` keep the tanh-sinh integral). The interval is cut where the neglected
   mass is provably below 1e-14, classes whose Chernoff bound on :math:`P(G_i > G_j)` is below
   1e-14 are left out, and a single remaining class is the closed form
   :math:`I_{1/2}(\alpha_i, \alpha_j)`;
@@ -177,7 +178,7 @@ _QUAD_CHUNK = 1 << 17  # nodes x classes per block of the quadrature (stays in c
 
 
 @functools.cache
-def _panel(m: int = 24) -> tuple[np.ndarray, np.ndarray]:
+def _panel(m: int) -> tuple[np.ndarray, np.ndarray]:
     r"""Gauss-Legendre nodes :math:`s_k` on [-1, 1] and the (m + 1, m) matrix whose row k < m
     integrates the degree m - 1 interpolant of the node values from :math:`s_k` to 1 and whose
     last row (the Gauss weights) integrates it over [-1, 1]."""
@@ -231,15 +232,15 @@ def _log_tail_point(a: np.ndarray, upper: bool) -> np.ndarray:
     return np.log(a) + v
 
 
-def _win_integral(a_j: np.ndarray, a_o: np.ndarray, m: int = 24) -> np.ndarray:
+def _win_integral(a_j: np.ndarray, a_o: np.ndarray, m: int) -> np.ndarray:
     r""":math:`P(G_j > G_i \ \forall i) = \int f_j(u) \prod_i P(a_i, e^u)\,du` over
     :math:`u = \log x`, shapes a_j (n,) and a_o (r, n), every :math:`a_i \le a_j`.
 
     Truncated to :math:`[u_\mathrm{lo}, u_\mathrm{hi}]` with :math:`Q(a_j, e^{u_\mathrm{hi}})
     \le \epsilon` and either :math:`P(a_j, e^{u_\mathrm{lo}}) \le \epsilon` or
     :math:`e^{a_0 u_\mathrm{lo}} / (a_0 \Gamma(a_j) \prod_i \Gamma(a_i + 1)) \le \epsilon`
-    (the integrand is below :math:`e^{a_0 u} / (\Gamma(a_j) \prod_i \Gamma(a_i + 1))`); two
-    Gauss-Legendre panels split at :math:`\log a_j`. The CDFs are
+    (the integrand is below :math:`e^{a_0 u} / (\Gamma(a_j) \prod_i \Gamma(a_i + 1))`); three
+    Gauss-Legendre panels, split at :math:`\log a_j` and halfway below it. The CDFs are
     :math:`P(a_i, e^u) = 1 - \int_u^{u_\mathrm{hi}} f_i`, the density interpolated at the same
     nodes and integrated exactly (:math:`Q(a_i, e^{u_\mathrm{hi}}) \le Q(a_j, e^{u_\mathrm{hi}})`,
     Gamma shapes being stochastically ordered), so no incomplete gamma is evaluated.
@@ -252,9 +253,10 @@ def _win_integral(a_j: np.ndarray, a_o: np.ndarray, m: int = 24) -> np.ndarray:
     lo = np.maximum(_log_tail_point(a_j, upper=False), log_bound)
     hi = _log_tail_point(a_j, upper=True)
     split = np.clip(np.log(a_j), lo + (hi - lo) / 20, hi - (hi - lo) / 20)
+    edges = (lo, (lo + split) / 2, split, hi)
     c_j, c_o = _log_density_const(a_j), _log_density_const(a_o)
     above, out = np.zeros((r, n)), np.zeros(n)
-    for left, right in ((split, hi), (lo, split)):  # right panel first: CDFs come from the right
+    for left, right in zip(edges[-2::-1], edges[:0:-1], strict=True):  # CDFs come from the right
         half = (right - left) / 2
         u = ((left + right) / 2)[:, None] + half[:, None] * s
         f_o = _log_gamma_pdf(u, a_o, c_o + np.log(half)).reshape(r * n, m)
@@ -272,7 +274,8 @@ def _top_vote_prob(alpha: np.ndarray, j: np.ndarray) -> np.ndarray:
     Class i is left out when the Chernoff bound :math:`P(G_i > G_j) \le
     (s / 2\alpha_i)^{\alpha_i} (s / 2\alpha_j)^{\alpha_j}`, :math:`s = \alpha_i + \alpha_j`, is
     below 1e-14 (the answer moves by less); with no class left :math:`c = 1`, with one
-    :math:`c = I_{1/2}(\alpha_i, \alpha_j)`; otherwise :func:`_win_integral`.
+    :math:`c = I_{1/2}(\alpha_i, \alpha_j)`; otherwise :func:`_win_integral`, or the tanh-sinh
+    integral when :math:`\alpha_0 < 1` (left tails too long for fixed panels).
     """
     n, k = alpha.shape
     rows = np.arange(n)
@@ -287,12 +290,17 @@ def _top_vote_prob(alpha: np.ndarray, j: np.ndarray) -> np.ndarray:
     out = np.ones(n)
     one = count == 1
     out[one] = special.betainc(a_o[one][kept[one]], a_j[one], 0.5)
+    tiny = (count > 1) & (alpha.sum(1) < 1)  # long left tails: the tanh-sinh integral
+    if tiny.any():
+        out[tiny] = _vote_prob_of(alpha[tiny], j[tiny], np.zeros(k))
+        count[tiny] = 0
     for r in np.unique(count[count > 1]):
-        sel = np.flatnonzero(count == r)
-        step = max(1, _QUAD_CHUNK // (r * 24))
+        sel, m = np.flatnonzero(count == r), 24 if r < 16 else 40  # many rivals: a sharper max
+        step = max(1, _QUAD_CHUNK // (r * m))
         for start in range(0, len(sel), step):
             idx = sel[start:start + step]
-            out[idx] = _win_integral(a_j[idx], a_o[idx][kept[idx]].reshape(-1, r).T)
+            rivals = np.ascontiguousarray(a_o[idx][kept[idx]].reshape(-1, r).T)
+            out[idx] = _win_integral(a_j[idx], rivals, m)
     return out
 
 
