@@ -5,7 +5,8 @@
 ``--group-col`` runs one evaluation per value of a column on the workers.
 
 Long work (NUTS sampling) shows PyMC's progress bars on stderr when stderr is a terminal;
-``--progress``/``--no-progress`` force it either way.
+``--progress``/``--no-progress`` force it either way. ``--sampler nutpie`` samples with nutpie
+instead of PyMC's NUTS (:func:`bayeval.sampling.sample`).
 
 ``bayeval run CONFIG`` runs the command that a TOML file describes (:mod:`bayeval.cli_config`);
 the files are read and written by :mod:`bayeval.cli_files`, the saved classifiers of ``mvu``
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import sys
 import warnings
 from pathlib import Path
@@ -422,7 +424,8 @@ def _cbpe_dask(args) -> be.Evaluation:
 def _one_group(payload) -> be.Evaluation:
     """The command on one group's rows (run on a worker)."""
     args, frame = payload
-    return args.func(argparse.Namespace(**{**vars(args), "frame": frame}))
+    with _sampler(args):  # a worker process has its own sampling.DEFAULTS
+        return args.func(argparse.Namespace(**{**vars(args), "frame": frame}))
 
 
 def _by_group(args, client) -> be.Evaluation:
@@ -468,6 +471,24 @@ def _progress(args):
             yield
     finally:
         sampling.DEFAULTS["progressbar"] = before
+
+
+@contextlib.contextmanager
+def _sampler(args):
+    """``--sampler``: the NUTS implementation of the command's sampling (through
+    :data:`bayeval.sampling.DEFAULTS`), PyMC's own unless given; restored afterwards."""
+    choice = getattr(args, "sampler", None)
+    if choice is None:
+        yield
+        return
+    if choice == "nutpie" and importlib.util.find_spec("nutpie") is None:
+        raise InputError("--sampler nutpie needs nutpie: pip install 'bayeval[nutpie]'")
+    before = sampling.DEFAULTS["nuts_sampler"]
+    sampling.DEFAULTS["nuts_sampler"] = choice
+    try:
+        yield
+    finally:
+        sampling.DEFAULTS["nuts_sampler"] = before
 
 
 def _demo(args) -> list[be.Evaluation]:
@@ -741,6 +762,9 @@ def _progress_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bars of sampling on stderr (default: when stderr is a "
                         "terminal)")
+    p.add_argument("--sampler", choices=sampling.SAMPLERS,
+                   help="NUTS implementation where the method samples (--method pymc or both): "
+                        "pymc (default) or nutpie (pip install 'bayeval[nutpie]')")
 
 
 _COL_HELP = {
@@ -821,7 +845,7 @@ def _execute(args) -> int:
                          table=option in ("summary", "decisions"))
     if args.command == "demo":
         check_output(args.out, "--out", folder=True)
-    with _client(args) as client, _progress(args):
+    with _sampler(args), _client(args) as client, _progress(args):
         evaluations = _run(args, client)
     evaluations = evaluations if isinstance(evaluations, list) else [evaluations]
     if args.command == "demo":

@@ -215,3 +215,42 @@ def test_check_diagnostics_and_saving_of_a_nutpie_run(tmp_path):
     assert np.isfinite(ev.summary()["mean"]).all()
     back = be.load(ev.to_netcdf(tmp_path / "ev.nc"))
     assert back.equals(ev)
+
+
+# ------------------------------------------------------------------------------------ the CLI
+@pytest.fixture
+def judge_csv(tmp_path):
+    import pandas as pd
+
+    human = [1, 1, 1, 0, 0, 0] + [None] * 6
+    llm = [1, 1, 0, 0, 0, 1, 1, 0, 1, 1, 0, 0]
+    path = tmp_path / "judge.csv"
+    pd.DataFrame({"human": human * 10, "llm": llm * 10}).to_csv(path, index=False)
+    return ["judge", str(path), "--label-col", "human", "--judge-col", "llm", "--method", "pymc"]
+
+
+def test_cli_sampler_reaches_the_sampler_and_is_restored(judge_csv, monkeypatch):
+    from bayeval.cli import main
+
+    def reached(model, kwargs):
+        raise Reached(kwargs)
+
+    monkeypatch.setattr(sampling, "_check_sampler", reached)
+    with pytest.raises(Reached) as seen:
+        main([*judge_csv, "--sampler", "nutpie"])
+    assert seen.value.args[0]["nuts_sampler"] == "nutpie"
+    assert sampling.DEFAULTS["nuts_sampler"] == "pymc"
+
+
+def test_cli_sampler_without_nutpie_or_unknown_is_a_usage_error(judge_csv, monkeypatch, capsys):
+    import importlib.util
+
+    from bayeval.cli import main
+
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "nutpie" else find_spec(name, *a))
+    assert main([*judge_csv, "--sampler", "nutpie"]) == 2
+    assert "--sampler nutpie needs nutpie: pip install 'bayeval[nutpie]'" in capsys.readouterr().err
+    assert main([*judge_csv, "--sampler", "stan"]) == 2
+    assert "--sampler: invalid choice: 'stan'" in capsys.readouterr().err
