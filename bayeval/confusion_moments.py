@@ -35,6 +35,7 @@ from bayeval.validation import (
 __all__ = [
     "RatioMoments",
     "auc_count_moments",
+    "auc_count_moments_rows",
     "auc_moments",
     "auc_numerator_moments",
     "count_moments",
@@ -342,35 +343,57 @@ def auc_count_moments(s: np.ndarray, p: np.ndarray, w: float) -> RatioMoments:
     if not (s[1:] >= s[:-1]).all():
         order = np.argsort(s)  # the order within tie groups does not matter
         s, p = s[order], p[order]
+    return RatioMoments(*(float(x[0]) for x in auc_count_moments_rows(s, p[None, :], w)))
+
+
+def auc_count_moments_rows(s: np.ndarray, p: np.ndarray, w: float) -> RatioMoments:
+    r""":func:`auc_count_moments` of every row of ``p`` (S, n) over the same sorted scores
+    ``s`` (n,): the fields of the result are arrays (S,). The tie groups are found once and the
+    sums run along the rows (e.g. the draws of a calibration map completing the same rows).
+
+    Examples
+    --------
+    >>> s = np.array([0.1, 0.3, 0.3, 0.9])
+    >>> p = np.array([[0.1, 0.3, 0.4, 0.9], [0.2, 0.5, 0.5, 0.6]])
+    >>> rows = auc_count_moments_rows(s, p, 0.5)
+    >>> bool(np.isclose(rows.var_num[1], auc_count_moments(s, p[1], 0.5).var_num))
+    True
+    """
     q = 1.0 - p  # summed apart from p: n - sum(p) loses sum(q) when every p is near 1
-    total_p, total_q = p.sum(), q.sum()
+    total_p, total_q = p.sum(-1), q.sum(-1)
     v = p * q
     tie = s[1:] == s[:-1]
     if not tie.any():  # row i has the rows j < i below: forward_i = sum_{j<i} q_j
-        forward = np.cumsum(q) - q
-        mean_num = p @ forward
-        c_num = forward - (total_p - np.cumsum(p))  # minus backward_i = sum_{j>i} p_j
+        forward = np.cumsum(q, axis=-1) - q
+        mean_num = _row_dot(p, forward)
+        c_num = forward - (total_p[:, None] - np.cumsum(p, axis=-1))  # minus sum_{j>i} p_j
         tied = 0.0
     else:
         first = np.flatnonzero(np.r_[True, ~tie])
-        group = np.repeat(np.arange(first.size), np.diff(np.r_[first, p.size]))
-        sum_q, sum_p, sum_v = (np.add.reduceat(x, first) for x in (q, p, v))
-        q_below = (np.cumsum(sum_q) - sum_q)[group]  # sum of q_j over s_j < s_i
-        p_above = (total_p - np.cumsum(sum_p))[group]  # sum of p_j over s_j > s_i
-        forward = q_below + w * (sum_q[group] - q)  # sum_{j != i} xi_ij q_j
-        backward = p_above + w * (sum_p[group] - p)  # sum_{j != i} xi_ji p_j
-        mean_num = p @ forward
+        group = np.repeat(np.arange(first.size), np.diff(np.r_[first, s.size]))
+        sum_q, sum_p, sum_v = (np.add.reduceat(x, first, axis=-1) for x in (q, p, v))
+        q_below = (np.cumsum(sum_q, axis=-1) - sum_q)[:, group]  # sum of q_j over s_j < s_i
+        p_above = (total_p[:, None] - np.cumsum(sum_p, axis=-1))[:, group]  # s_j > s_i
+        forward = q_below + w * (sum_q[:, group] - q)  # sum_{j != i} xi_ij q_j
+        backward = p_above + w * (sum_p[:, group] - p)  # sum_{j != i} xi_ji p_j
+        mean_num = _row_dot(p, forward)
         c_num = forward - backward
-        tied = float(((sum_v**2 - np.add.reduceat(v**2, first)) / 2).sum())
-    c_den = 2.0 * p + (total_q - total_p - 1.0)  # sum_{j != i} (q_j - p_j)
-    pairs = (v.sum() ** 2 - v @ v) / 2
+        tied = ((sum_v**2 - np.add.reduceat(v**2, first, axis=-1)) / 2).sum(-1)
+    c_den = 2.0 * p + (total_q - total_p - 1.0)[:, None]  # sum_{j != i} (q_j - p_j)
+    v_sum = v.sum(-1)
+    pairs = (v_sum**2 - _row_dot(v, v)) / 2
     v_num = v * c_num
     return RatioMoments(
-        mean_num=float(mean_num),
-        var_num=float(v_num @ c_num + pairs + (4 * w * w - 1) * tied),
-        mean_den=float(total_p * total_q - v.sum()),
-        var_den=float(v @ c_den**2 + 4 * pairs),
-        cov=float(v_num @ c_den + 2 * pairs + 2 * (2 * w - 1) * tied))
+        mean_num=mean_num,
+        var_num=_row_dot(v_num, c_num) + pairs + (4 * w * w - 1) * tied,
+        mean_den=total_p * total_q - v_sum,
+        var_den=_row_dot(v, c_den**2) + 4 * pairs,
+        cov=_row_dot(v_num, c_den) + 2 * pairs + 2 * (2 * w - 1) * tied)
+
+
+def _row_dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The dot product of each row of ``a`` with the same row of ``b``."""
+    return np.einsum("ij,ij->i", a, b)
 
 
 def auc_numerator_moments(scores: Any, p: Any, labels: Any = None, *,

@@ -13,6 +13,7 @@ import pytest
 from bayeval import confusion_moments
 from bayeval.confusion import label_rows, metric_distribution
 from bayeval.confusion_moments import (
+    auc_count_moments_rows,
     auc_moments,
     auc_numerator_moments,
     count_moments,
@@ -241,3 +242,19 @@ def test_degenerate_moments():
 def test_bad_input_raises_naming_the_argument(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+@pytest.mark.parametrize("decimals", [2, 12])  # tied scores, and none
+@pytest.mark.parametrize("ties", ["half", "one"])
+def test_rows_of_probabilities_have_the_moments_of_each_row(decimals, ties):
+    """The moments of many completions of the same sorted rows at once (the draws of a map)
+    are those of each row alone."""
+    rng = np.random.default_rng(decimals)
+    s = np.sort(np.round(rng.random(400), decimals))
+    p = rng.random((5, 400))
+    known = rng.random(400) < 0.4
+    p[:, known] = rng.integers(0, 2, known.sum())  # known labels, the same in every row
+    rows = auc_count_moments_rows(s, p, 0.5 if ties == "half" else 1.0)
+    for j in range(5):
+        one = auc_numerator_moments(s, p[j], ties=ties)
+        np.testing.assert_allclose([x[j] for x in rows], one, rtol=1e-12)

@@ -12,7 +12,7 @@ PEMI's law (Dervovic & Cashmore, AISTATS 2025):
 
 * :func:`component_moments`: PEMI-Gauss's mean and variance of every component, from the sums
   :math:`\sum p`, :math:`\sum p(1-p)` over the missing rows of each predicted class (ROC-AUC:
-  the exact moments of :func:`bayeval.confusion_moments.auc_count_moments`); the mixture of
+  the exact moments of :func:`bayeval.confusion_moments.auc_count_moments_rows`); the mixture of
   the normals is :func:`bayeval.methods.pemi.fast.mixture` (equal-tailed interval from the
   mixture's CDF);
 * :func:`exact_mixture`: the exact law of a confusion-matrix metric, the push-forward of the
@@ -35,7 +35,12 @@ from typing import Any
 import numpy as np
 
 from bayeval.confusion import MetricDistribution
-from bayeval.confusion_moments import auc_count_moments, moments_of_counts, ratio_moments
+from bayeval.confusion_moments import (
+    RatioMoments,
+    auc_count_moments_rows,
+    moments_of_counts,
+    ratio_moments,
+)
 from bayeval.methods.pemi.fast import (
     Options,
     Rows,
@@ -155,7 +160,10 @@ def component_moments(rows: Rows, comps: Components, metrics: tuple[str, ...],
     auc = "roc_auc" in metrics
     order = np.argsort(rows.scores, kind="stable")
     sorted_scores = rows.scores[order]
-    template = np.nan_to_num(rows.labels)
+    template = np.nan_to_num(rows.labels)[order]  # the known labels, in score order
+    rank = np.empty(rows.n, dtype=np.int64)
+    rank[order] = np.arange(rows.n)
+    missing_at = rank[rows.order]  # the missing rows' places in score order
     tie = 0.5 if opts.ties == "half" else 1.0
     # undefined_probability is pi0 u0 + pi1 u1 + max(1 - pi0 - pi1, 0) u_mix: its three
     # indicators once per metric, then every component at once
@@ -170,15 +178,17 @@ def component_moments(rows: Rows, comps: Components, metrics: tuple[str, ...],
         rest = np.maximum(1.0 - pi0 - pi1, 0.0)
         undefined_of = {metric: pi0 * u0 + pi1 * u1 + rest * u_mix
                         for metric, (u0, u1, u_mix) in corners.items()}
+        if auc:  # every component's completed rows in score order, their moments at once
+            full = np.repeat(template[None, :], index.size, axis=0)
+            full[:, missing_at] = p
+            auc_rows = auc_count_moments_rows(sorted_scores, full, tie)
         for j, s in enumerate(index):
             for metric in metrics:
                 undefined = float(undefined_of[metric][j])
                 if metric == "roc_auc":
-                    full = template.copy()
-                    full[rows.order] = p[j]
                     mean, var = roc_auc_moments(
-                        undefined, lambda full=full: ratio_moments(
-                            auc_count_moments(sorted_scores, full[order], tie),
+                        undefined, lambda j=j, m=auc_rows: ratio_moments(
+                            RatioMoments(*(float(x[j]) for x in m)),
                             opts.second_order), opts.zero_division)
                 else:
                     mean, var = moments_of_counts(
