@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 import scipy
 from scipy import special
+from threadpoolctl import threadpool_limits
 
 from bayeval.deprecation import renamed_arguments
 from bayeval.sampling import progress
@@ -832,8 +833,9 @@ class DMV:
         v, w1, b1, w2, b2 = self.params_
         d, k = x.shape[1], len(b2)
         lin = np.hstack([v, w1])  # both layers' weights; the standardisation folded into them
-        pre = np.where(m, self.center_, x) @ (lin[:d] / self.scale_[:, None])
-        pre += m[:, self.first_].astype(float) @ lin[d:]
-        pre += np.concatenate([b2, b1]) - (self.center_ / self.scale_) @ lin[:d]
-        log_a = pre[:, :k] + np.tanh(pre[:, k:]) @ w2
+        with threadpool_limits(1, "blas"):  # narrow products: threads only oversubscribe
+            pre = np.where(m, self.center_, x) @ (lin[:d] / self.scale_[:, None])
+            pre += m[:, self.first_].astype(float) @ lin[d:]
+            pre += np.concatenate([b2, b1]) - (self.center_ / self.scale_) @ lin[:d]
+            log_a = pre[:, :k] + np.tanh(pre[:, k:]) @ w2
         return np.exp(np.clip(log_a, -30.0, 30.0, out=log_a), out=log_a)

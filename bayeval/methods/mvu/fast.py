@@ -59,6 +59,7 @@ import functools
 import numpy as np
 import scipy
 from scipy import special
+from threadpoolctl import threadpool_limits
 
 from bayeval.deprecation import renamed_arguments
 from bayeval.validation import as_seed
@@ -268,6 +269,7 @@ def _win_integral(a_j: np.ndarray, a_o: np.ndarray, m: int) -> np.ndarray:
     return np.clip(out, 0.0, 1.0)
 
 
+@threadpool_limits.wrap(limits=1, user_api="blas")  # inner size 24: threads only oversubscribe
 def _top_vote_prob(alpha: np.ndarray, j: np.ndarray) -> np.ndarray:
     r""":math:`P(V = j)` for :math:`j = \arg\max_i \alpha_i` of each row of alpha (n, K).
 
