@@ -141,9 +141,8 @@ def _sample_nutpie(model, random_seed, kwargs: dict[str, Any]) -> xr.DataTree:
 class _Compiled:
     """A model compiled by nutpie, with what decides whether another model is the same: the
     graphs of its log density, parameters and deterministics in terms of the values nutpie
-    samples (the unconstrained parameters), their
-    non-constant inputs by name, those inputs' values (data, dimension lengths), and the
-    variables' names, dimensions and coordinates."""
+    samples (the unconstrained parameters), their non-constant inputs by name, those inputs'
+    values (data, dimension lengths), and the variables' names, dimensions and coordinates."""
 
     def __init__(self, model):
         from pytensor.compile.sharedvalue import SharedVariable
