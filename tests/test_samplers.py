@@ -190,7 +190,35 @@ def _mvu():
                   sample_kwargs=NUTPIE)
 
 
-@pytest.mark.parametrize("entry", [_judge, _labelled, _pemi, _cbpe, _bounds, _mvu],
+def _judge_categories():
+    rng = np.random.default_rng(2)
+    votes = lambda n: rng.choice(["A", "B", "tie"], n)  # noqa: E731
+    return be.judge(votes(60), votes(60), votes(300), method="pymc", sample_kwargs=NUTPIE)
+
+
+def _judge_graded():
+    rng = np.random.default_rng(3)
+    grades = lambda n: rng.integers(1, 6, n)  # noqa: E731
+    return be.judge(grades(100), grades(100), grades(300), y_range=(1, 5), method="pymc",
+                    sample_kwargs=NUTPIE)
+
+
+def _labelled_classes():
+    rng = np.random.default_rng(4)
+    return be.labelled(rng.dirichlet(np.ones(3), 200), rng.integers(0, 3, 200), method="pymc",
+                       sample_kwargs=NUTPIE)
+
+
+def _pemi_classes():
+    rng = np.random.default_rng(5)
+    labels = rng.integers(0, 3, 300).astype(float)
+    labels[::3] = np.nan
+    return be.pemi(rng.dirichlet(np.ones(3), 300), labels, method="pymc", sample_kwargs=NUTPIE)
+
+
+@pytest.mark.parametrize("entry", [_judge, _judge_categories, _judge_graded, _labelled,
+                                   _labelled_classes, _pemi, _pemi_classes, _cbpe, _bounds,
+                                   _mvu],
                          ids=lambda f: f.__name__.strip("_"))
 def test_the_sampler_passes_through_the_entry_function(entry, monkeypatch):
     def reached(model, kwargs):
