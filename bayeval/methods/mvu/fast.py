@@ -224,7 +224,7 @@ def _log_tail_point(a: np.ndarray, upper: bool) -> np.ndarray:
     c = -np.log(_TOL) / a
     if upper:
         y = 1 + c + np.sqrt(2 * c)
-        for _ in range(8):
+        for _ in range(5):
             y -= (y - 1 - np.log(y) - c) / (1 - 1 / y)
         return np.log(a * y)
     v = -1 - c  # log y
@@ -248,22 +248,22 @@ def _win_integral(a_j: np.ndarray, a_o: np.ndarray, m: int) -> np.ndarray:
     """
     s, integrate = _panel(m)
     r, n = a_o.shape
-    a_0 = a_j + a_o.sum(0)
-    log_bound = (np.log(a_0) + special.gammaln(a_j) + special.gammaln(a_o + 1).sum(0)
-                 + np.log(_TOL)) / a_0
+    a_0, log_o = a_j + a_o.sum(0), np.log(a_o)
+    c_j, c_o = _log_density_const(a_j), _log_density_const(a_o)
+    log_gamma_1 = (a_o + 1) * log_o - a_o - c_o  # log Gamma(a + 1) = log a + log Gamma(a)
+    log_bound = (np.log(a_0) + special.gammaln(a_j) + log_gamma_1.sum(0) + np.log(_TOL)) / a_0
     lo = np.maximum(_log_tail_point(a_j, upper=False), log_bound)
     hi = _log_tail_point(a_j, upper=True)
     split = np.clip(np.log(a_j), lo + (hi - lo) / 20, hi - (hi - lo) / 20)
     edges = (lo, (lo + split) / 2, split, hi)
-    c_j, c_o = _log_density_const(a_j), _log_density_const(a_o)
     above, out = np.zeros((r, n)), np.zeros(n)
     for left, right in zip(edges[-2::-1], edges[:0:-1], strict=True):  # CDFs come from the right
         half = (right - left) / 2
         u = ((left + right) / 2)[:, None] + half[:, None] * s
         f_o = _log_gamma_pdf(u, a_o, c_o + np.log(half)).reshape(r * n, m)
-        tails = (f_o @ integrate.T).reshape(r, n, m + 1)
-        cdf = np.subtract((1 - above)[..., None], tails[..., :m])
-        above += tails[..., m]
+        cdf = (f_o @ integrate[:m].T).reshape(r, n, m)
+        np.subtract((1 - above)[..., None], cdf, out=cdf)
+        above += (f_o @ integrate[m]).reshape(r, n)
         integrand = _log_gamma_pdf(u, a_j, c_j + np.log(half)) * cdf.prod(axis=0)
         out += integrand @ integrate[m]
     return np.clip(out, 0.0, 1.0)
