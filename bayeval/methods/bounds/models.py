@@ -59,10 +59,35 @@ concentrate it artificially. Only gold labels (M3) inform :math:`u`.
 
   with :math:`a_z = \alpha_z(1)`. Gold labels are the only data that move :math:`u`.
 
+**How NUTS sees the Dirichlets.** Each Dirichlet vector :math:`x \sim \mathrm{Dir}(a\mathbf 1)`
+observed through :math:`\mathrm{Mult}(N, x)` (:math:`w`, and each :math:`\alpha_z` with
+:math:`N = n_z`) is the normalised vector :math:`x = g / S`, :math:`S = \sum_k g_k`, of
+
+.. math:: g_k = G_k\,e^{-E_k/a},\qquad G_k \sim \mathrm{Gamma}(a + 1, 1),\quad
+          E_k \sim \mathrm{Exp}(1):
+
+:math:`G\,U^{1/a}` with :math:`U = e^{-E}` uniform is :math:`\mathrm{Gamma}(a, 1)` (Marsaglia &
+Tsang, 2000), and independent :math:`\mathrm{Gamma}(a, 1)` normalised are
+:math:`\mathrm{Dir}(a\mathbf 1)`, independent of their total :math:`S \sim \mathrm{Gamma}(da)`
+(:math:`d` entries).
+Nothing depends on :math:`S`: the factor :math:`S^N` (the potential ``<name>_scale``) gives it
+the law :math:`\mathrm{Gamma}(da + N)` and leaves :math:`x \sim \mathrm{Dir}(a\mathbf 1)`,
+independent of :math:`S`, so the model of :math:`x` and the counts is unchanged. The posterior
+then factorises over the entries, :math:`G_k \mid n \sim \mathrm{Gamma}(a + 1 + n_k)` and
+:math:`E_k \mid n \sim \mathrm{Exp}(1 + n_k / a)`, so that :math:`g_k \mid n \sim
+\mathrm{Gamma}(a + n_k)` and :math:`x \mid n \sim \mathrm{Dir}(a + n)`, the conjugate posterior
+(without gold labels); on NUTS' log scale each is smooth with a spread of order one whatever
+:math:`a`. PyMC's ``Dirichlet`` (a simplex transform) gives :math:`\log x_k` of an entry with
+:math:`n_k = 0` a tail of scale :math:`1/a` (:math:`1/a_\alpha = 240` on 80 patterns and 3
+classes), and NUTS then ran every iteration to its maximum tree depth and missed the sampler's
+tests.
+
 References: F. Maia Polo, S. Maity, M. Yurochkin, M. Banerjee, Y. Sun, "Weak Supervision
 Performance Evaluation via Partial Identification", NeurIPS 2024 (the bounds); A. P. Dawid,
 A. M. Skene, "Maximum Likelihood Estimation of Observer Error-Rates Using the EM Algorithm",
-Applied Statistics 28 (1979) (the label model of M2).
+Applied Statistics 28 (1979) (the label model of M2); G. Marsaglia, W. W. Tsang, "A Simple
+Method for Generating Gamma Variables", ACM Transactions on Mathematical Software 26 (2000)
+(the Gamma of shape below 1).
 """
 
 from __future__ import annotations
@@ -121,24 +146,26 @@ def model(*args: Any, variant: str = "m1", **kwargs: Any):
     Returns
     -------
     pm.Model
-        Free ``w`` (none with a single pattern), ``alpha`` and ``u``; M2 adds ``pi``,
-        ``propensity`` and ``accuracy_raw`` (dim ``lf``), M3 adds ``b`` (dim ``cell``) and the
-        observed ``gold_labels`` (cell, class = h). Deterministics ``lower_bound``,
-        ``upper_bound`` and ``value`` (dim ``metric``); dims ``cell``, ``class``, ``metric``.
+        Free ``w_gamma`` and ``w_exponential`` (none with a single pattern), ``alpha_gamma``,
+        ``alpha_exponential`` and ``u``, with the deterministics ``w`` and ``alpha`` they give
+        (module docstring); M2 adds ``pi``, ``propensity`` and ``accuracy_raw`` (dim ``lf``),
+        M3 adds ``b`` (dim ``cell``) and the observed ``gold_labels`` (cell, class = h).
+        Deterministics ``lower_bound``, ``upper_bound`` and ``value`` (dim ``metric``); dims
+        ``cell``, ``class``, ``metric``.
 
     Examples
     --------
     >>> counts, beta = [[30, 70], [60, 40]], [[0.6, 0.4], [0.9, 0.1]]
     >>> m = model(counts, beta, metrics=["accuracy"])
     >>> sorted(v.name for v in m.free_RVs)
-    ['alpha', 'u', 'w']
+    ['alpha_exponential', 'alpha_gamma', 'u', 'w_exponential', 'w_gamma']
     >>> m = model(counts, [[1, 1], [0, -1]], variant="m2", metrics=["accuracy"])
-    >>> sorted(v.name for v in m.free_RVs)
-    ['accuracy_raw', 'alpha', 'pi', 'propensity', 'u', 'w']
+    >>> sorted(v.name for v in m.free_RVs if not v.name.startswith(("w_", "alpha_")))
+    ['accuracy_raw', 'pi', 'propensity', 'u']
     >>> m = model(counts, beta, [[[2, 1], [0, 3]], [[4, 0], [1, 0]]], variant="m3",
     ...           metrics=["accuracy"])
-    >>> sorted(v.name for v in m.free_RVs)
-    ['alpha', 'b', 'u', 'w']
+    >>> sorted(v.name for v in m.free_RVs if not v.name.startswith(("w_", "alpha_")))
+    ['b', 'u']
     """
     builders = {"m1": _model_m1, "m2": _model_m2, "m3": _model_m3}
     return builders[as_choice(variant, "variant", VARIANTS)](*args, **kwargs)
@@ -149,23 +176,46 @@ def _coords(n_cells: int, n_classes: int, metrics) -> dict[str, Any]:
 
 
 def _identified_margins(cell_counts: np.ndarray, prior_cells: float, prior_predictions: float):
-    r"""``w`` :math:`\sim\mathrm{Dir}`, ``alpha`` :math:`\sim\mathrm{Dir}` per cell, and their
-    multinomial likelihoods on the cell totals and the predictions per cell."""
+    r"""``w`` :math:`\sim\mathrm{Dir}`, ``alpha`` :math:`\sim\mathrm{Dir}` per cell (as
+    :func:`_dirichlet`), and their multinomial likelihoods on the cell totals and the predictions
+    per cell."""
     import pymc as pm
     import pytensor.tensor as pt
 
-    n_cells, n_classes = cell_counts.shape
+    n_cells = len(cell_counts)
     totals = cell_counts.sum(axis=1)
     if n_cells == 1:  # one pattern: P(Z = z) = 1, nothing to learn
         w = pt.ones(1)
     else:
-        w = pm.Dirichlet("w", a=np.full(n_cells, prior_cells), dims="cell")
+        w = _dirichlet("w", prior_cells, totals, "cell")
         pm.Multinomial("cell_totals", n=int(totals.sum()), p=w, observed=totals, dims="cell")
-    alpha = pm.Dirichlet("alpha", a=np.full((n_cells, n_classes), prior_predictions),
-                         dims=("cell", "class"))
+    alpha = _dirichlet("alpha", prior_predictions, cell_counts, ("cell", "class"))
     pm.Multinomial("predictions", n=totals, p=alpha, observed=cell_counts,
                    dims=("cell", "class"))
     return w, alpha
+
+
+def _dirichlet(name: str, concentration: float, counts: np.ndarray, dims):
+    r"""The deterministic ``name`` :math:`\sim\mathrm{Dir}(a\mathbf 1)` along the last axis of
+    ``counts``, as normalised Gammas that NUTS samples well for any :math:`a` (module
+    docstring): free ``{name}_gamma`` :math:`G_k \sim \mathrm{Gamma}(a + 1, 1)` and
+    ``{name}_exponential`` :math:`E_k \sim \mathrm{Exp}(1)`,
+    :math:`\log g_k = \log G_k - E_k / a`, and the potential ``{name}_scale``,
+    :math:`N \log\sum_k g_k` with :math:`N` the vector's count total; started at the modes of
+    :math:`G_k` and :math:`E_k` on the log scale, :math:`a + 1 + n_k` and :math:`a / (a + n_k)`."""
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    # started at the modes of the factorised posterior (the conjugate Dir(a + n)): from the
+    # prior's (E = 1, x_k ~ exp(-1/a)), gold labels (M3) can find a probability 0 of their data
+    gamma = pm.Gamma(f"{name}_gamma", alpha=concentration + 1.0, beta=1.0, dims=dims,
+                     initval=concentration + 1.0 + counts)
+    exponential = pm.Exponential(f"{name}_exponential", 1.0, dims=dims,
+                                 initval=concentration / (concentration + counts))
+    log_g = pt.log(gamma) - exponential / concentration
+    log_total = pt.logsumexp(log_g, axis=-1)
+    pm.Potential(f"{name}_scale", (counts.sum(axis=-1) * log_total).sum())
+    return pm.Deterministic(name, pt.exp(log_g - pt.shape_padright(log_total)), dims=dims)
 
 
 def _bounds_and_value(w, alpha, beta, u, metrics, n_classes: int, bound_shift=None,
@@ -303,10 +353,8 @@ def m2_posterior(cell_counts, patterns, metrics=None, *, random_seed=None, sampl
               u \sim \mathrm{Beta}(c, c)
 
     are drawn independently and joined to each NUTS draw of :math:`\beta`, whose bounds and
-    metric draw follow as in :func:`model`. NUTS on the whole of M2 samples the same posterior,
-    but Dirichlet concentrations :math:`a_\alpha \ll 1` on predictions a pattern never has
-    give :math:`\log\alpha_{zk}` a tail of scale :math:`1/a_\alpha` that takes every NUTS
-    iteration to its maximum tree depth.
+    metric draw follow as in :func:`model`. NUTS on the whole of M2 samples the same posterior
+    with :math:`2|\mathcal Z|(K + 1)` more dimensions, whose posterior is known exactly.
 
     Parameters
     ----------
@@ -380,7 +428,11 @@ def _model_m3(cell_counts, beta, gold_counts, *, metrics=None,
         a = alpha[:, 1]
         width = pt.minimum(pt.minimum(a, b), pt.minimum(1 - a, 1 - b))  # hi - lo, >= 0 exactly
         t = pt.maximum(0.0, a + b - 1) + u * width
-        p_gold = pt.stack([(pt.maximum(0.0, b - a) + (1 - u) * width) / (1 - a), t / a], axis=1)
+        # P(Y = 1 | H = h, z); a share that underflows to 0 has no gold item (m_zh <= n_zh)
+        shares = alpha.T  # (1 - a, a)
+        safe = pt.switch(shares > 0, shares, 1.0)
+        p_gold = pt.switch(shares > 0, pt.stack([pt.maximum(0.0, b - a) + (1 - u) * width, t])
+                           / safe, 0.0).T
         pm.Binomial("gold_labels", n=gold.sum(axis=2), p=pt.clip(p_gold, 0.0, 1.0),
                     observed=gold[:, :, 1], dims=("cell", "class"))
         _bounds_and_value(w, alpha, pt.stack([1 - b, b], axis=1), u, metrics, 2)
