@@ -122,8 +122,8 @@ def exact_vs_votes(dmv: DMV, x: np.ndarray, peer_runs: int) -> dict:
                f"{peer_s / ours_s:.0f}x faster (best of {len(ours)} against best of {peer_runs}); "
                f"max error {fine:.0e} against a fine quadrature (up to 300 rows, the nearest "
                f"ties among them), "
-               f"max |diff| {tanh_sinh:.0e} from the tanh-sinh integral over all rows; the votes: "
-               f"mean |c_hard diff| {diff:.4f}, Monte-Carlo SE mean {se.mean():.4f}, max "
+               f"max diff {tanh_sinh:.0e} from the tanh-sinh integral over all rows; the votes: "
+               f"mean abs c_hard diff {diff:.4f}, Monte-Carlo SE mean {se.mean():.4f}, max "
                f"{se.max():.4f}")
 
 
@@ -141,7 +141,7 @@ def dmv_vs_gaussian_mc(clf, dmv: DMV, x_train: np.ndarray, x: np.ndarray,
     return row(f"DMV estimator end to end, {n:,} rows", ours_s,
                f"conditional-Gaussian Monte Carlo, {N_VOTES:,} imputations per row", peer_s,
                "faster than the peer", ours_s < peer_s,
-               f"{peer_s / ours_s:.0f}x faster; mean |c_hard(DMV) - c_hard(MC)| {diff:.4f}")
+               f"{peer_s / ours_s:.0f}x faster; mean abs(c_hard(DMV) - c_hard(MC)) {diff:.4f}")
 
 
 def model_a_cost(d: int = 8, n_train: int = 2_000, n: int = 150) -> dict:
