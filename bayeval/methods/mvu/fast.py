@@ -227,8 +227,9 @@ def _log_tail_point(a: np.ndarray, upper: bool) -> np.ndarray:
         for _ in range(5):
             y -= (y - 1 - np.log(y) - c) / (1 - 1 / y)
         return np.log(a * y)
-    v = -1 - c  # log y
-    for _ in range(12):
+    v = -2 * np.sqrt(2 * c)  # log y: below the root (h(e^v) > c) when c is small, else -1 - c
+    v = np.where(np.expm1(v) - v >= c, v, -1 - c)
+    for _ in range(8):
         v -= (np.expm1(v) - v - c) / np.expm1(v)
     return np.log(a) + v
 

@@ -5,7 +5,7 @@ integral and the closed forms; and DMV's folded forward pass against its trainin
 import mpmath as mp
 import numpy as np
 import pytest
-from scipy import special
+from scipy import integrate, special
 
 from bayeval.methods.mvu.estimators import DMV, LinearClassifier, mcar_mask
 from bayeval.methods.mvu.fast import _vote_prob_of, hard_confidence, vote_probs
@@ -101,11 +101,18 @@ def test_tiny_concentrations_keep_the_tanh_sinh_integral():
 
 
 def test_huge_concentrations_need_no_cancellation():
-    alpha = np.array([[1e8, 1e8 * (1 - 1e-4), 5e7], [1e9, 1e9 - 3e4, 1e9 - 6e4]])
+    alpha = np.array([[1e8, 1e8 * (1 - 1e-4), 5e7], [1e9, 1e9 - 3e4, 1e9 - 6e4],
+                      [1e15, 1e15 * (1 - 1e-7), 1e15 * (1 - 2e-7)]])
     c = hard_confidence(alpha)[1]
     # normal limit of the Gamma differences: P(G_0 > G_1) = Phi((a0 - a1) / sqrt(a0 + a1))
     np.testing.assert_allclose(c[0], special.ndtr(1e4 / np.sqrt(2e8 - 1e4)), atol=1e-4)
-    np.testing.assert_allclose(c, _vote_prob_of(alpha, np.zeros(2, int), np.zeros(3)), atol=1e-9)
+    np.testing.assert_allclose(c[:2], _vote_prob_of(alpha[:2], np.zeros(2, int), np.zeros(3)),
+                               atol=1e-9)
+    a, s = alpha[2], np.sqrt(alpha[2])  # G_i ~ N(a_i, a_i) up to a skewness of 6e-8
+    normal = integrate.quad(lambda z: special.ndtr((a[0] + s[0] * z - a[1]) / s[1])
+                            * special.ndtr((a[0] + s[0] * z - a[2]) / s[2])
+                            * np.exp(-z * z / 2) / np.sqrt(2 * np.pi), -12, 12, epsabs=1e-13)[0]
+    assert abs(c[2] - normal) < 1e-6  # seen: 9e-8
 
 
 @pytest.mark.parametrize("groups", [None, np.repeat(np.arange(3), 2)])
