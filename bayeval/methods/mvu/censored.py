@@ -217,7 +217,8 @@ def _series(p: float, q: float, which: int) -> float:
     :math:`10^{-18} S` (:math:`N \le` :data:`_TERMS`): ``which`` 0 gives :math:`\log S`, 1
     :math:`\partial_p \log S = \sum_n t_n A_n / S` and 2 :math:`\partial_q \log S = \sum_n t_n
     B_n / S`, with :math:`B_n = \sum_{j < n} \frac1{p + q + j}` and :math:`A_n = B_n -
-    \sum_{j < n}\frac1{p + 1 + j}`. A scalar loop, compiled by numba (or C) in the models.
+    \sum_{j < n}\frac1{p + 1 + j}`; NaN where :math:`p + q` is 0 (shapes underflowed). A
+    scalar loop, compiled by numba (or C) in the models.
 
     Examples
     --------
@@ -227,7 +228,12 @@ def _series(p: float, q: float, which: int) -> float:
     ...          + _series(p, q, 0))
     >>> bool(np.isclose(log_i, np.log(special.betainc(p, q, CENSOR)), rtol=1e-12))
     True
+    >>> import pytensor.tensor as pt  # compiled, where alpha underflowed to 0
+    >>> float(_log_series()(pt.as_tensor(0.0), pt.as_tensor(0.0)).eval())
+    nan
     """
+    if not p + q > 0.0:  # shapes underflowed to 0 (or NaN): no finite density, no exception
+        return math.nan
     t, s, sa, sb, a, b = 1.0, 1.0, 0.0, 0.0, 0.0, 0.0
     for n in range(_TERMS - 1):
         u = 1.0 / (p + q + n)
@@ -246,11 +252,12 @@ def _series(p: float, q: float, which: int) -> float:
 
 #: C body of :func:`_series` (the same loop)
 _SERIES_C = ("{{ double t = 1, s = 1, sa = 0, sb = 0, a = 0, b = 0, u;\n"
+             "if (!({p} + {q} > 0)) {{ {z} = NAN; }} else {{\n"
              f"for (int n = 0; n < {_TERMS - 1}; n++) {{{{ u = 1.0 / ({{p}} + {{q}} + n);\n"
              "a += u - 1.0 / ({p} + 1.0 + n); b += u;\n"
              f"t *= {CENSOR!r} * ({{p}} + {{q}} + n) / ({{p}} + 1.0 + n);\n"
              "s += t; sa += t * a; sb += t * b; if (t < 1e-18 * s) break; }}\n"
-             "{z} = {out}; }}")
+             "{z} = {out}; }} }}")
 
 
 _SERIES_CLASSES = ("_LogSeries", "_LogSeriesDp", "_LogSeriesDq")
