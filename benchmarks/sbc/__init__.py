@@ -13,12 +13,17 @@ One NUTS run (compiled once) samples all the simulations of a model: the metrics
 groups (judge), instances (MVU Model B) or chunks (CBPE V0, V2) of one model, whose parameters
 are a priori independent and whose likelihood factorises over them, and, for the models
 without such a dimension, one copy of the model per simulation batched into one model
-(:func:`benchmarks.sbc.batch.batched`). Covariates (scores, cell centres, label models, designs)
-are fixed across the simulations of a model; the data sizes are small so that the posteriors are
-far from degenerate. The simulators, one module per method family, state their priors and sizes.
+(:func:`benchmarks.sbc.batch.batched`). MVU Model C's copies are sampled one per NUTS run
+(:func:`benchmarks.sbc.batch.grouped`, one compiled log density for all runs): in one joint run
+all copies share one step size and one trajectory length, so the hardest copy would set the
+tree depth of all and every gradient would pay for all of them. Covariates (scores, cell
+centres, label models, designs) are fixed across the simulations of a model; the data sizes are
+small so that the posteriors are far from degenerate. The simulators, one module per method
+family, state their priors and sizes.
 
 ``python -m benchmarks.sbc`` runs :data:`SIMULATIONS` simulations per model, prints the table of
-``docs/models.md`` and writes the rank histograms to ``docs/assets/sbc_<model>.png``.
+``docs/models.md`` and each model's wall time, and writes the rank histograms to
+``docs/assets/sbc_<model>.png``.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ import pandas as pd
 from scipy import stats
 
 from bayeval.sampling import sample
-from benchmarks.sbc import bounds, cbpe, judge, labelled, mvu, pemi
+from benchmarks.sbc import batch, bounds, cbpe, judge, labelled, mvu, pemi
 
 SEED = 20261124
 #: thinned posterior draws per simulation (ranks 0..L)
@@ -88,7 +93,11 @@ def ranks(name: str, n_sims: int, seed: int = SEED, sample_kwargs=None) -> pd.Da
 
     rng = np.random.default_rng([seed, zlib.crc32(name.encode())])
     truth, pm_model = CASES[name](n_sims, rng)
-    tree = sample(pm_model, seed, {**SAMPLE_KWARGS, **(sample_kwargs or {})})
+    kwargs = {**SAMPLE_KWARGS, **(sample_kwargs or {})}
+    if isinstance(pm_model, batch.Groups):
+        tree = pm_model.sample(seed, kwargs)
+    else:
+        tree = sample(pm_model, seed, kwargs)
     post = tree["posterior"].to_dataset()
     out = {}
     for label, true in truth.items():
@@ -183,3 +192,7 @@ def main(argv=None) -> None:
     plot(frame.attrs["ranks"])
     print(markdown(frame))
     print(f"\nBonferroni threshold {LEVEL}/{len(frame)} = {LEVEL / len(frame):.2e}")
+    seconds = frame.groupby("model", sort=False)["seconds"].first()
+    print("\n| model | wall time (s) |\n|---|---|")
+    print("\n".join(f"| `{m}` | {s:.0f} |" for m, s in seconds.items()))
+    print(f"| total | {seconds.sum():.0f} |")

@@ -1,5 +1,5 @@
-"""SBC simulators of MVU's Models A, B (one ``instance`` per simulation) and C (one copy of the
-model per simulation, batched)."""
+"""SBC simulators of MVU's Models A (one copy of the model per simulation, batched), B (one
+``instance`` per simulation) and C (one copy per simulation, ``group`` copies per NUTS run)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import numpy as np
 from scipy import special
 
 from bayeval.methods.mvu.models import dmv_design, model
-from benchmarks.sbc.batch import batched
+from benchmarks.sbc.batch import batched, grouped
 
 
 def mvu_model_a(n_sims: int, rng, rows: int = 20):
@@ -40,12 +40,13 @@ def mvu_model_b(n_sims: int, rng, draws: int = 50):
     return {"mu[1]": mu1, "kappa": kappa}, model(phi, variant="b")
 
 
-def mvu_model_c(n_sims: int, rng, rows: int = 40, sigma_w: float = 3.0):
+def mvu_model_c(n_sims: int, rng, rows: int = 40, sigma_w: float = 3.0, group: int = 1):
     r"""Default prior :math:`W_\eta, w_\kappa \sim N(0, 3^2)`, two classes; the features are one
     fixed design of ``rows`` masked copies of two Gaussian features (one feature missing in each,
     at random): the standardised :math:`\tilde x_1, \tilde x_2, m_1` of :func:`dmv_design` and an
     intercept; targets :math:`t_n \sim \mathrm{Dir}(\kappa_n \mu_n)`, passed as drawn (about
-    half fall within :math:`10^{-6}` of a vertex: the likelihood censors them)."""
+    half fall within :math:`10^{-6}` of a vertex: the likelihood censors them). The copies are
+    sampled ``group`` at a time (:func:`~benchmarks.sbc.batch.grouped`)."""
     x = rng.standard_normal((rows, 2))
     first = rng.random(rows) < 0.5
     h = dmv_design(x, np.column_stack([first, ~first]))[:, :3]
@@ -58,5 +59,5 @@ def mvu_model_c(n_sims: int, rng, rows: int = 40, sigma_w: float = 3.0):
     models = [model(h, np.stack([1 - t, t], axis=1), sigma_w=sigma_w, variant="c") for t in t1]
     truth = {f"w_eta[{j},0]": w_eta[:, j] for j in range(design.shape[1])}
     truth |= {f"w_kappa[{j}]": w_kappa[:, j] for j in range(design.shape[1])}
-    return truth, batched(models, ["w_eta", "w_kappa"])
+    return truth, grouped(models, ["w_eta", "w_kappa"], group)
 
