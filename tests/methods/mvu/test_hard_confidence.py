@@ -9,27 +9,7 @@ from scipy import integrate, special
 
 from bayeval.methods.mvu.estimators import DMV, LinearClassifier, mcar_mask
 from bayeval.methods.mvu.fast import _vote_prob_of, hard_confidence, vote_probs
-
-
-def fine_rule(alpha):
-    r""":math:`P(\arg\max G = j^*)` by the trapezoidal rule in :math:`u = \log x` with step
-    min(0.01, sd/8) of the winner's :math:`\log G`, over 40 sd (and 60 / alpha_0 to the left):
-    the integrand is analytic in a strip, so the rule's error is far below 1e-13. The winner's
-    log density is :math:`-a(e^d - 1 - d) + a \log a - a - \log\Gamma(a)`, :math:`d = u - \log
-    a`, with the constant from mpmath (no cancellation at large a)."""
-    alpha = np.asarray(alpha, dtype=float)
-    j = int(np.argmax(alpha))
-    a_j, a_o = alpha[j], np.delete(alpha, j)
-    sd = 1 / np.sqrt(a_j)
-    lo, hi = np.log(a_j) - 40 * sd - 60 / alpha.sum(), np.log(a_j + 40 * np.sqrt(a_j) + 60)
-    h = min(0.01, sd / 8)
-    u = np.arange(lo, hi + h, h)
-    d = u - np.log(a_j)
-    const = float(mp.mpf(a_j) * mp.log(a_j) - a_j - mp.loggamma(a_j))
-    with np.errstate(divide="ignore"):
-        log_f = (-a_j * (np.expm1(d) - d) + const
-                 + np.log(special.gammainc(a_o[:, None], np.exp(u))).sum(0))
-    return np.exp(log_f).sum() * h
+from benchmarks.bench_mvu import fine_rule
 
 
 def mp_win(alpha):
