@@ -194,9 +194,9 @@ class Groups:
             posts.append(tree["posterior"].to_dataset())
             stats.append(tree["sample_stats"].to_dataset())
         return xr.DataTree.from_dict({
-            "posterior": xr.concat(posts, "simulation").assign_coords(
+            "posterior": xr.concat(posts, "simulation", data_vars="all").assign_coords(
                 simulation=np.arange(self.n_groups * posts[0].sizes["simulation"])),
-            "sample_stats": xr.concat(stats, "group")})
+            "sample_stats": xr.concat(stats, "group", data_vars="all")})
 
 
 def _check(joint, per_copy, models, per_model, seed: int = 0):
