@@ -239,7 +239,7 @@ def nannyml_auc(moments: RatioMoments, total_p: float, total_q: float,
     Examples
     --------
     >>> s = np.array([0.2, 0.4, 0.6, 0.8])
-    >>> nannyml_auc(auc_count_moments(s, s, 0.5), 2.0, 2.0, 0.0)
+    >>> round(nannyml_auc(auc_count_moments(s, s, 0.5), 2.0, 2.0, 0.0), 12)
     0.75
     """
     if moments.mean_den <= 0:
