@@ -40,9 +40,10 @@ DEFAULTS: dict[str, Any] = {
 SAMPLERS = ("pymc", "nutpie")
 
 
-def sample(model, random_seed: int | None, sample_kwargs: dict[str, Any] | None = None
-           ) -> xr.DataTree:
-    """``pm.sample`` on ``model`` with :data:`DEFAULTS` updated by ``sample_kwargs``.
+def sample(model, random_seed: int | None, sample_kwargs: dict[str, Any] | None = None, *,
+           defaults: dict[str, Any] | None = None) -> xr.DataTree:
+    """``pm.sample`` on ``model`` with :data:`DEFAULTS` updated by a model's own ``defaults``,
+    then by the user's ``sample_kwargs``.
 
     Both samplers of :data:`SAMPLERS` run the No-U-Turn sampler (Hoffman & Gelman 2014) on
     the model's unconstrained parameters with a diagonal mass matrix adapted while tuning:
@@ -70,7 +71,10 @@ def sample(model, random_seed: int | None, sample_kwargs: dict[str, Any] | None 
         Seed of ``pm.sample``; the same seed gives the same draws.
     sample_kwargs : dict, optional
         Any ``pm.sample`` argument (``draws``, ``tune``, ``chains``, ``target_accept``, ``step``,
-        ``nuts_sampler``...); it overrides :data:`DEFAULTS`.
+        ``nuts_sampler``...); it overrides :data:`DEFAULTS` and ``defaults``.
+    defaults : dict, optional
+        The model's own settings (e.g. more draws or a higher ``target_accept`` where the
+        package's defaults miss its diagnostics); they override :data:`DEFAULTS`.
 
     Returns
     -------
@@ -107,7 +111,7 @@ def sample(model, random_seed: int | None, sample_kwargs: dict[str, Any] | None 
     """
     import pymc as pm
 
-    kwargs = {**DEFAULTS, **(sample_kwargs or {})}
+    kwargs = {**DEFAULTS, **(defaults or {}), **(sample_kwargs or {})}
     _check_sampler(model, kwargs)
     with _QUIET:
         if kwargs["nuts_sampler"] == "nutpie" and not kwargs["progressbar"] and set(kwargs) <= {

@@ -694,8 +694,8 @@ def bounds(y_pred, weak_labels, *, data=None, label_model="dawid_skene", metrics
         draws = models.m2_posterior(counts, cells.patterns, metrics, random_seed=random_seed,
                                     sample_kwargs=sample_kwargs, **sparse_priors(counts))
     else:
-        default = M1_SAMPLING if model == "m1" else {}
-        draws = sample(pm_model, random_seed, {**default, **(sample_kwargs or {})})
+        draws = sample(pm_model, random_seed, sample_kwargs,
+                       defaults=M1_SAMPLING if model == "m1" else None)
     if model == "m1":
         reference = models.m1_posterior_bounds(counts, beta, metrics, random_seed=random_seed,
                                                bound_shift=shift, bound_sd=spread,

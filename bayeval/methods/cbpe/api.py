@@ -764,7 +764,7 @@ def cbpe(scores, *, y_pred=None, data=None, threshold: float = 0.5, reference=No
                   beta)
     if noise in ("learned", "binning"):
         nuts = model(ref_cells["k"], ref_cells["n"], ref_cells["c"], kappa_prior, variant="v2b")
-        tree = sample(nuts, random_seed, {**V2B_SAMPLE_KWARGS[noise], **(sample_kwargs or {})})
+        tree = sample(nuts, random_seed, sample_kwargs, defaults=V2B_SAMPLE_KWARGS[noise])
         bins = dict(bins=cells["bin"], reference=shared) if noise == "binning" else {}
         pred = predictive_v2b(cells["n"], cells["c"], cells["y_pred"], cells["chunk"],
                               chunking.labels, kappa_prior, **bins)

@@ -746,8 +746,9 @@ def _bayes(checked, groups, tags, method, variant, prior, ci_prob, random_seed, 
                          "(a_q1 + b_q1, a_q0 + b_q0), i.e. all three from one Dirichlet on the "
                          "2x2 table; use method='pymc' (no check) or such a prior.")
     pm_model = model(*counts, variant=variant, prior=prior, groups=groups)
-    sample_kwargs = {"target_accept": TARGET_ACCEPT, **(sample_kwargs or {})}
-    draws = _with_finite_mean(sample(pm_model, random_seed, sample_kwargs), counts, random_seed)
+    draws = _with_finite_mean(sample(pm_model, random_seed, sample_kwargs,
+                                     defaults={"target_accept": TARGET_ACCEPT}),
+                              counts, random_seed)
     notes = []
     post = draws["posterior"].to_dataset()
     p_chance = (post["mu1"] <= post["mu0"]).mean(SAMPLE_DIMS)

@@ -555,7 +555,7 @@ def judge_categories(y, yhat, yhat_unlabeled, *, method: str = "eif", ci_prob: f
             interval_kind=_interval_kind(ci_kind, alternative), **common)
     pm_model = class_model(c.table, c.unlabelled, class_coordinate(classes), alpha=alpha,
                            variant=model)
-    tree = sample(pm_model, random_seed, {"target_accept": 0.95, **(sample_kwargs or {})})
+    tree = sample(pm_model, random_seed, sample_kwargs, defaults={"target_accept": 0.95})
     post = tree["posterior"].to_dataset()
     coord = class_coordinate(classes)
     post["theta"] = _theta(post["pi"], w, coord)

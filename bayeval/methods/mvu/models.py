@@ -615,7 +615,7 @@ def _posterior_a(predict, x, m, train, opts):
     linear = linear_parts(opts["classifier"], opts["probe"])
     exact = linear is not None and len(linear[0]) == 1
     pm_model = _model_a(train)
-    tree = sample(pm_model, opts["seed"], {**MODEL_A_SAMPLING, **(opts["sample_kwargs"] or {})})
+    tree = sample(pm_model, opts["seed"], opts["sample_kwargs"], defaults=MODEL_A_SAMPLING)
     post = _thin(tree["posterior"].to_dataset())
     c, d, n = post.sizes["chain"], post.sizes["draw"], len(x)
     draws = [_gaussian_draws(post, train)]
