@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from bayeval.methods.mvu.models import dmv_design, model
+from bayeval.methods.mvu.models import KAPPA_PRIOR, SIGMA_W, dmv_design, model
 from benchmarks.sbc.batch import batched, grouped
 
 
@@ -40,8 +40,10 @@ def mvu_model_b(n_sims: int, rng, draws: int = 50):
     return {"mu[1]": mu1, "kappa": kappa}, model(phi, variant="b")
 
 
-def mvu_model_c(n_sims: int, rng, rows: int = 40, sigma_w: float = 3.0, group: int = 1):
-    r"""Default prior :math:`W_\eta, w_\kappa \sim N(0, 3^2)`, two classes; the features are one
+def mvu_model_c(n_sims: int, rng, rows: int = 40, sigma_w: float = SIGMA_W, group: int = 1):
+    r"""Default prior :math:`W_\eta \sim N(0, 1)`, :math:`w_{\kappa,0} \sim N(\log 10, 3^2)`
+    (the concentration at the features' mean), the slopes :math:`w_{\kappa,j} \sim N(0, 1)`;
+    two classes; the features are one
     fixed design of ``rows`` masked copies of two Gaussian features (one feature missing in each,
     at random): the standardised :math:`\tilde x_1, \tilde x_2, m_1` of :func:`dmv_design` and an
     intercept; targets :math:`t_n \sim \mathrm{Dir}(\kappa_n \mu_n)`, passed as drawn (about
@@ -54,6 +56,7 @@ def mvu_model_c(n_sims: int, rng, rows: int = 40, sigma_w: float = 3.0, group: i
     design = np.column_stack([np.ones(rows), h])
     w_eta = rng.normal(0.0, sigma_w, (n_sims, design.shape[1]))
     w_kappa = rng.normal(0.0, sigma_w, (n_sims, design.shape[1]))
+    w_kappa[:, 0] = rng.normal(*KAPPA_PRIOR, n_sims)
     kappa, eta = np.exp(w_kappa @ design.T), w_eta @ design.T
     t1 = rng.beta(kappa * special.expit(eta), kappa * special.expit(-eta))
     models = [model(h, np.stack([1 - t, t], axis=1), sigma_w=sigma_w, variant="c") for t in t1]

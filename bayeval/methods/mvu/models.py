@@ -69,6 +69,10 @@ MAX_DRAWS = 500
 #: Model A's NUTS run: 2 x 2,000 draws (its d + d(d + 1)/2 scalars, 44 at d = 8, reached a
 #: largest R-hat of 1.013 in one of four seeds of 2 x 1,000 on 150 rows; 1.0016-1.0037 now)
 MODEL_A_SAMPLING = {"draws": 2000}
+#: LogNormal (m, s) prior of a concentration: Model B's kappa, Model C's at the features' mean
+KAPPA_PRIOR = (2.302585092994046, 3.0)
+#: prior sd of Model C's weights but the concentration's intercept (standardised features)
+SIGMA_W = 1.0
 #: independent posterior draws of Model A behind the law that ``method="both"`` checks
 CHECK_DRAWS = 2000
 
@@ -109,8 +113,10 @@ def model(*args, variant: str, **kwargs):
         * ``"c"``: ``features`` (N, F), standardised :func:`dmv_design` rows of masked training
           copies (no fully observed row), :math:`\tilde h = [1, h]`; ``targets`` (N, K), the
           classifier's probabilities on the complete rows (as ``phi``);
-          ``sigma_w=3``: the prior sd :math:`\sigma_W` of the weights. This "mean /
-          concentration" parameterisation has a better conditioned posterior than
+          ``sigma_w=1``: the prior sd :math:`\sigma_W` of the weights but one (standardised
+          features), ``kappa_prior=(log 10, 3)``: the LogNormal :math:`(m, s)` of the
+          concentration at the features' mean, :math:`w_{\kappa,0} \sim N(m, s^2)`. This
+          "mean / concentration" parameterisation has a better conditioned posterior than
           :math:`\alpha = \exp(hW)`.
     variant : {"a", "b", "c"}
 
@@ -230,7 +236,6 @@ def _model_a(train, *, x=None, coef=None, intercept=None, eta: float = 2.0, mu_s
     return m
 
 
-KAPPA_PRIOR = (2.302585092994046, 3.0)
 def _model_b(phi, *, kappa_prior=KAPPA_PRIOR):
     """Model B: a Bayesian Dirichlet fitted to MVU draws, one per instance."""
     import pymc as pm
@@ -284,7 +289,7 @@ def dmv_design(x, mask, center=None, scale=None) -> np.ndarray:
     return np.hstack([xt, m.astype(float), m[:, i] * xt[:, j]])
 
 
-def _model_c(features, targets, *, sigma_w: float = 3.0):
+def _model_c(features, targets, *, sigma_w: float = SIGMA_W, kappa_prior=KAPPA_PRIOR):
     """Model C: Bayesian DMV, a Dirichlet regression of the classifier's probabilities."""
     import pymc as pm
     import pytensor.tensor as pt
@@ -298,11 +303,20 @@ def _model_c(features, targets, *, sigma_w: float = 3.0):
     with pm.Model(coords=coords) as m:
         w_eta = pm.Normal("w_eta", 0.0, sigma_w, dims=("feature", "logit"),
                           shape=(h.shape[1], k - 1))
-        w_kappa = pm.Normal("w_kappa", 0.0, sigma_w, dims="feature", shape=(h.shape[1],))
+        mean, sd = _kappa_prior(h.shape[1], sigma_w, kappa_prior)
+        w_kappa = pm.Normal("w_kappa", mean, sd, dims="feature", shape=(h.shape[1],))
         eta = pt.concatenate([pt.zeros((len(h), 1)), h @ w_eta], axis=1)
         alpha = pt.exp(h @ w_kappa)[:, None] * pt.special.softmax(eta, axis=1)
         pm.Potential("target", loglik_graph(alpha, sufficient(t[:, None])))
     return m
+
+
+def _kappa_prior(n_weights: int, sigma_w: float, kappa_prior) -> tuple[np.ndarray, np.ndarray]:
+    """Prior means and sds of Model C's ``w_kappa``: the intercept's from ``kappa_prior``,
+    the slopes' :math:`N(0, \\sigma_W^2)`."""
+    mean, sd = np.zeros(n_weights), np.full(n_weights, float(sigma_w))
+    mean[0], sd[0] = kappa_prior
+    return mean, sd
 
 
 class _Design:
@@ -522,7 +536,8 @@ def _importance_b(phi, draws: int, rng, kappa_prior) -> tuple[np.ndarray, np.nda
 
 
 def independent_posterior_c(features, targets, draws: int, random_seed=None, *,
-                            sigma_w: float = 3.0) -> tuple[dict, float]:
+                            sigma_w: float = SIGMA_W, kappa_prior=KAPPA_PRIOR
+                            ) -> tuple[dict, float]:
     r"""Independent draws of Model C's posterior of the weights, without MCMC.
 
     Importance sampling on :math:`\theta = (W_\eta, w_\kappa)` from a multivariate
@@ -532,16 +547,17 @@ def independent_posterior_c(features, targets, draws: int, random_seed=None, *,
     \mathrm{softmax}(0, \tilde h_n W_\eta)`,
 
     .. math:: \log p(\theta \mid t) = \sum_n \log L(\kappa_n\mu_n; t_n)
-              - \frac{\lVert\theta\rVert^2}{2\sigma_W^2} + \text{const},
+              - \sum_j \frac{(\theta_j - m_j)^2}{2 s_j^2} + \text{const},
 
     with :math:`L` the censored Dirichlet likelihood of the module docstring (the Dirichlet
-    density where no fraction is censored);
+    density where no fraction is censored) and :math:`N(m_j, s_j^2)` the prior of each weight
+    (:func:`model`);
 
     ``4 * draws`` proposals are weighted and ``draws`` of them resampled (multinomial).
 
     Parameters
     ----------
-    features, targets, sigma_w
+    features, targets, sigma_w, kappa_prior
         As :func:`model` (``variant="c"``).
     draws : int
     random_seed : int or numpy.random.Generator, optional
@@ -563,15 +579,19 @@ def independent_posterior_c(features, targets, draws: int, random_seed=None, *,
     (np.float64(10.0), True)
     """
     rng = as_seed(random_seed)
-    pm_model = _model_c(features, targets, sigma_w=sigma_w)
+    pm_model = _model_c(features, targets, sigma_w=sigma_w, kappa_prior=kappa_prior)
     h = np.hstack([np.ones((len(features), 1)), np.asarray(features, dtype=float)])
+    k_mean, k_sd = _kappa_prior(h.shape[1], sigma_w, kappa_prior)
+    n_eta = h.shape[1] * (simplex(targets)[0].shape[1] - 1)
+    prior_mean = np.concatenate([np.zeros(n_eta), k_mean])  # theta = (W_eta.ravel(), w_kappa)
+    prior_sd = np.concatenate([np.full(n_eta, float(sigma_w)), k_sd])
     stats = sufficient(simplex(targets)[0][:, None])
     mode, cov = _mode(pm_model)
     proposals, df = 4 * draws, 10.0
     t = (rng.standard_normal((proposals, len(mode)))
          / np.sqrt(rng.chisquare(df, (proposals, 1)) / df))
     theta = mode + t @ np.linalg.cholesky(1.2**2 * cov).T
-    log_w = (-(theta**2).sum(1) / (2 * sigma_w**2)
+    log_w = (-(((theta - prior_mean) / prior_sd) ** 2).sum(1) / 2
              + (df + len(mode)) / 2 * np.log1p((t**2).sum(1) / df))
     step = max(1, 2_000_000 // (len(h) * stats["log_v"].shape[1]))
     for start in range(0, proposals, step):
