@@ -616,7 +616,7 @@ def mixture(means: np.ndarray, variances: np.ndarray, weights: np.ndarray,
 
     def cdf(t: float) -> float:
         with np.errstate(over="ignore", divide="ignore"):
-            return float(weights @ scipy.stats.norm.cdf((t - means) / sds))
+            return float(weights @ special.ndtr((t - means) / sds))  # the normal CDF
 
     tail = (1 - ci_prob) / 2
     lo, hi = (scipy.optimize.brentq(lambda t, q=q: cdf(t) - q, *spread, xtol=1e-12)

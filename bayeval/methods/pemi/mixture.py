@@ -12,7 +12,8 @@ PEMI's law (Dervovic & Cashmore, AISTATS 2025):
 
 * :func:`component_moments`: PEMI-Gauss's mean and variance of every component, from the sums
   :math:`\sum p`, :math:`\sum p(1-p)` over the missing rows of each predicted class (ROC-AUC:
-  the exact moments of :func:`bayeval.confusion_moments.auc_count_moments_rows`); the mixture of
+  the exact moments of :class:`bayeval.methods.pemi.missing_auc.MissingAuc`, the labelled rows'
+  part once and the missing rows' per component); the mixture of
   the normals is :func:`bayeval.methods.pemi.fast.mixture` (equal-tailed interval from the
   mixture's CDF);
 * :func:`exact_mixture`: the exact law of a confusion-matrix metric, the push-forward of the
@@ -33,14 +34,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
+from scipy import special
 
 from bayeval.confusion import MetricDistribution
-from bayeval.confusion_moments import (
-    RatioMoments,
-    auc_count_moments_rows,
-    moments_of_counts,
-    ratio_moments,
-)
+from bayeval.confusion_moments import RatioMoments, moments_of_counts, ratio_moments
 from bayeval.methods.pemi.fast import (
     Options,
     Rows,
@@ -50,6 +47,7 @@ from bayeval.methods.pemi.fast import (
     simulate,
     undefined_probability,
 )
+from bayeval.methods.pemi.missing_auc import MissingAuc
 from bayeval.metrics import REGISTRY, metric_value
 from bayeval.poibin import pmf_rows
 
@@ -76,6 +74,9 @@ GRID_CELLS = 4_000_000
 MASS_TOL = 0.01
 #: completions drawn when the imputation law replaces a poor normal one
 FALLBACK_DRAWS = 20_000
+#: a sum of probabilities past which their product (or that of their complements) is 0 in
+#: double precision, :math:`e^{-800}` (the smallest positive double is about :math:`e^{-744.4}`)
+UNDERFLOW = 800.0
 
 
 def subset(posterior: Any, index: np.ndarray) -> Any:
@@ -141,7 +142,8 @@ def component_moments(rows: Rows, comps: Components, metrics: tuple[str, ...],
     Confusion-matrix metrics from :math:`\mathbb E\,TP=TP_K+\sum_{\hat y=1}p`,
     :math:`\operatorname{Var}TP=\sum_{\hat y=1}p(1-p)` and likewise :math:`FN`
     (:func:`bayeval.confusion_moments.moments_of_counts`); ROC-AUC from its exact moments on
-    the completed rows, sorted once.
+    the completed rows, the labelled rows' part computed once and the missing rows' per
+    component (:class:`bayeval.methods.pemi.missing_auc.MissingAuc`).
 
     Examples
     --------
@@ -157,31 +159,23 @@ def component_moments(rows: Rows, comps: Components, metrics: tuple[str, ...],
            for metric in metrics}
     tp, fp, fn, tn = rows.known_counts
     m1, m0 = rows.m1, rows.m - rows.m1
-    auc = "roc_auc" in metrics
-    order = np.argsort(rows.scores, kind="stable")
-    sorted_scores = rows.scores[order]
-    template = np.nan_to_num(rows.labels)[order]  # the known labels, in score order
-    rank = np.empty(rows.n, dtype=np.int64)
-    rank[order] = np.arange(rows.n)
-    missing_at = rank[rows.order]  # the missing rows' places in score order
-    tie = 0.5 if opts.ties == "half" else 1.0
+    auc = None
+    if "roc_auc" in metrics:  # the labelled rows' part of its moments, once
+        auc = MissingAuc.of(rows, 0.5 if opts.ties == "half" else 1.0)
     # undefined_probability is pi0 u0 + pi1 u1 + max(1 - pi0 - pi1, 0) u_mix: its three
     # indicators once per metric, then every component at once
     corners = {metric: [undefined_probability(rows.known_counts, m1, m0, a, b, metric,
                                               opts.beta) for a, b in ((1, 0), (0, 1), (0, 0))]
                for metric in metrics}
-    for index, p in comps.chunks(rows.n if auc else rows.m):
+    for index, p in comps.chunks(rows.m):
         v = p * (1.0 - p)
         sums = (p[:, :m1].sum(1), p[:, m1:].sum(1), v[:, :m1].sum(1), v[:, m1:].sum(1))
-        with np.errstate(divide="ignore"):
-            pi0, pi1 = np.exp(np.log1p(-p).sum(1)), np.exp(np.log(p).sum(1))
+        pi0, pi1 = _all_same(p, sums[0] + sums[1])
         rest = np.maximum(1.0 - pi0 - pi1, 0.0)
         undefined_of = {metric: pi0 * u0 + pi1 * u1 + rest * u_mix
                         for metric, (u0, u1, u_mix) in corners.items()}
-        if auc:  # every component's completed rows in score order, their moments at once
-            full = np.repeat(template[None, :], index.size, axis=0)
-            full[:, missing_at] = p
-            auc_rows = auc_count_moments_rows(sorted_scores, full, tie)
+        if auc is not None:
+            auc_rows = auc.moments(p)
         for j, s in enumerate(index):
             for metric in metrics:
                 undefined = float(undefined_of[metric][j])
@@ -197,6 +191,22 @@ def component_moments(rows: Rows, comps: Components, metrics: tuple[str, ...],
                         opts.second_order)
                 out[metric][0][s], out[metric][1][s], out[metric][2][s] = mean, var, undefined
     return out
+
+
+def _all_same(p: np.ndarray, total: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r""":math:`\pi_0=\prod_i(1-p_i)` and :math:`\pi_1=\prod_ip_i` of every row of ``p``, as
+    :math:`\exp\sum\log`; ``total`` holds the rows' :math:`\sum_ip_i`. As
+    :math:`\log(1-p)\le-p` and :math:`\log p\le-(1-p)`, a row with :math:`\sum p` (or
+    :math:`\sum(1-p)`) above :data:`UNDERFLOW` has a sum of logarithms below :math:`-745`,
+    whose exponential is 0 in double precision: its logarithms are not taken."""
+    out = np.zeros((2, p.shape[0]))
+    for k, (far, logs) in enumerate(((total > UNDERFLOW, lambda x: np.log1p(-x)),
+                                     (p.shape[1] - total > UNDERFLOW, np.log))):
+        near = np.flatnonzero(~far)
+        if near.size:
+            with np.errstate(divide="ignore"):
+                out[k, near] = np.exp(logs(p[near]).sum(1))
+    return out[0], out[1]
 
 
 # ---------------------------------------------------------------------------------- exact
@@ -265,11 +275,9 @@ def exact_mixture(rows: Rows, comps: Components, metrics: tuple[str, ...],
 
 # ------------------------------------------------------------------------------- choosing
 def _normal_mass(means, sds, weights, lo: float, hi: float) -> float:
-    from scipy import stats
-
+    """The normal mixture's mass on [lo, hi] (``ndtr`` is the standard normal CDF)."""
     sds = np.maximum(sds, np.finfo(float).tiny)
-    return float(weights @ (stats.norm.cdf((hi - means) / sds)
-                            - stats.norm.cdf((lo - means) / sds)))
+    return float(weights @ (special.ndtr((hi - means) / sds) - special.ndtr((lo - means) / sds)))
 
 
 def _exact_row(d: MetricDistribution, ci_prob: float, ci_kind: str) -> tuple:
