@@ -64,22 +64,10 @@ from threadpoolctl import threadpool_limits
 from bayeval.deprecation import renamed_arguments
 from bayeval.validation import as_seed
 
-__all__ = [
-    "beta_law",
-    "beta_mixture_law",
-    "draws_law",
-    "gaussian_hard_confidence",
-    "gaussian_vote_probs",
-    "hard_confidence",
-    "logitnormal_law",
-    "logitnormal_mixture_law",
-    "mixture_quantile",
-    "sample_dirichlet",
-    "sample_votes",
-    "soft_confidence",
-    "vote_probs",
-    "votes_from_draws",
-]
+__all__ = ["beta_law", "beta_mixture_law", "draws_law", "gaussian_hard_confidence",
+           "gaussian_vote_probs", "hard_confidence", "logitnormal_law", "logitnormal_mixture_law",
+           "mixture_quantile", "sample_dirichlet", "sample_votes", "soft_confidence",
+           "vote_probs", "votes_from_draws"]
 
 #: elements per chunk of the vectorised Monte-Carlo paths (bounds memory to tens of MB)
 CHUNK = 1 << 22
@@ -724,11 +712,15 @@ def logitnormal_law(m, s, ci_prob: float = 0.95, ci_kind: str = "eti"):
     >>> [round(float(v), 4) for v in logitnormal_law(0.0, 1.0)]
     [0.5, 0.2083, 0.1235, 0.8765]
     """
-    m, s = np.asarray(m, dtype=float), np.asarray(s, dtype=float)
+    m, s = np.broadcast_arrays(np.asarray(m, dtype=float), np.asarray(s, dtype=float))
     nodes, weights = _gauss_legendre()
-    p = special.expit(m[..., None] + s[..., None] * nodes)
-    mean = p @ weights
-    sd = np.sqrt(np.maximum((p**2) @ weights - mean**2, 0.0))
+    mf, sf, out, block = m.reshape(-1, 1), s.reshape(-1, 1), np.empty((2, m.size)), 512
+    with np.errstate(over="ignore"):  # exp(-z) = inf: sigma(z) = 0
+        for i in range(0, m.size, block):  # a block of rows x nodes stays in cache
+            p = 1.0 / (1.0 + np.exp(-(mf[i:i + block] + sf[i:i + block] * nodes)))
+            out[0, i:i + len(p)], out[1, i:i + len(p)] = p @ weights, (p * p) @ weights
+    mean, square = out.reshape(2, *m.shape)
+    sd = np.sqrt(np.maximum(square - mean**2, 0.0))
     lo, hi = _interval(lambda q: special.expit(m + s * special.ndtri(q)), ci_prob, ci_kind)
     return mean, sd, lo, hi
 
