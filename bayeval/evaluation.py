@@ -35,7 +35,13 @@ import xarray as xr
 from bayeval import files
 from bayeval.check import ESS_MIN, RHAT_MAX, compare, sampler_tests
 from bayeval.display import DISPLAYS
-from bayeval.sampling import SAMPLE_DIMS, add_log_densities, draws_intervals, draws_summary
+from bayeval.sampling import (
+    SAMPLE_DIMS,
+    add_log_densities,
+    draws_intervals,
+    draws_summary,
+    stage,
+)
 from bayeval.table import Table, table
 from bayeval.validation import as_choice, as_ci_prob
 
@@ -432,23 +438,24 @@ class Evaluation:
         dims = [d for d in draws.dims if d not in SAMPLE_DIMS]
         stacked = draws.stack(_item=dims) if dims else draws.expand_dims(_item=[0])
         iid = self.meta["iid_draws"]
-        frames = []
-        for key in stacked["_item"].values:
-            sel = (dict(zip(dims, key if isinstance(key, tuple) else (key,), strict=True))
-                   if dims else {})
-            x = stacked.sel(_item=key).transpose(*SAMPLE_DIMS).values
-            point = cf.sel(sel) if sel else cf
-            if np.isnan(x).any() or not np.isfinite(float(point["mean"])):
-                continue  # an undefined metric (zero_division=nan): nothing to compare
-            pmf = None
-            if "pmf_prob" in point and np.isfinite(point["pmf_prob"].values).any():
-                keep = np.isfinite(point["pmf_prob"].values)
-                pmf = (point["pmf_value"].values[keep], point["pmf_prob"].values[keep])
-            mass = float(point["interval_mass"]) if "interval_mass" in point else self.ci_prob
-            rows = compare(x, mean=float(point["mean"]), sd=float(point["sd"]),
-                           interval=(float(point["lower"]), float(point["upper"])),
-                           interval_mass=mass, pmf=pmf, iid=iid)
-            frames.append(rows.assign(**sel).set_index(dims, append=True) if dims else rows)
+        frames, items = [], stacked["_item"].values
+        with stage(f"check: the fast path against the draws at {len(items):,} coordinate(s)"):
+            for key in items:
+                sel = (dict(zip(dims, key if isinstance(key, tuple) else (key,), strict=True))
+                       if dims else {})
+                x = stacked.sel(_item=key).transpose(*SAMPLE_DIMS).values
+                point = cf.sel(sel) if sel else cf
+                if np.isnan(x).any() or not np.isfinite(float(point["mean"])):
+                    continue  # an undefined metric (zero_division=nan): nothing to compare
+                pmf = None
+                if "pmf_prob" in point and np.isfinite(point["pmf_prob"].values).any():
+                    keep = np.isfinite(point["pmf_prob"].values)
+                    pmf = (point["pmf_value"].values[keep], point["pmf_prob"].values[keep])
+                mass = float(point["interval_mass"]) if "interval_mass" in point else self.ci_prob
+                rows = compare(x, mean=float(point["mean"]), sd=float(point["sd"]),
+                               interval=(float(point["lower"]), float(point["upper"])),
+                               interval_mass=mass, pmf=pmf, iid=iid)
+                frames.append(rows.assign(**sel).set_index(dims, append=True) if dims else rows)
         if not frames:
             raise ValueError("check(): every coordinate of the estimand is undefined (NaN).")
         frame = pd.concat(frames)
@@ -456,8 +463,9 @@ class Evaluation:
             frame = frame.reorder_levels([*dims, "test"])
         failed = []
         if self.has_mcmc:
-            sampler = sampler_tests(self.tree["posterior"].to_dataset(),
-                                    self.tree["sample_stats"].to_dataset())
+            with stage("check: R-hat and ESS of every scalar of the posterior"):
+                sampler = sampler_tests(self.tree["posterior"].to_dataset(),
+                                        self.tree["sample_stats"].to_dataset())
             failed = [f"{t} {row.draws:.4g} (threshold {row.tolerance:g})"
                       for t, row in sampler.iterrows() if not row.passed]
             if dims:

@@ -14,6 +14,7 @@ import threading
 import time
 import warnings
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,7 @@ import pandas as pd
 import xarray as xr
 
 __all__ = ["DEFAULTS", "SAMPLERS", "SAMPLE_DIMS", "add_log_densities", "draws_intervals",
-           "draws_summary", "progress", "sample"]
+           "draws_summary", "progress", "sample", "stage"]
 
 #: the dimensions of draws
 SAMPLE_DIMS = ("chain", "draw")
@@ -116,8 +117,20 @@ def sample(model, random_seed: int | None, sample_kwargs: dict[str, Any] | None 
     with _QUIET:
         if kwargs["nuts_sampler"] == "nutpie" and not kwargs["progressbar"] and set(kwargs) <= {
                 *DEFAULTS, "target_accept", "max_treedepth", "discard_tuned_samples"}:
-            return _sample_nutpie(model, random_seed, kwargs)
-        return pm.sample(model=model, random_seed=random_seed, **kwargs)
+            with stage(_label("nutpie: compiling (or reusing) and sampling", model)):
+                return _sample_nutpie(model, random_seed, kwargs)
+        with stage(_label("NUTS: compiling and sampling", model)):
+            return pm.sample(model=model, random_seed=random_seed, **kwargs)
+
+
+def _label(step: str, model) -> str:
+    """A progress line naming the model by its free variables (only with progress on)."""
+    if not DEFAULTS["progressbar"]:
+        return step
+    names = [v.name for v in model.free_RVs]
+    if len(names) > 4:
+        return f"{step} the model of {', '.join(names[:3])} and {len(names) - 3} more variables"
+    return f"{step} the model of {', '.join(names)}"
 
 
 def _sample_nutpie(model, random_seed, kwargs: dict[str, Any]) -> xr.DataTree:
@@ -289,6 +302,30 @@ def progress(blocks: list[slice], total: int, label: str) -> Iterator[slice]:
             sys.stderr.write("\r" + line(min(b.stop, total)))
             sys.stderr.flush()
     sys.stderr.write(("\r" if live else "") + line(total) + "\n")
+    sys.stderr.flush()
+
+
+@contextmanager
+def stage(label: str) -> Iterator[None]:
+    """One step of long work (a compilation, a check's reference posterior), reported on stderr
+    when :data:`DEFAULTS` has ``progressbar`` on: ``label ...`` when it starts, its wall time
+    when it ends.
+
+    Examples
+    --------
+    >>> with stage("work"):  # progress off: nothing is written
+    ...     total = sum(range(10))
+    >>> total
+    45
+    """
+    if not DEFAULTS["progressbar"]:
+        yield
+        return
+    start = time.perf_counter()
+    sys.stderr.write(f"{label} ...\n")
+    sys.stderr.flush()
+    yield
+    sys.stderr.write(f"{label}: done in {time.perf_counter() - start:.1f} s\n")
     sys.stderr.flush()
 
 

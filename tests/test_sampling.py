@@ -143,6 +143,33 @@ def test_progress_on_a_terminal_is_redrawn_after_each_block(progress_on, monkeyp
     assert lines[-1].endswith(" s\n")
 
 
+def test_stage_off_prints_nothing_and_on_prints_its_start_and_wall_time(capsys, monkeypatch):
+    with sampling.stage("work"):
+        pass
+    assert capsys.readouterr() == ("", "")
+    monkeypatch.setitem(sampling.DEFAULTS, "progressbar", True)
+    with sampling.stage("work"):
+        assert capsys.readouterr().err == "work ...\n"  # shown before the work ends
+    err = capsys.readouterr().err
+    assert err.startswith("work: done in ") and err.endswith(" s\n")
+
+
+def test_a_checked_run_reports_its_steps_beyond_the_sampler(progress_on, capsys):
+    """CBPE's independent draws and check()'s comparisons are steps of their own."""
+    import bayeval as be
+
+    rng = np.random.default_rng(0)
+    s = rng.beta(2, 2, 300)
+    ev = be.cbpe(s[:200], reference=(s[200:], (rng.random(100) < s[200:]).astype(int)),
+                 metrics=["accuracy"], method="both", random_seed=1)
+    drawn = capsys.readouterr().err
+    assert "CBPE V0: 4,000 independent draws of the window's labels ...\n" in drawn
+    assert "CBPE V0: 4,000 independent draws of the window's labels: done in " in drawn
+    ev.check()
+    assert "check: the fast path against the draws at 2 coordinate(s): done in " in (
+        capsys.readouterr().err)
+
+
 def test_overlapping_samplers_restore_the_pymc_logger_level(monkeypatch):
     """Two samplers in threads, the first to start ending first: the level saved by the second
     (ERROR, set by the first) must not be what is left once both are done."""

@@ -105,7 +105,7 @@ from bayeval.methods.cbpe.reference import Reference, period_chunks, reference_p
 from bayeval.methods.cbpe.result import CBPEEvaluation
 from bayeval.metrics import BINARY_METRICS, REGISTRY
 from bayeval.metrics import METRICS as CONFUSION_METRICS
-from bayeval.sampling import sample
+from bayeval.sampling import sample, stage
 from bayeval.validation import (
     aligned,
     as_alert_thresholds,
@@ -780,9 +780,12 @@ def cbpe(scores, *, y_pred=None, data=None, threshold: float = 0.5, reference=No
         generative = model(cells["n"], cells["c"], cells["y_pred"], float(kappa), cells["chunk"],
                            chunking.labels, variant="v2")
         names = ["tp", "fn"]
-    group = forward(generative, names, draws, random_seed)
-    auc = (auc_of_draws(group["y"].values, scores, [*chunking.rows(), np.arange(scores.size)],
-                        zero_division) if "y" in group else None)
+    with stage(f"CBPE {'V0' if noise == 'none' else 'V2'}: {draws:,} independent draws of the "
+               "window's labels"):
+        group = forward(generative, names, draws, random_seed)
+        auc = (auc_of_draws(group["y"].values, scores, [*chunking.rows(),
+                                                         np.arange(scores.size)], zero_division)
+               if "y" in group else None)
     group["value"] = metric_draws(group, *value_args, auc=auc)
     draws_tree = xr.DataTree.from_dict({"prior": group.drop_vars("y", errors="ignore")
                                         .drop_dims("row", errors="ignore")})

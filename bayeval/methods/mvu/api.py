@@ -78,6 +78,7 @@ from bayeval.methods.mvu.result import (
     merge,
     point_mass,
 )
+from bayeval.sampling import stage
 from bayeval.validation import (
     as_array,
     as_choice,
@@ -321,7 +322,10 @@ def _fast_path(predict, x, m, train, imputer, method, opts) -> tuple[dict, list[
         alpha = opts["scale"] * _heuristic_alpha(phi, opts["heuristic"], opts["heuristic_param"])
         return dirichlet(alpha, **_dirichlet_opts(opts)), notes
     if imputer == "dmv":
-        dmv = opts["dmv"] or DMV(groups=opts["groups"], random_seed=rng).fit(train, predict)
+        dmv = opts["dmv"]
+        if dmv is None:
+            with stage(f"MVU: training DMV on {len(train):,} rows"):
+                dmv = DMV(groups=opts["groups"], random_seed=rng).fit(train, predict)
         return dirichlet(opts["scale"] * dmv.alpha(x, m), **_dirichlet_opts(opts)), notes
     gaussian = isinstance(imputer, GaussianImputer)
     linear = (linear_parts(opts["classifier"], opts["probe"], opts["columns"]) if gaussian

@@ -56,7 +56,7 @@ from bayeval.methods.mvu.result import (
     logit_posterior,
     predictive_draws,
 )
-from bayeval.sampling import DEFAULTS, sample
+from bayeval.sampling import DEFAULTS, sample, stage
 from bayeval.validation import as_choice, as_seed
 
 # posterior() is the engine of bayeval.methods.mvu.api.mvu(method="pymc"), not public API
@@ -640,7 +640,8 @@ def _posterior_a(predict, x, m, train, opts):
     c, d, n = post.sizes["chain"], post.sizes["draw"], len(x)
     draws = [_gaussian_draws(post, train)]
     if opts["method"] == "both":
-        *independent, ess = independent_posterior_a(train, CHECK_DRAWS, opts["rng"])
+        with stage(f"MVU Model A: {CHECK_DRAWS:,} independent posterior draws for check()"):
+            *independent, ess = independent_posterior_a(train, CHECK_DRAWS, opts["rng"])
         draws.append(independent)
     notes, parts = [], []
     if not exact:
@@ -719,7 +720,8 @@ def posterior(predict, x, m, train, imputer, opts):
         if opts["inference"] == "nuts":
             tree, iid = sample(pm_model, opts["seed"], opts["sample_kwargs"]), False
         else:
-            tree, iid = _laplace(pm_model, MAX_DRAWS, rng), True
+            with stage("MVU Model C: Laplace approximation at the posterior mode"):
+                tree, iid = _laplace(pm_model, MAX_DRAWS, rng), True
         post = _thin(tree["posterior"].to_dataset())
         h = np.hstack([np.ones((len(x), 1)), design(x, m)])
         alpha = opts["scale"] * _model_c_alpha(post, h)
@@ -735,13 +737,15 @@ def posterior(predict, x, m, train, imputer, opts):
         return part, pm_model, tree, post, [], iid
     notes = []
     if imputer == "dmv":
-        weights, ess = independent_posterior_c(features, targets, CHECK_DRAWS, rng)
+        with stage(f"MVU Model C: {CHECK_DRAWS:,} independent posterior draws for check()"):
+            weights, ess = independent_posterior_c(features, targets, CHECK_DRAWS, rng)
         independent = _model_c_alpha(xr.Dataset(
             {"w_eta": (("chain", "draw", "f", "k"), weights["w_eta"][None]),
              "w_kappa": (("chain", "draw", "f"), weights["w_kappa"][None])}), h)[0]
         independent, ess = np.swapaxes(independent, 0, 1), np.full(len(x), ess)
     else:
-        independent, ess = independent_posterior_b(phi, CHECK_DRAWS, rng)
+        with stage(f"MVU Model B: {CHECK_DRAWS:,} independent posterior draws for check()"):
+            independent, ess = independent_posterior_b(phi, CHECK_DRAWS, rng)
         if (ess == 0).any():
             notes.append(f"{int((ess == 0).sum())} row(s) whose MVU draws do not vary have no "
                          "maximum-likelihood Dirichlet, hence no independent posterior: check() "
