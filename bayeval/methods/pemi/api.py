@@ -87,7 +87,7 @@ from bayeval.methods.pemi.models import (
 )
 from bayeval.methods.pemi.multiclass import pemi_classes
 from bayeval.methods.pemi.protocol import complete_case, definitional_bounds
-from bayeval.metrics import BINARY_METRICS
+from bayeval.metrics import BINARY_METRICS, metric_value
 from bayeval.sampling import sample
 from bayeval.table import Table, table
 from bayeval.validation import (
@@ -381,11 +381,21 @@ def _fast(rows: Rows, p: np.ndarray, posterior, metrics, method: str, delta, ci_
 
 # --------------------------------------------------------------------------- result pieces
 def _data(rows: Rows, metrics, opts: Options, source: str) -> xr.Dataset:
-    """Sizes, and the complete-case estimate and the paper's definitional bounds per metric."""
-    args = (rows.scores, rows.labels, rows.y_pred, metrics, opts)
-    known = rows.n - rows.m
-    cc = complete_case(*args) if known else np.full(len(metrics), np.nan)
-    optimistic, pessimistic = definitional_bounds(*args)
+    """Sizes, and the complete-case estimate and the paper's definitional bounds per metric:
+    the confusion-matrix metrics from the labelled rows' counts, with the missing labels as the
+    predictions (optimistic) or their opposites (pessimistic); ROC-AUC from the ranking."""
+    (tp, fp, fn, tn), m1, m0 = rows.known_counts, rows.m1, rows.m - rows.m1
+    cases = ((tp, fp, fn, tn), (tp + m1, fp, fn, tn + m0), (tp, fp + m1, fn + m0, tn))
+    cc, optimistic, pessimistic = (np.array([float(metric_value(
+        metric, *(float(c) for c in counts), opts.beta, opts.zero_division))
+        if metric != "roc_auc" else np.nan for metric in metrics]) for counts in cases)
+    if "roc_auc" in metrics:
+        j, args = metrics.index("roc_auc"), (rows.scores, rows.labels, rows.y_pred, ("roc_auc",),
+                                             opts)
+        cc[j] = complete_case(*args)[0] if rows.m < rows.n else np.nan
+        optimistic[j], pessimistic[j] = (b[0] for b in definitional_bounds(*args))
+    if rows.m == rows.n:
+        cc[:] = np.nan
     return xr.Dataset(
         {"complete_case": ("metric", cc), "optimistic": ("metric", optimistic),
          "pessimistic": ("metric", pessimistic), "n": rows.n, "n_missing": rows.m,

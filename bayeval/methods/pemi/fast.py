@@ -143,11 +143,10 @@ class Rows:
 
     @cached_property
     def known_counts(self) -> tuple[int, int, int, int]:
-        """(TP_K, FP_K, FN_K, TN_K) of the labelled rows."""
-        known = ~self.missing
-        y, yp = self.labels[known] == 1, self.y_pred[known] == 1
-        return (int((y & yp).sum()), int((~y & yp).sum()), int((y & ~yp).sum()),
-                int((~y & ~yp).sum()))
+        """(TP_K, FP_K, FN_K, TN_K) of the labelled rows (missing ones counted as 0 come off)."""
+        cells = np.bincount(2 * (self.labels == 1) + (self.y_pred == 1), minlength=4)
+        return (int(cells[3]), int(cells[1]) - self.m1, int(cells[2]),
+                int(cells[0]) - (self.m - self.m1))
 
     def counts(self, u: Any, v: Any) -> tuple[Any, Any, Any, Any]:
         r"""Confusion counts of a completion with ``u`` positives among the missing rows
@@ -536,20 +535,20 @@ def moments(rows: Rows, p: np.ndarray, metric: str, opts: Options) -> tuple[floa
     >>> [round(v, 4) for v in moments(rows, p, "precision", DEFAULT)]  # (2 + U) / 4
     [0.7, 0.01]
     """
-    full = rows.completed(p)
     if metric == "roc_auc":
-        tie = 0.5 if opts.ties == "half" else 1.0
+        tie, full = 0.5 if opts.ties == "half" else 1.0, rows.completed(p)
         return roc_auc_moments(
             p_undefined(rows, p, metric),
             lambda: ratio_moments(auc_count_moments(rows.scores, full, tie), opts.second_order),
             opts.zero_division)
-    return moments_of_rows(metric, _label_rows(rows, full), opts.beta, opts.zero_division,
-                           opts.second_order)
+    return moments_of_rows(metric, _label_rows(rows, p[rows.order]), opts.beta,
+                           opts.zero_division, opts.second_order)
 
 
-def _label_rows(rows: Rows, full: np.ndarray) -> LabelRows:
-    """The rows of the completed probabilities, split by prediction and label."""
-    return LabelRows.split(rows.y_pred == 1, full, rows.labels)
+def _label_rows(rows: Rows, q: np.ndarray) -> LabelRows:
+    """The rows split by prediction and label, ``q`` the p of the missing rows (``rows.order``)."""
+    (tp, fp, fn, tn), m1 = rows.known_counts, rows.m1
+    return LabelRows(tp + fp + m1, fn + tn + rows.m - m1, tp, fn, tn, q[:m1], q[m1:])
 
 
 def delta_nodes(delta: tuple[float, float]) -> tuple[np.ndarray, np.ndarray]:
@@ -795,18 +794,16 @@ def law(rows: Rows, p: np.ndarray, metric: str, opts: Options) -> MetricDistribu
     >>> law(rows, np.full(3, 0.3), "precision", DEFAULT).probs.round(12).tolist()
     [0.7, 0.3]
     """
-    return metric_law(metric, _label_rows(rows, rows.completed(p)), opts.beta,
-                      opts.zero_division)
+    return metric_law(metric, _label_rows(rows, p[rows.order]), opts.beta, opts.zero_division)
 
 
 def exact(rows: Rows, p: np.ndarray, metrics: tuple[str, ...], *, delta: tuple[float, float],
           opts: Options) -> dict[str, MetricDistribution]:
     r"""Exact laws of confusion-matrix metrics (PEMI with :math:`B\to\infty`).
 
-    Mixed over :func:`delta_nodes` when :math:`\delta` has a prior. With the known counts
-    fixed, :math:`U` and :math:`V` (the positives among the missing rows predicted positive and
-    negative) are independent Poisson-binomials, so each metric's law is that of
-    ``metric(rows.counts(U, V))`` on the grid of :math:`(U, V)`.
+    Mixed over :func:`delta_nodes` when :math:`\delta` has a prior (one node: the engine's lazy
+    law). :math:`U` and :math:`V` (the positives among the missing rows predicted positive and
+    negative) are independent Poisson-binomials: the law of ``metric(rows.counts(U, V))``.
 
     Parameters
     ----------
@@ -834,9 +831,12 @@ def exact(rows: Rows, p: np.ndarray, metrics: tuple[str, ...], *, delta: tuple[f
     ([0.5, 0.75], [0.2, 0.8])
     """
     nodes, weights = delta_nodes(delta)
-    ps = [shift(p, d) for d in nodes]
-    return {metric: merge_laws(metric, [law(rows, q, metric, opts) for q in ps], weights,
-                               opts.zero_division) for metric in metrics}
+    split = [_label_rows(rows, shift(p[rows.order], d)) for d in nodes]
+    laws = {metric: [metric_law(metric, r, opts.beta, opts.zero_division) for r in split]
+            for metric in metrics}  # merging one law would list its support
+    return {metric: one[0] if nodes.size == 1 else merge_laws(metric, one, weights,
+                                                              opts.zero_division)
+            for metric, one in laws.items()}
 
 
 def closed_form(metrics: tuple[str, ...], laws: dict[str, MetricDistribution],
