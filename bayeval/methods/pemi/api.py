@@ -329,6 +329,9 @@ def _components(rows: Rows, p: np.ndarray, posterior, delta) -> Components:
     nodes, weights = delta_nodes(delta)
     if posterior is None:
         base = p[rows.order]
+        if nodes.size == 1:  # one array, shared by the moments and the exact law
+            one = shift(base, nodes[0]) if delta != (0.0, 0.0) else base  # as with a posterior
+            return Components(weights, lambda i: np.broadcast_to(one, (i.size, one.size)))
         return Components(weights, lambda i: shift(base, nodes[i][:, None]))
     s_mis, k = rows.scores[rows.order], nodes.size
     shifted = delta != (0.0, 0.0)
@@ -346,14 +349,16 @@ def _fast(rows: Rows, p: np.ndarray, posterior, metrics, method: str, delta, ci_
     (``posterior``) and the MNAR nodes, and its notes."""
     comps = _components(rows, p, posterior, delta)
     cm = tuple(m for m in metrics if m != "roc_auc")
+    # merged over the MNAR nodes of a plug-in p; else the components' (one: the engine's law)
+    nodes = posterior is None and comps.size > 1
     if method == "exact":
-        laws = (exact(rows, p, cm, delta=delta, opts=opts) if posterior is None else
-                exact_mixture(rows, comps, cm, opts))
+        laws = exact(rows, p, cm, delta=delta, opts=opts) if nodes else exact_mixture(
+            rows, comps, cm, opts)
         return closed_form(metrics, laws, {}, ci_prob=ci_prob, ci_kind=ci_kind), []
     laws = {}
     if cm and (posterior is None or affordable(rows, comps.size)):
-        laws = (exact(rows, p, cm, delta=delta, opts=opts) if posterior is None else
-                exact_mixture(rows, comps, cm, opts))
+        laws = exact(rows, p, cm, delta=delta, opts=opts) if nodes else exact_mixture(
+            rows, comps, cm, opts)
     moments = component_moments(rows, comps, metrics, opts)
     out, notes, poor = {}, [], []
     for metric in metrics:

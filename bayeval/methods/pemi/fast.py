@@ -143,10 +143,10 @@ class Rows:
 
     @cached_property
     def known_counts(self) -> tuple[int, int, int, int]:
-        """(TP_K, FP_K, FN_K, TN_K) of the labelled rows (missing ones counted as 0 come off)."""
-        cells = np.bincount(2 * (self.labels == 1) + (self.y_pred == 1), minlength=4)
-        return (int(cells[3]), int(cells[1]) - self.m1, int(cells[2]),
-                int(cells[0]) - (self.m - self.m1))
+        """(TP_K, FP_K, FN_K, TN_K) of the labelled rows (``labels == 1`` is False if missing)."""
+        y, yp = self.labels == 1, self.y_pred == 1
+        tp, pos, pred = (int(np.count_nonzero(x)) for x in (y & yp, y, yp))
+        return tp, pred - tp - self.m1, pos - tp, self.n - self.m - pred + self.m1 - pos + tp
 
     def counts(self, u: Any, v: Any) -> tuple[Any, Any, Any, Any]:
         r"""Confusion counts of a completion with ``u`` positives among the missing rows

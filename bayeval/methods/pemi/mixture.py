@@ -36,12 +36,12 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from bayeval.confusion import MetricDistribution
+from bayeval.confusion import MetricDistribution, metric_law
 from bayeval.confusion_moments import RatioMoments, moments_of_counts, ratio_moments
 from bayeval.methods.pemi.fast import (
     Options,
     Rows,
-    law,
+    _label_rows,
     mixture,
     roc_auc_moments,
     simulate,
@@ -255,10 +255,10 @@ def exact_mixture(rows: Rows, comps: Components, metrics: tuple[str, ...],
     >>> d.values.tolist(), d.probs.round(12).tolist()
     ([0.5, 0.75], [0.4, 0.6])
     """
-    if comps.size == 1:
-        p = np.zeros(rows.n)
-        p[rows.order] = comps.p_of(np.zeros(1, dtype=np.int64))[0]
-        return {metric: law(rows, p, metric, opts) for metric in metrics}
+    if comps.size == 1:  # law(rows, p, metric, opts) of every metric, the rows split once
+        split = _label_rows(rows, comps.p_of(np.zeros(1, dtype=np.int64))[0])
+        return {metric: metric_law(metric, split, opts.beta, opts.zero_division)
+                for metric in metrics}
     m1 = rows.m1
     joint = 0.0
     for index, p in comps.chunks(rows.m):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from bayeval.confusion import LabelRows
-from bayeval.methods.pemi.api import ALL_METRICS, _data
+from bayeval.methods.pemi.api import ALL_METRICS, _data, pemi
 from bayeval.methods.pemi.fast import (
     Options,
     Rows,
@@ -79,3 +79,19 @@ def test_one_node_law_is_the_lazy_law_of_its_merge(zero_division, metrics):
         np.testing.assert_array_equal(one.values, merged.values)
         np.testing.assert_allclose(one.probs, merged.probs, rtol=1e-12, atol=1e-300)
 
+
+
+@pytest.mark.parametrize("mnar", [None, 0.3])
+def test_plug_in_exact_law_equals_the_engine_law_of_the_shifted_p(mnar):
+    """Given p and one MNAR node, pemi's exact PMFs are those of exact() at the shifted p (the
+    unshifted p itself without a shift, as with the map's posterior)."""
+    rows = rows_of(500, 0.4, 5)
+    p = np.clip(rows.scores + 0.05, 0.0, 1.0)
+    ev = pemi(rows.scores, rows.labels, p=p, mnar=mnar, method="exact", metrics=CM)
+    cf = ev.tree["closed_form"].to_dataset()
+    laws = exact(rows, p, CM, delta=(mnar or 0.0, 0.0), opts=Options())
+    for j, metric in enumerate(CM):
+        k = laws[metric].values.size
+        np.testing.assert_array_equal(cf["pmf_value"].values[j, :k], laws[metric].values)
+        np.testing.assert_allclose(cf["pmf_prob"].values[j, :k], laws[metric].probs,
+                                   rtol=1e-12, atol=1e-300)
