@@ -122,6 +122,8 @@ class Rows:
     (6, 2, 1, [1, 4])
     >>> rows.known_counts  # (TP_K, FP_K, FN_K, TN_K)
     (2, 1, 0, 1)
+    >>> rows.split(np.array([0.8, 0.1])).p_neg  # p of the missing rows in order
+    array([0.1])
     """
 
     def __init__(self, scores: np.ndarray, y_pred: np.ndarray, labels: np.ndarray):
@@ -162,8 +164,12 @@ class Rows:
         (3, 1, 0, 2)
         """
         tp, fp, fn, tn = self.known_counts
-        m0 = self.m - self.m1
-        return tp + u, fp + self.m1 - u, fn + v, tn + m0 - v
+        return tp + u, fp + self.m1 - u, fn + v, tn + self.m - self.m1 - v
+
+    def split(self, q: np.ndarray) -> LabelRows:
+        """The rows by prediction and label, ``q`` the p of the missing rows (in ``order``)."""
+        (tp, fp, fn, tn), m1 = self.known_counts, self.m1
+        return LabelRows(tp + fp + m1, fn + tn + self.m - m1, tp, fn, tn, q[:m1], q[m1:])
 
     def completed(self, p: np.ndarray) -> np.ndarray:
         """``p`` on the missing rows, the known labels elsewhere (the engine's input).
@@ -541,14 +547,8 @@ def moments(rows: Rows, p: np.ndarray, metric: str, opts: Options) -> tuple[floa
             p_undefined(rows, p, metric),
             lambda: ratio_moments(auc_count_moments(rows.scores, full, tie), opts.second_order),
             opts.zero_division)
-    return moments_of_rows(metric, _label_rows(rows, p[rows.order]), opts.beta,
+    return moments_of_rows(metric, rows.split(p[rows.order]), opts.beta,
                            opts.zero_division, opts.second_order)
-
-
-def _label_rows(rows: Rows, q: np.ndarray) -> LabelRows:
-    """The rows split by prediction and label, ``q`` the p of the missing rows (``rows.order``)."""
-    (tp, fp, fn, tn), m1 = rows.known_counts, rows.m1
-    return LabelRows(tp + fp + m1, fn + tn + rows.m - m1, tp, fn, tn, q[:m1], q[m1:])
 
 
 def delta_nodes(delta: tuple[float, float]) -> tuple[np.ndarray, np.ndarray]:
@@ -794,7 +794,7 @@ def law(rows: Rows, p: np.ndarray, metric: str, opts: Options) -> MetricDistribu
     >>> law(rows, np.full(3, 0.3), "precision", DEFAULT).probs.round(12).tolist()
     [0.7, 0.3]
     """
-    return metric_law(metric, _label_rows(rows, p[rows.order]), opts.beta, opts.zero_division)
+    return metric_law(metric, rows.split(p[rows.order]), opts.beta, opts.zero_division)
 
 
 def exact(rows: Rows, p: np.ndarray, metrics: tuple[str, ...], *, delta: tuple[float, float],
@@ -831,7 +831,7 @@ def exact(rows: Rows, p: np.ndarray, metrics: tuple[str, ...], *, delta: tuple[f
     ([0.5, 0.75], [0.2, 0.8])
     """
     nodes, weights = delta_nodes(delta)
-    split = [_label_rows(rows, shift(p[rows.order], d)) for d in nodes]
+    split = [rows.split(shift(p[rows.order], d)) for d in nodes]
     laws = {metric: [metric_law(metric, r, opts.beta, opts.zero_division) for r in split]
             for metric in metrics}  # merging one law would list its support
     return {metric: one[0] if nodes.size == 1 else merge_laws(metric, one, weights,

@@ -41,7 +41,6 @@ from bayeval.confusion_moments import RatioMoments, moments_of_counts, ratio_mom
 from bayeval.methods.pemi.fast import (
     Options,
     Rows,
-    _label_rows,
     mixture,
     roc_auc_moments,
     simulate,
@@ -256,7 +255,7 @@ def exact_mixture(rows: Rows, comps: Components, metrics: tuple[str, ...],
     ([0.5, 0.75], [0.4, 0.6])
     """
     if comps.size == 1:  # law(rows, p, metric, opts) of every metric, the rows split once
-        split = _label_rows(rows, comps.p_of(np.zeros(1, dtype=np.int64))[0])
+        split = rows.split(comps.p_of(np.zeros(1, dtype=np.int64))[0])
         return {metric: metric_law(metric, split, opts.beta, opts.zero_division)
                 for metric in metrics}
     m1 = rows.m1

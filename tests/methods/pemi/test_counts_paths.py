@@ -11,7 +11,6 @@ from bayeval.methods.pemi.api import ALL_METRICS, _data, pemi
 from bayeval.methods.pemi.fast import (
     Options,
     Rows,
-    _label_rows,
     exact,
     law,
     merge_laws,
@@ -53,7 +52,7 @@ def test_label_rows_equal_the_split_of_the_completed_rows(missing):
     rows = rows_of(200, missing, 2)
     p = np.random.default_rng(3).random(rows.n)
     old = LabelRows.split(rows.y_pred == 1, rows.completed(p), rows.labels)
-    new = _label_rows(rows, p[rows.order])
+    new = rows.split(p[rows.order])
     for field in ("n_pos", "n_neg", "tp_known", "fn_known", "tn_known", "p_pos", "p_neg"):
         np.testing.assert_array_equal(getattr(new, field), getattr(old, field))
 
