@@ -88,7 +88,7 @@ from bayeval.methods.pemi.models import (
 from bayeval.methods.pemi.multiclass import pemi_classes
 from bayeval.methods.pemi.protocol import complete_case, definitional_bounds
 from bayeval.metrics import BINARY_METRICS, metric_value
-from bayeval.sampling import sample
+from bayeval.sampling import sample, stage
 from bayeval.table import Table, table
 from bayeval.validation import (
     aligned,
@@ -508,10 +508,12 @@ def _models(rows, cal, metrics, method, delta, prior_a, prior_log_b, draws, ci_p
     if method == "both":  # M1's predictive law on the quadrature grid: no NUTS draw enters
         a, b, w = posterior_nodes(*cal, prior_a=prior_a, prior_log_b=prior_log_b)
         nodes, node_weights = delta_nodes(delta)
-        closed = mixture_closed_form(rows, metrics, np.repeat(a, nodes.size),
-                                     np.repeat(b, nodes.size), np.tile(nodes, a.size),
-                                     weights=np.outer(w, node_weights).ravel(),
-                                     ci_prob=ci_prob, ci_kind=ci_kind, opts=opts)
+        with stage(f"PEMI: the exact predictive law over {a.size * nodes.size:,} posterior "
+                   "nodes for check()"):
+            closed = mixture_closed_form(rows, metrics, np.repeat(a, nodes.size),
+                                         np.repeat(b, nodes.size), np.tile(nodes, a.size),
+                                         weights=np.outer(w, node_weights).ravel(),
+                                         ci_prob=ci_prob, ci_kind=ci_kind, opts=opts)
     plug_in = platt_map(rows.scores, float(np.mean(post["a"])), float(np.mean(post["b"])))
     return tree, closed, pm_model, plug_in
 
