@@ -10,7 +10,7 @@ F1 and ROC-AUC. Rows:
   ratios of expected counts and the area under the expected ROC curve, reproduced to 1e-9);
 * the same with isotonic calibration on miscalibrated scores, timing bayeval's default call
   (isotonic split at the threshold, the laws mixed over the posterior of the calibration map;
-  target: >= 3x faster) against NannyML's (its default calibrator, pooled across the
+  target: >= 5x faster) against NannyML's (its default calibrator, pooled across the
   threshold); the agreement of the point estimates is checked on a separate, untimed call with
   NannyML's pooled calibrator and the plug-in map;
 * NannyML's other outputs (50,000 analysis rows in 10 chunks, 20,000 reference, no
@@ -115,7 +115,7 @@ def vs_nannyml(calibrate: bool) -> dict:
         ev = ours(d, calibration, class_conditional=False, calibration_uncertainty=False)
     else:
         ours_s, ev = best_time(lambda: ours(d, calibration), REPEATS)
-    goal = 3 if calibrate else 5
+    goal = 5  # the default (honest) call, and the plug-in without calibration
     target = f">= {goal}x faster; point estimates agree to 1e-9"
     try:
         fit_estimate, values = nannyml_estimates(d, calibrate)
