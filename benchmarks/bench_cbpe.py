@@ -41,7 +41,6 @@ sides get the same setting. Run ``python -m benchmarks cbpe`` to print the rows.
 from __future__ import annotations
 
 import os
-import tracemalloc
 import warnings
 
 import numpy as np
@@ -49,7 +48,7 @@ from threadpoolctl import threadpool_limits
 
 from bayeval.methods.cbpe import cbpe
 from bayeval.poibin import PoissonBinomial
-from benchmarks.timing import best_time
+from benchmarks.timing import against_floor, best_time
 
 SEED = 20261122
 N_REF, N_ANALYSIS, N_CHUNKS = 100_000, 1_000_000, 10
@@ -271,14 +270,7 @@ def floor(n: int, metrics: list[str]) -> dict:
     def pmfs():
         return PoissonBinomial(scores[positive]).pmf(), PoissonBinomial(scores[~positive]).pmf()
 
-    call()  # lazy imports
-    ours_s, _ = best_time(call, REPEATS)
-    floor_s, _ = best_time(pmfs, REPEATS)
-    pass_s, _ = best_time(scores.sum, REPEATS)
-    tracemalloc.start()
-    call()
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
+    ours_s, floor_s, pass_s, peak = against_floor(call, pmfs, scores, REPEATS)
     ratio = ours_s / floor_s
     return row(f"exact, {n:,} rows, one chunk, {len(metrics)} metric(s), no calibration: the "
                "floor", ours_s, "the two Poisson-binomial PMFs it needs", floor_s, "<= 3x the "

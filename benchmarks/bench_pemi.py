@@ -20,8 +20,6 @@ inputs (``tracemalloc``). BLAS runs single-threaded during the floor's timings
 
 from __future__ import annotations
 
-import tracemalloc
-
 import numpy as np
 from scipy import stats
 from threadpoolctl import threadpool_limits
@@ -29,7 +27,7 @@ from threadpoolctl import threadpool_limits
 from bayeval.datasets import calibrated_scores, mask_labels
 from bayeval.methods.pemi import pemi
 from bayeval.poibin import PoissonBinomial
-from benchmarks.timing import best_time
+from benchmarks.timing import against_floor, best_time
 
 SEED = 20261122
 METRICS = ("precision", "recall", "accuracy", "f1", "roc_auc")
@@ -109,14 +107,7 @@ def floor(n: int, metrics: tuple[str, ...]) -> dict:
         return (u.sum(), (u * (1.0 - u)).sum(), v.sum(), (v * (1.0 - v)).sum(),
                 PoissonBinomial(u).pmf(), PoissonBinomial(v).pmf())
 
-    call()  # lazy imports
-    ours_s, _ = best_time(call, REPEATS)
-    floor_s, _ = best_time(needed, REPEATS)
-    pass_s, _ = best_time(scores.sum, REPEATS)
-    tracemalloc.start()
-    call()
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
+    ours_s, floor_s, pass_s, peak = against_floor(call, needed, scores, REPEATS)
     inputs = scores.nbytes + labels.nbytes + p.nbytes
     ratio = ours_s / floor_s
     return row(f"PEMI-Gauss, {n:,} rows, 30% missing, given p, {len(metrics)} metric(s): the "
