@@ -159,7 +159,8 @@ class _Compiled:
     """A model compiled by nutpie, with what decides whether another model is the same: the
     graphs of its log density, parameters and deterministics in terms of the values nutpie
     samples (the unconstrained parameters), their non-constant inputs by name, those inputs'
-    values (data, dimension lengths), and the variables' names, dimensions and coordinates."""
+    values (data, dimension lengths), the variables' names, dimensions and coordinates, and
+    their initial values where the model gives numbers."""
 
     def __init__(self, model):
         from pytensor.compile.sharedvalue import SharedVariable
@@ -172,8 +173,12 @@ class _Compiled:
         # a copy: compiling rewrites some of the model's graphs in place
         self.outputs = clone(roots, outputs, copy_inputs=False)[1]
         self.inputs = {v.name: v for v in roots}
+        given = {rv.name: v for rv, v in model.rvs_to_initial_values.items() if v is not None}
+        # initial values that are numbers (compared as data); strategies or graphs are not
+        self.initvals = {k: np.asarray(v) for k, v in given.items()
+                         if isinstance(v, np.ndarray | float | int)}
         self.cacheable = (len(self.inputs) == len(roots) and None not in self.inputs
-                          and all(v is None for v in model.rvs_to_initial_values.values()))
+                          and len(self.initvals) == len(given))
         self.values = {k: v.get_value() for k, v in self.inputs.items()
                        if isinstance(v, SharedVariable)}
         self.names = tuple(tuple(v.name for v in group) for group in (
@@ -190,8 +195,11 @@ class _Compiled:
                 and self.inputs.keys() == other.inputs.keys()
                 and self.values.keys() == other.values.keys() and self.layout == other.layout):
             return False
-        for k, v in self.values.items():
-            v, w = np.asarray(v), np.asarray(other.values[k])
+        if self.initvals.keys() != other.initvals.keys():
+            return False
+        for k, v in [*self.values.items(), *self.initvals.items()]:
+            v = np.asarray(v)
+            w = np.asarray(other.values[k] if k in self.values else other.initvals[k])
             if v.shape != w.shape or v.dtype != w.dtype or not np.array_equal(
                     v, w, equal_nan=v.dtype.kind in "fc"):
                 return False

@@ -17,12 +17,12 @@ NUTPIE = {"nuts_sampler": "nutpie"}
 SMALL = {"draws": 1000, "tune": 500}
 
 
-def beta_binomial(k=7, n=10):
+def beta_binomial(k=7, n=10, initval=None):
     """Beta(1, 1) prior, k successes in n trials: the posterior is Beta(k + 1, n - k + 1)."""
     import pymc as pm
 
     with pm.Model() as m:
-        theta = pm.Beta("theta", 1, 1)
+        theta = pm.Beta("theta", 1, 1, initval=initval)
         pm.Binomial("k", n=n, p=theta, observed=k)
     return m
 
@@ -102,6 +102,22 @@ def test_an_identical_model_reuses_nutpie_s_compiled_model(monkeypatch):
     mcse = float(summary["mcse_mean"].iloc[0])
     assert abs(float(summary["mean"].iloc[0]) - stats.beta(3, 9).mean()) <= 4 * mcse
     np.testing.assert_array_equal(other.observed_data["k"], 2)
+
+
+def test_models_with_the_same_numeric_initial_values_share_a_compiled_model(monkeypatch):
+    """Initial values given as numbers are part of what makes two models the same."""
+    nutpie = pytest.importorskip("nutpie")
+    compile_pymc_model, compiled = nutpie.compile_pymc_model, []
+
+    def counted(*args, **kwargs):
+        compiled.append(args[0])
+        return compile_pymc_model(*args, **kwargs)
+
+    monkeypatch.setattr(nutpie, "compile_pymc_model", counted)
+    monkeypatch.setattr(sampling, "_NUTPIE_CACHE", [])
+    for start in (np.array(0.3), np.array(0.3), np.array(0.6)):
+        sampling.sample(beta_binomial(initval=start), 5, {"draws": 50, "tune": 50, **NUTPIE})
+    assert len(compiled) == 2
 
 
 def test_nutpie_with_a_step_or_an_unknown_sampler_is_refused(model):
