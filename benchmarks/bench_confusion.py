@@ -54,8 +54,8 @@ def f1_distribution(n: int = N) -> list[dict]:
     larger = p[y_pred == 1] if y_pred.sum() >= n / 2 else p[y_pred == 0]
     peer = f"PMF of the larger count ({larger.size:,} rows)"
     case = f"exact F1 law, n={n:,}, p~Beta(2,2), y_pred = p >= 0.5"
-    peer_s, _ = best_time(lambda: PoissonBinomial(larger).pmf(), 5)
-    fast_s, (mean, sd, (lo, hi)) = best_time(lambda: f1_summary(y_pred, p), 5)
+    peer_s, _ = best_time(lambda: PoissonBinomial(larger).pmf(), 15)
+    fast_s, (mean, sd, (lo, hi)) = best_time(lambda: f1_summary(y_pred, p), 15)
     full_s, (values, _) = best_time(lambda: f1_support(y_pred, p), 2)
     return [
         row("confusion.metric_distribution", f"{case}: mean, sd, 95% ETI", fast_s, peer, peer_s,
