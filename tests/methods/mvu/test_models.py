@@ -179,7 +179,7 @@ def test_model_c_independent_posterior_has_the_models_prior():
     """On 10 rows the prior (N(log 10, 3^2) on the concentration's intercept, N(0, 1) on the
     other weights) shapes the posterior: NUTS and the independent draws agree within 4.5
     Monte-Carlo SEs on every weight, and independent draws under every weight N(0, 3^2)
-    (Model C's former prior) do not."""
+    (a wider prior) do not."""
     assert _model_c_z_scores(10).max() <= 4.5
     assert _model_c_z_scores(10, sigma_w=3.0, kappa_prior=(0.0, 3.0)).max() > 4.5
 
