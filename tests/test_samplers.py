@@ -77,18 +77,24 @@ def test_nutpie_gives_pymc_s_nutpie_draws(model, nutpie_tree):
                                   nutpie_tree.sample_stats["diverging"])
 
 
-def test_an_identical_model_reuses_nutpie_s_compiled_model(monkeypatch):
-    """A model built again with the same graph and data is not compiled again: the second run
-    is faster and its draws are the first's; other data compile anew."""
+@pytest.fixture
+def compiled(monkeypatch):
+    """The models nutpie compiles (an empty cache to start with)."""
     nutpie = pytest.importorskip("nutpie")
-    compile_pymc_model, compiled = nutpie.compile_pymc_model, []
+    compile_pymc_model, models = nutpie.compile_pymc_model, []
 
     def counted(*args, **kwargs):
-        compiled.append(args[0])
+        models.append(args[0])
         return compile_pymc_model(*args, **kwargs)
 
     monkeypatch.setattr(nutpie, "compile_pymc_model", counted)
     monkeypatch.setattr(sampling, "_NUTPIE_CACHE", [])
+    return models
+
+
+def test_an_identical_model_reuses_nutpie_s_compiled_model(compiled):
+    """A model built again with the same graph and data is not compiled again: the second run
+    is faster and its draws are the first's; other data compile anew."""
     times, trees = [], []
     for m in (beta_binomial(), beta_binomial()):
         start = time.perf_counter()
@@ -104,17 +110,8 @@ def test_an_identical_model_reuses_nutpie_s_compiled_model(monkeypatch):
     np.testing.assert_array_equal(other.observed_data["k"], 2)
 
 
-def test_models_with_the_same_numeric_initial_values_share_a_compiled_model(monkeypatch):
+def test_models_with_the_same_numeric_initial_values_share_a_compiled_model(compiled):
     """Initial values given as numbers are part of what makes two models the same."""
-    nutpie = pytest.importorskip("nutpie")
-    compile_pymc_model, compiled = nutpie.compile_pymc_model, []
-
-    def counted(*args, **kwargs):
-        compiled.append(args[0])
-        return compile_pymc_model(*args, **kwargs)
-
-    monkeypatch.setattr(nutpie, "compile_pymc_model", counted)
-    monkeypatch.setattr(sampling, "_NUTPIE_CACHE", [])
     for start in (np.array(0.3), np.array(0.3), np.array(0.6)):
         sampling.sample(beta_binomial(initval=start), 5, {"draws": 50, "tune": 50, **NUTPIE})
     assert len(compiled) == 2
