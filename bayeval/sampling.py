@@ -117,8 +117,7 @@ def sample(model, random_seed: int | None, sample_kwargs: dict[str, Any] | None 
     with _QUIET:
         if kwargs["nuts_sampler"] == "nutpie" and not kwargs["progressbar"] and set(kwargs) <= {
                 *DEFAULTS, "target_accept", "max_treedepth", "discard_tuned_samples"}:
-            with stage(_label("nutpie: compiling (or reusing) and sampling", model)):
-                return _sample_nutpie(model, random_seed, kwargs)
+            return _sample_nutpie(model, random_seed, kwargs)  # only with progress off
         with stage(_label("NUTS: compiling and sampling", model)):
             return pm.sample(model=model, random_seed=random_seed, **kwargs)
 
@@ -192,21 +191,26 @@ class _Compiled:
         from pytensor.graph.basic import equal_computations
 
         if not (self.cacheable and other.cacheable and self.names == other.names
-                and self.inputs.keys() == other.inputs.keys()
-                and self.values.keys() == other.values.keys() and self.layout == other.layout):
+                and self.inputs.keys() == other.inputs.keys() and self.layout == other.layout
+                and _same_arrays(self.values, other.values)
+                and _same_arrays(self.initvals, other.initvals)):
             return False
-        if self.initvals.keys() != other.initvals.keys():
-            return False
-        for k, v in [*self.values.items(), *self.initvals.items()]:
-            v = np.asarray(v)
-            w = np.asarray(other.values[k] if k in self.values else other.initvals[k])
-            if v.shape != w.shape or v.dtype != w.dtype or not np.array_equal(
-                    v, w, equal_nan=v.dtype.kind in "fc"):
-                return False
         names = list(self.inputs)
         return equal_computations(self.outputs, other.outputs,
                                   in_xs=[self.inputs[k] for k in names],
                                   in_ys=[other.inputs[k] for k in names])
+
+
+def _same_arrays(a: dict, b: dict) -> bool:
+    """Whether two dicts of arrays have the same keys, shapes, dtypes and values (NaN equal)."""
+    if a.keys() != b.keys():
+        return False
+    for k, v in a.items():
+        v, w = np.asarray(v), np.asarray(b[k])
+        if v.shape != w.shape or v.dtype != w.dtype or not np.array_equal(
+                v, w, equal_nan=v.dtype.kind in "fc"):
+            return False
+    return True
 
 
 #: nutpie's compiled models of the last models sampled with it in this process (nutpie builds

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
+
+from benchmarks.timing import best_time
 
 REPEATS = 3
 N = 100_000
@@ -68,12 +69,8 @@ def _fresh(code: str) -> float:
 
 
 def _interpreter() -> float:
-    times = []
-    for _ in range(REPEATS):
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "pass"], check=True)
-        times.append(time.perf_counter() - start)
-    return min(times)
+    return best_time(lambda: subprocess.run([sys.executable, "-c", "pass"], check=True),
+                     REPEATS)[0]
 
 
 def row(case: str, ours_s: float, peer_s: float, target: str, ok: bool, note: str) -> dict:

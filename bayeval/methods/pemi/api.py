@@ -350,14 +350,14 @@ def _fast(rows: Rows, p: np.ndarray, posterior, metrics, method: str, delta, ci_
     comps = _components(rows, p, posterior, delta)
     cm = tuple(m for m in metrics if m != "roc_auc")
     # merged over the MNAR nodes of a plug-in p; else the components' (one: the engine's law)
-    nodes = posterior is None and comps.size > 1
+    merged = posterior is None and comps.size > 1
     if method == "exact":
-        laws = exact(rows, p, cm, delta=delta, opts=opts) if nodes else exact_mixture(
+        laws = exact(rows, p, cm, delta=delta, opts=opts) if merged else exact_mixture(
             rows, comps, cm, opts)
         return closed_form(metrics, laws, {}, ci_prob=ci_prob, ci_kind=ci_kind), []
     laws = {}
     if cm and (posterior is None or affordable(rows, comps.size)):
-        laws = exact(rows, p, cm, delta=delta, opts=opts) if nodes else exact_mixture(
+        laws = exact(rows, p, cm, delta=delta, opts=opts) if merged else exact_mixture(
             rows, comps, cm, opts)
     moments = component_moments(rows, comps, metrics, opts)
     out, notes, poor = {}, [], []
