@@ -359,26 +359,22 @@ def auc_count_moments_rows(s: np.ndarray, p: np.ndarray, w: float) -> RatioMomen
     >>> bool(np.isclose(rows.var_num[1], auc_count_moments(s, p[1], 0.5).var_num))
     True
     """
+    tie = s[1:] == s[:-1]
+    if not tie.any():
+        return _untied_rows(p)
     q = 1.0 - p  # summed apart from p: n - sum(p) loses sum(q) when every p is near 1
     total_p, total_q = p.sum(-1), q.sum(-1)
     v = p * q
-    tie = s[1:] == s[:-1]
-    if not tie.any():  # row i has the rows j < i below: forward_i = sum_{j<i} q_j
-        forward = np.cumsum(q, axis=-1) - q
-        mean_num = _row_dot(p, forward)
-        c_num = forward - (total_p[:, None] - np.cumsum(p, axis=-1))  # minus sum_{j>i} p_j
-        tied = 0.0
-    else:
-        first = np.flatnonzero(np.r_[True, ~tie])
-        group = np.repeat(np.arange(first.size), np.diff(np.r_[first, s.size]))
-        sum_q, sum_p, sum_v = (np.add.reduceat(x, first, axis=-1) for x in (q, p, v))
-        q_below = (np.cumsum(sum_q, axis=-1) - sum_q)[:, group]  # sum of q_j over s_j < s_i
-        p_above = (total_p[:, None] - np.cumsum(sum_p, axis=-1))[:, group]  # s_j > s_i
-        forward = q_below + w * (sum_q[:, group] - q)  # sum_{j != i} xi_ij q_j
-        backward = p_above + w * (sum_p[:, group] - p)  # sum_{j != i} xi_ji p_j
-        mean_num = _row_dot(p, forward)
-        c_num = forward - backward
-        tied = ((sum_v**2 - np.add.reduceat(v**2, first, axis=-1)) / 2).sum(-1)
+    first = np.flatnonzero(np.r_[True, ~tie])
+    group = np.repeat(np.arange(first.size), np.diff(np.r_[first, s.size]))
+    sum_q, sum_p, sum_v = (np.add.reduceat(x, first, axis=-1) for x in (q, p, v))
+    q_below = (np.cumsum(sum_q, axis=-1) - sum_q)[:, group]  # sum of q_j over s_j < s_i
+    p_above = (total_p[:, None] - np.cumsum(sum_p, axis=-1))[:, group]  # s_j > s_i
+    forward = q_below + w * (sum_q[:, group] - q)  # sum_{j != i} xi_ij q_j
+    backward = p_above + w * (sum_p[:, group] - p)  # sum_{j != i} xi_ji p_j
+    mean_num = _row_dot(p, forward)
+    c_num = forward - backward
+    tied = ((sum_v**2 - np.add.reduceat(v**2, first, axis=-1)) / 2).sum(-1)
     c_den = 2.0 * p + (total_q - total_p - 1.0)[:, None]  # sum_{j != i} (q_j - p_j)
     v_sum = v.sum(-1)
     pairs = (v_sum**2 - _row_dot(v, v)) / 2
@@ -389,6 +385,44 @@ def auc_count_moments_rows(s: np.ndarray, p: np.ndarray, w: float) -> RatioMomen
         mean_den=total_p * total_q - v_sum,
         var_den=_row_dot(v, c_den**2) + 4 * pairs,
         cov=_row_dot(v_num, c_den) + 2 * pairs + 2 * (2 * w - 1) * tied)
+
+
+#: elements per block of the tie-free sums over long rows, so that a block's temporaries stay
+#: in the cache (arrays of at most four blocks, or of many rows, are summed in one)
+_BLOCK = 1 << 15
+
+
+def _untied_rows(p: np.ndarray) -> RatioMoments:
+    r""":func:`auc_count_moments_rows` of distinct sorted scores, in column blocks.
+
+    Row :math:`i` has the rows :math:`j<i` below it, so :math:`c_i=F_i-(P-\bar P_i)` with the
+    running sums :math:`F_i=\sum_{j<i}q_j` and :math:`\bar P_i=\sum_{j\le i}p_j` carried from
+    block to block, and every moment is a sum over the rows.
+    """
+    q = 1.0 - p  # summed apart from p: n - sum(p) loses sum(q) when every p is near 1
+    total_p, total_q = p.sum(-1), q.sum(-1)
+    offset = (total_q - total_p - 1.0)[:, None]  # c_den = 2 p + offset
+    rows = p.shape[0]
+    width = p.shape[1] if p.size <= 4 * _BLOCK or rows > 32 else _BLOCK // rows
+    carry_q, carry_p = np.zeros((rows, 1)), np.zeros((rows, 1))
+    sums = np.zeros((6, rows))  # of p F, v c^2, v c_den^2, v c c_den, v and v^2
+    for start in range(0, p.shape[1], width):
+        pb, qb = p[:, start:start + width], q[:, start:start + width]
+        below = np.cumsum(qb, axis=-1) + carry_q
+        upto = np.cumsum(pb, axis=-1) + carry_p
+        carry_q, carry_p = below[:, -1:].copy(), upto[:, -1:]
+        below -= qb  # F_i
+        v = pb * qb
+        c_num = below - (total_p[:, None] - upto)
+        c_den = 2.0 * pb + offset
+        v_num = v * c_num
+        sums += (_row_dot(pb, below), _row_dot(v_num, c_num), _row_dot(v, c_den * c_den),
+                 _row_dot(v_num, c_den), v.sum(-1), _row_dot(v, v))
+    mean_num, vcc, vdd, vcd, v_sum, vv = sums
+    pairs = (v_sum**2 - vv) / 2
+    return RatioMoments(mean_num=mean_num, var_num=vcc + pairs,
+                        mean_den=total_p * total_q - v_sum, var_den=vdd + 4 * pairs,
+                        cov=vcd + 2 * pairs)
 
 
 def _row_dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:

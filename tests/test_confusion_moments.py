@@ -258,3 +258,25 @@ def test_rows_of_probabilities_have_the_moments_of_each_row(decimals, ties):
     for j in range(5):
         one = auc_numerator_moments(s, p[j], ties=ties)
         np.testing.assert_allclose([x[j] for x in rows], one, rtol=1e-12)
+
+
+@pytest.mark.parametrize("rows", [1, 3])
+def test_long_rows_summed_in_blocks_equal_the_quadratic_form(monkeypatch, rows):
+    """Distinct scores are summed in column blocks, the running sums carried across them: with
+    blocks of 64 elements, 600 rows take up to ten blocks and keep the O(n^2) moments."""
+    monkeypatch.setattr(confusion_moments, "_BLOCK", 64)
+    rng = np.random.default_rng(5)
+    n = 600
+    s = np.sort(rng.random(n))
+    p = rng.random((rows, n))
+    got = auc_count_moments_rows(s, p, 0.5)
+    xi = np.tril(np.ones((n, n)), -1)  # s_i > s_j for i > j
+    off = 1 - np.eye(n)
+    for j in range(rows):
+        pt, q = p[j], 1 - p[j]
+        v = pt * q
+        c_num, c_den = xi @ q - xi.T @ pt, off @ (1 - 2 * pt)
+        upper = np.triu(np.outer(v, v), 1).sum()
+        want = (pt @ xi @ q, v @ c_num**2 + upper, pt @ off @ q, v @ c_den**2 + 4 * upper,
+                v @ (c_num * c_den) + 2 * upper)
+        np.testing.assert_allclose([x[j] for x in got], want, rtol=1e-12)
