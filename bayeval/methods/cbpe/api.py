@@ -682,8 +682,8 @@ def cbpe(scores, *, y_pred=None, data=None, threshold: float = 0.5, reference=No
         rows = windows(scores, chunking, calibrate, threshold, whole=analysis and ordered,
                        ordered=ordered)
         chunk_rows = rows[:len(chunking.labels)]
-        expected = [(float(np.compress(w.y_pred, w.p).sum()),
-                     float(np.compress(~w.y_pred, w.p).sum())) for w in rows]
+        expected = [(float(pos.sum()), float(neg.sum()))
+                    for neg, pos in (w.sides() for w in rows)]
         if analysis and not ordered:
             expected.append(tuple(float(sum(side)) for side in zip(*expected, strict=True)))
             rows.append(None)

@@ -455,6 +455,20 @@ class Window(NamedTuple):
     p: np.ndarray
     y_pred: np.ndarray
 
+    def sides(self) -> tuple[np.ndarray, np.ndarray]:
+        """The probabilities of the predicted negatives and of the predicted positives: slices
+        where the positives are the last rows (a window sorted by score), else copies.
+
+        Examples
+        --------
+        >>> Window(np.array([0.2, 0.9]), np.array([0.25, 0.85]), np.array([False, True])).sides()
+        (array([0.25]), array([0.85]))
+        """
+        cut = self.y_pred.size - np.count_nonzero(self.y_pred)
+        if self.y_pred[cut:].all():
+            return self.p[:cut], self.p[cut:]
+        return self.p[~self.y_pred], self.p[self.y_pred]
+
 
 def windows(scores: np.ndarray, chunking: Chunking, calibrate: Callable[[np.ndarray], np.ndarray],
             threshold: float, whole: bool = True, ordered: bool = True) -> list[Window]:
@@ -539,7 +553,9 @@ def count_laws(windows: list[Window], noise: str, cells: dict[str, np.ndarray] |
     """
     chunks = windows[:-1] if whole else windows
     if noise == "none":
-        laws = [CountLaw.poisson_binomial(w.p, w.y_pred) for w in chunks]
+        laws = [CountLaw.from_windows(pos.size, neg.size, pmf_above(pos, TOL),
+                                      pmf_above(neg, TOL))
+                for neg, pos in (w.sides() for w in chunks)]
         return with_whole(laws) if whole else laws
     a, b, weights = beta_grid
     laws = []
