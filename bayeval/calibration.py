@@ -303,8 +303,6 @@ class Isotonic(Calibrator):
     def _fit(self, s: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None) -> None:
         """Pool-adjacent-violators on the distinct scores, weighted by their counts (or summed
         row weights; distinct scores of zero weight are left out)."""
-        from scipy.optimize import isotonic_regression
-
         if not (s[1:] >= s[:-1]).all():
             order = np.argsort(s)
             s, y = s[order], y[order]
@@ -317,10 +315,18 @@ class Isotonic(Calibrator):
         else:
             counts, sums = np.add.reduceat(weights, first), np.add.reduceat(weights * y, first)
             first, sums, counts = first[counts > 0], sums[counts > 0], counts[counts > 0]
+        self._pool(s[first], sums, counts)
+
+    def _pool(self, x: np.ndarray, sums: np.ndarray, counts: np.ndarray) -> Isotonic:
+        r""":math:`\min\sum_u n_u(\bar y_u-\hat p_u)^2`, :math:`\hat p` non-decreasing, on
+        increasing distinct scores ``x``, :math:`\bar y_u=\text{sums}_u/n_u` (SciPy's PAVA)."""
+        from scipy.optimize import isotonic_regression
+
         fitted = isotonic_regression(sums / counts, weights=counts).x  # rates: in [0, 1]
         step = fitted[1:] != fitted[:-1]  # the ends of each constant run define the map
         keep = np.r_[True, step] | np.r_[step, True]
-        self.x_, self.y_ = s[first][keep], fitted[keep]
+        self.x_, self.y_, self.fitted = x[keep], fitted[keep], True
+        return self
 
     def _predict(self, s: np.ndarray) -> np.ndarray:
         return np.interp(s, self.x_, self.y_)
@@ -621,17 +627,20 @@ def binned_error(s: np.ndarray, y: np.ndarray, n_bins: int = 10, binning: str = 
         s = np.maximum(s, 1 - s)
     if binning == "equal_count":
         sizes = _split_sizes(s.size, int(n_bins))
-        bins = np.empty(s.size, dtype=np.int64)
-        order = np.argsort(s)
-        ranked = s[order]
-        # ties are split in row order (a stable sort's), which matters only for the runs of
-        # equal scores that a bin edge cuts
-        edges = np.cumsum(sizes)[:-1]
-        for edge in edges[ranked[edges - 1] == ranked[edges]]:
-            run = slice(np.searchsorted(ranked, ranked[edge], side="left"),
-                        np.searchsorted(ranked, ranked[edge], side="right"))
-            order[run] = np.sort(order[run])
-        bins[order] = np.repeat(np.arange(sizes.size), sizes)
+        if (s[1:] >= s[:-1]).all():  # sorted: the bins are consecutive rows
+            bins = np.repeat(np.arange(sizes.size), sizes)
+        else:
+            bins = np.empty(s.size, dtype=np.int64)
+            order = np.argsort(s)
+            ranked = s[order]
+            # ties are split in row order (a stable sort's), which matters only for the runs
+            # of equal scores that a bin edge cuts
+            edges = np.cumsum(sizes)[:-1]
+            for edge in edges[ranked[edges - 1] == ranked[edges]]:
+                run = slice(np.searchsorted(ranked, ranked[edge], side="left"),
+                            np.searchsorted(ranked, ranked[edge], side="right"))
+                order[run] = np.sort(order[run])
+            bins[order] = np.repeat(np.arange(sizes.size), sizes)
     else:
         bins = np.minimum((s * n_bins).astype(np.int64), int(n_bins) - 1)
     gap = np.bincount(bins, weights=y - s)
@@ -711,7 +720,8 @@ def stratified_folds(y: np.ndarray, n_folds: int, rng: np.random.Generator) -> n
 
 
 def cross_fitted(name: str, scores: Any, labels: Any, *, threshold: float | None = None,
-                 n_folds: int = 10, random_seed: Any = None) -> np.ndarray:
+                 n_folds: int = 10, random_seed: Any = None,
+                 order: np.ndarray | None = None) -> np.ndarray:
     """Out-of-fold predictions of a calibrator: each fold predicted by a fit on the others.
 
     Parameters are those of :func:`select_calibrator`; the folds are the same for the same
@@ -724,6 +734,9 @@ def cross_fitted(name: str, scores: Any, labels: Any, *, threshold: float | None
         A key of :data:`CALIBRATORS`.
     scores, labels, threshold, n_folds, random_seed
         As in :func:`select_calibrator`.
+    order : ndarray of int, optional
+        The rows' order by score (``np.argsort(scores, kind="stable")``), if known: no sort.
+        Isotonic regression ignores the order of ties; logistic families' sums may round apart.
 
     Returns
     -------
@@ -748,26 +761,57 @@ def cross_fitted(name: str, scores: Any, labels: Any, *, threshold: float | None
     0.0192
     """
     return _out_of_fold([as_choice(name, "name", CALIBRATORS)], *_labelled(scores, labels),
-                        threshold, n_folds, random_seed)[name]
+                        threshold, n_folds, random_seed, order)[name]
 
 
 def _out_of_fold(names: list[str], s: np.ndarray, y: np.ndarray, threshold: float | None,
-                 n_folds: int, random_seed: Any) -> dict[str, np.ndarray]:
+                 n_folds: int, random_seed: Any,
+                 order: np.ndarray | None = None) -> dict[str, np.ndarray]:
     smallest = int(min(np.sum(y == 0), np.sum(y == 1)))
     if smallest < 2:
         raise ValueError("labels need at least 2 rows of each class to fit calibrators on "
                          f"held-out folds; the smaller class has {smallest}.")
     n_folds = min(int(n_folds), smallest)
     fold = stratified_folds(y, n_folds, as_seed(random_seed))
-    order = np.argsort(s)  # sorted once: every fold's rows come out sorted
+    order = np.argsort(s) if order is None else order  # sorted once: so is every fold
     s, y, fold = s[order], y[order], fold[order]
     oof = {name: np.empty(s.size) for name in names}
-    for k in range(n_folds):
-        test = fold == k
-        for name in names:
+    for name in names:
+        if name == "isotonic":  # one reduction of the rows for all folds
+            oof[name][order] = _isotonic_folds(s, y, fold, n_folds, threshold)
+            continue
+        for k in range(n_folds):
+            test = fold == k
             cal = _make(name, threshold)._fitted(s[~test], y[~test])
             oof[name][order[test]] = cal._predict(s[test])
     return oof
+
+
+def _isotonic_folds(s: np.ndarray, y: np.ndarray, fold: np.ndarray, n_folds: int,
+                    threshold: float | None) -> np.ndarray:
+    r"""Out-of-fold isotonic regression (split at ``threshold`` unless None) of rows sorted by
+    score: fold :math:`f` fitted on its distinct scores' counts and positives less its own,
+    :math:`(n_u-n_u^{(f)}, k_u-k_u^{(f)})`, exact: the fit on the other folds' rows, bitwise."""
+    new = np.r_[True, s[1:] != s[:-1]]
+    first, group = np.flatnonzero(new), np.cumsum(new) - 1  # each row's distinct score
+    x, labels, out = s[first], y.astype(float), np.empty(s.size)
+    total, positives = np.diff(np.r_[first, s.size]), np.add.reduceat(labels, first)
+    cut = x.size if threshold is None else int(np.searchsorted(x, threshold))
+    for k in range(n_folds):
+        test = np.flatnonzero(fold == k)
+        n = total - np.bincount(group[test], minlength=x.size)
+        pos = positives - np.bincount(group[test], weights=labels[test], minlength=x.size)
+        maps = []
+        for side in (slice(0, cut), slice(cut, x.size))[: 1 if threshold is None else 2]:
+            kept = n[side] > 0
+            count, k_side = n[side][kept], pos[side][kept]
+            fit = threshold is None or 0 < k_side.sum() < count.sum()  # a split side: 2 classes
+            maps.append(Isotonic()._pool(x[side][kept], k_side, count.astype(float)) if fit
+                        else Identity())
+        cal = maps[0] if threshold is None else SplitAtThreshold("isotonic", threshold)
+        cal.sides_ = maps  # a lone isotonic map ignores them
+        out[test] = cal._predict(s[test])
+    return out
 
 
 #: the fitted calibrators from the simplest to the most flexible: the one-standard-error rule

@@ -86,6 +86,12 @@ bins (at the mean score of each bin) for the draws."""
 _TAIL = special.expit(np.linspace(-14.0, 14.0, 113))
 
 
+def _span(s: np.ndarray, low: float, high: float) -> slice:
+    """The sorted scores in ``[low, high)`` (``high`` included when it is 1), as a slice."""
+    end = s.size if high == 1.0 else int(np.searchsorted(s, high))
+    return slice(int(np.searchsorted(s, low)), end)
+
+
 @dataclass(frozen=True)
 class _Side:
     """The draws on one side of the threshold: scores in ``[low, high)`` (``high`` included
@@ -101,8 +107,7 @@ class _Side:
 
     def span(self, s: np.ndarray) -> slice:
         """:meth:`rows` of scores sorted in increasing order, as a slice."""
-        end = s.size if self.high == 1.0 else int(np.searchsorted(s, self.high))
-        return slice(int(np.searchsorted(s, self.low)), end)
+        return _span(s, self.low, self.high)
 
     def basis_sums(self, s: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
         r""":math:`b_k=\sum_i w_i B_k(s_i)`: the hat functions of the knots summed over ``s``."""
@@ -263,23 +268,43 @@ def _reduced(s: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.n
     return np.add.reduceat(s, first) / n, np.add.reduceat(y, first), n - np.add.reduceat(y, first)
 
 
-def _pav(y: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Weighted isotonic (non-decreasing) least squares of ``y`` in the given order
-    (pool-adjacent-violators, SciPy's)."""
-    from scipy.optimize import isotonic_regression
+def _interpolation(knots: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray,
+                                                              np.ndarray, np.ndarray]:
+    r"""How ``np.interp(knots, x, f)`` reads any ``f`` on the increasing ``x``: each knot's
+    interval :math:`j` (:math:`x_j\le k<x_{j+1}`), the knots that take a value of ``f`` as is
+    (:math:`k\le x_0`, :math:`k\ge x_{n-1}` or :math:`k=x_j`: ``at``, the index of that
+    value) and, for the others (``inner``), :math:`k-x_j` and :math:`x_{j+1}-x_j`."""
+    j = np.searchsorted(x, knots, side="right") - 1
+    at = np.clip(j, 0, x.size - 1)
+    inner = (j >= 0) & (j < x.size - 1)
+    inner[inner] = knots[inner] != x[j[inner]]
+    j = j[inner]
+    return at, inner, j, np.stack([knots[inner] - x[j], x[j + 1] - x[j]])
 
-    return isotonic_regression(y, weights=w).x
+
+def _interp_rows(knots: np.ndarray, x: np.ndarray, f: np.ndarray) -> np.ndarray:
+    r"""``np.interp(knots, x, row)`` for every row of ``f`` at once, with NumPy's arithmetic:
+    :math:`f_j+\frac{f_{j+1}-f_j}{x_{j+1}-x_j}(k-x_j)`, :math:`f_j` at a knot equal to
+    :math:`x_j` and the end values outside :math:`[x_0, x_{n-1}]`."""
+    at, inner, j, (offset, width) = _interpolation(knots, x)
+    out = f[:, at]
+    out[:, inner] = (f[:, j + 1] - f[:, j]) / width * offset + f[:, j]
+    return out
 
 
 def _isotonic_draws(x, pos, neg, knots, gammas_pos, gammas_neg) -> np.ndarray:
-    """Isotonic regression on the distinct scores: rate and weight of each, per draw."""
-    def fit(rate, weight):
-        return np.interp(knots, x, _pav(rate, weight))
+    """Isotonic regression on the distinct scores: rate and weight of each, per draw (SciPy's
+    pool-adjacent-violators, one fit per draw), all interpolated at the knots at once."""
+    from scipy.optimize import isotonic_regression
 
-    centre = fit(pos / (pos + neg), pos + neg)
     weights = gammas_pos + gammas_neg
     rates = gammas_pos / weights
-    return np.array([fit(r, w) for r, w in zip(rates, weights, strict=True)]) - centre
+    fitted = np.empty((rates.shape[0] + 1, x.size))
+    fitted[0] = isotonic_regression(pos / (pos + neg), weights=pos + neg).x
+    for m in range(rates.shape[0]):
+        fitted[m + 1] = isotonic_regression(rates[m], weights=weights[m]).x
+    at_knots = _interp_rows(knots, x, fitted)
+    return at_knots[1:] - at_knots[0]
 
 
 def _newton(features: np.ndarray, ys: np.ndarray, share: np.ndarray,
@@ -458,8 +483,10 @@ def map_posterior(calibrator: Any, scores: np.ndarray, labels: np.ndarray, *,
     (2, 400, array([0.06, 0.06]))
     """
     rng = as_seed(random_seed)
-    order = np.argsort(scores, kind="stable")  # each side's rows are then one slice
-    s, y = np.asarray(scores, dtype=float)[order], np.asarray(labels, dtype=float)[order]
+    s, y = np.asarray(scores, dtype=float), np.asarray(labels, dtype=float)
+    if not (s[1:] >= s[:-1]).all():  # sorted: each side's rows are one slice
+        order = np.argsort(s, kind="stable")
+        s, y = s[order], y[order]
     if isinstance(calibrator, SplitAtThreshold):
         t = calibrator.threshold
         parts = [(0.0, t, calibrator.sides_[0]), (t, 1.0, calibrator.sides_[1])]
@@ -467,9 +494,9 @@ def map_posterior(calibrator: Any, scores: np.ndarray, labels: np.ndarray, *,
         parts = [(0.0, 1.0, calibrator)]
     sides = []
     for low, high, cal in parts:
-        rows = (s >= low) & ((s < high) | (high == 1.0))
+        rows = _span(s, low, high)
         knots = _knots(s[rows], low, high)
-        if isinstance(cal, Identity) or not rows.any():
+        if isinstance(cal, Identity) or rows.start == rows.stop:
             deviations = np.zeros((draws, knots.size))
         elif type(cal) in CALIBRATORS.values():
             deviations = _weighted_draws(cal, s[rows], y[rows], knots, draws, rng)
@@ -575,7 +602,12 @@ there, from its neighbours."""
 
 
 def support_counts(scores: np.ndarray) -> np.ndarray:
-    """Rows of ``scores`` per support bin (:data:`SUPPORT_EDGES`); counts of disjoint sets add.
+    r"""Rows of ``scores`` per support bin (:data:`SUPPORT_EDGES` :math:`e_1<\dots<e_{57}`);
+    counts of disjoint sets add.
+
+    Bin :math:`b` holds the scores in :math:`[e_b, e_{b+1})` (:math:`e_0=-\infty`,
+    :math:`e_{58}=\infty`): :math:`c_b=\#\{s<e_{b+1}\}-\#\{s<e_b\}`, which sorted scores
+    give by bisection at the edges.
 
     Examples
     --------
@@ -583,6 +615,9 @@ def support_counts(scores: np.ndarray) -> np.ndarray:
     >>> counts.size, int(counts.sum()), int(counts.max())
     (58, 3, 2)
     """
+    if (scores[1:] >= scores[:-1]).all():  # sorted: the rows below each edge, by bisection
+        below = np.searchsorted(scores, SUPPORT_EDGES, side="left")
+        return np.diff(np.r_[0, below, scores.size])
     return np.bincount(np.searchsorted(SUPPORT_EDGES, scores, side="right"),
                        minlength=SUPPORT_EDGES.size + 1)
 

@@ -197,3 +197,45 @@ def test_equal_count_bins_split_tied_scores_in_row_order():
 def test_bad_input(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+@pytest.mark.parametrize("threshold", [0.5, None])
+def test_cross_fitted_isotonic_is_each_fold_refitted_on_the_others(threshold):
+    """The folds' fits from the distinct scores' counts less each fold's own: the predictions
+    of a fit on the other folds' rows, bit for bit (ties, a side with one class in a fold)."""
+    rng = np.random.default_rng(6)
+    s = np.round(rng.beta(2, 2, 3000), 3)
+    y = (rng.random(s.size) < s).astype(np.int8)
+    y[s >= 0.9] = 1  # few negatives at the top
+    fold = calibration.stratified_folds(y, 10, np.random.default_rng(7))
+    expected = np.empty(s.size)
+    for k in range(10):
+        test = fold == k
+        cal = calibration.make_calibrator("isotonic", threshold).fit(s[~test], y[~test])
+        expected[test] = cal.predict(s[test])
+    oof = calibration.cross_fitted("isotonic", s, y, threshold=threshold, random_seed=7)
+    np.testing.assert_array_equal(oof, expected)
+    stable = np.argsort(s, kind="stable")
+    np.testing.assert_array_equal(calibration.cross_fitted(
+        "isotonic", s, y, threshold=threshold, random_seed=7, order=stable), expected)
+    one_class = (s >= 0.5) & (s < 0.52)  # a split side whose training rows are all positive
+    _, y_one = s[one_class], np.ones(one_class.sum(), dtype=np.int8)
+    t = calibration.cross_fitted("isotonic", np.r_[s[s < 0.5], s[one_class]],
+                                 np.r_[y[s < 0.5], y_one], threshold=0.5, random_seed=1)
+    np.testing.assert_array_equal(t[-one_class.sum():], s[one_class])  # uncalibrated side
+
+
+def test_binned_error_of_sorted_scores_skips_the_sort():
+    """Sorted scores (many ties) take consecutive rows per bin, without a sort: the bins of
+    the stable sort, summed in row order, exactly."""
+    rng = np.random.default_rng(8)
+    for _ in range(100):
+        n, n_bins = int(rng.integers(1, 3000)), int(rng.integers(1, 40))
+        s = np.sort(np.round(rng.random(n), int(rng.integers(1, 4))))
+        y = (rng.random(n) < s).astype(float)
+        sizes = np.full(min(n_bins, n), n // min(n_bins, n))
+        sizes[: n % sizes.size] += 1
+        bins = np.empty(n, dtype=np.int64)
+        bins[np.argsort(s, kind="stable")] = np.repeat(np.arange(sizes.size), sizes)
+        by_hand = np.abs(np.bincount(bins, weights=y - s)).sum() / n
+        assert calibration.binned_error(s, y, n_bins) == by_hand

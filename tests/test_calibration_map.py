@@ -212,3 +212,79 @@ def test_sums_of_sorted_rows_equal_those_of_the_same_rows_unsorted(split):
         np.testing.assert_allclose(a, b, atol=1e-10)
     # the split map's sides are slices of sorted scores, masks of unsorted ones
     np.testing.assert_array_equal(cal.predict(ordered), cal.predict(new)[np.argsort(new)])
+
+
+def test_interpolation_of_all_draws_is_numpy_interp_bit_for_bit():
+    """Knots outside the fitted scores, on them, between them, and tied fitted scores: every
+    row of values read at the knots as np.interp reads it, to the last bit."""
+    from bayeval.calibration_map import _interp_rows
+
+    rng = np.random.default_rng(12)
+    for size in (1, 2, 3, 50, 500):
+        x = np.sort(np.round(rng.random(size), 2))  # ties among the scores
+        f = rng.random((7, size))
+        knots = np.sort(np.r_[rng.uniform(-0.2, 1.2, 300), x, x[0], x[-1], -1.0, 2.0])
+        expected = np.array([np.interp(knots, x, row) for row in f])
+        np.testing.assert_array_equal(_interp_rows(knots, x, f), expected)
+
+
+def _draws_by_hand(s, y, draws, seed):
+    """The isotonic map's draws (one side, sorted rows) by one SciPy fit and one np.interp per
+    draw, from the same Gamma weights."""
+    from scipy.optimize import isotonic_regression
+
+    from bayeval.calibration_map import _knots, _reduced
+
+    rng = np.random.default_rng(seed)
+    x, pos, neg = _reduced(s, y)
+    knots = _knots(s, 0.0, 1.0)
+    gp, gn = (rng.standard_gamma(c, size=(draws, x.size)) for c in (pos, neg))
+    def fit(r, w):
+        return np.interp(knots, x, isotonic_regression(r, weights=w).x)
+    centre = fit(pos / (pos + neg), pos + neg)
+    return np.array([fit(a / (a + b), a + b) for a, b in zip(gp, gn, strict=True)]) - centre
+
+
+@pytest.mark.parametrize("n", [40, 3000])
+def test_isotonic_draws_are_those_of_one_fit_per_draw(n):
+    s, y = _data(n, seed=13)
+    s = np.round(s, 3)  # ties; more than MAX_POINTS distinct scores with 3,000 rows
+    order = np.argsort(s, kind="stable")
+    s, y = s[order], y[order]
+    post = map_posterior(calibration.Isotonic().fit(s, y), s, y, draws=60, random_seed=14)
+    np.testing.assert_array_equal(post.sides[0].deviations, _draws_by_hand(s, y, 60, 14))
+
+
+@pytest.mark.parametrize("name", ["isotonic", "platt"])
+def test_sorted_and_unsorted_rows_give_the_same_draws(name):
+    s, y = _data(1500, seed=15)
+    s = np.round(s, 2)
+    cal = calibration.make_calibrator(name, 0.5).fit(s, y)
+    order = np.argsort(s, kind="stable")
+    one = map_posterior(cal, s, y, draws=40, random_seed=16)
+    other = map_posterior(cal, s[order], y[order], draws=40, random_seed=16)
+    for a, b in zip(one.sides, other.sides, strict=True):
+        np.testing.assert_array_equal(a.knots, b.knots)
+        np.testing.assert_array_equal(a.deviations, b.deviations)
+
+
+def test_support_counts_of_sorted_scores_equal_the_binned_ones():
+    """Scores on the edges count in the bin above them, the same by bisection of sorted scores
+    as by each score's bin."""
+    from bayeval.calibration_map import SUPPORT_EDGES, support_counts
+
+    rng = np.random.default_rng(17)
+    s = np.r_[rng.beta(0.3, 0.3, 5000), SUPPORT_EDGES, SUPPORT_EDGES[:10], 0.0, 1.0, 0.5]
+    rng.shuffle(s)
+    assert not (s[1:] >= s[:-1]).all()
+    binned = np.bincount(np.searchsorted(SUPPORT_EDGES, s, side="right"),
+                         minlength=SUPPORT_EDGES.size + 1)
+    by_rows = np.zeros(SUPPORT_EDGES.size + 1, dtype=np.int64)
+    for v in s:  # bin b: edges[b - 1] <= s < edges[b]
+        by_rows[(SUPPORT_EDGES <= v).sum()] += 1
+    np.testing.assert_array_equal(binned, by_rows)
+    for scores in (s, np.sort(s), np.sort(s)[:1], np.sort(s)[:0]):
+        expected = np.bincount(np.searchsorted(SUPPORT_EDGES, scores, side="right"),
+                               minlength=SUPPORT_EDGES.size + 1)
+        np.testing.assert_array_equal(support_counts(scores), expected)
+    assert support_counts(np.sort(s)).dtype == support_counts(s).dtype
