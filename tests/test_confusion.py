@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from bayeval import confusion
+from bayeval import confusion, confusion_grid
 from bayeval.confusion import metric_distribution
 from bayeval.metrics import METRICS, from_counts
 from bayeval.poibin import PoissonBinomial
@@ -72,18 +72,6 @@ def test_truncated_grid_equals_full_grid(metric):
     ours[where] = d.probs
     assert np.abs(ours - full_probs).max() <= 1e-12
     assert d.mean == pytest.approx(full @ full_probs, abs=1e-12)
-
-
-def test_merge_repairs_quantisation_collisions():
-    """Values 1 ulp apart among a wide span share a quantised key; they still sort and merge."""
-    rng = np.random.default_rng(0)
-    near = 0.5 + np.arange(300) * np.spacing(0.5)
-    values = rng.permutation(np.r_[np.repeat(near, 3), -1.0, 1.0, rng.uniform(-1, 1, 500)])
-    probs = rng.uniform(size=values.size)
-    got_values, got_probs = confusion._merge(values, probs)
-    want_values, inverse = np.unique(values, return_inverse=True)
-    assert np.array_equal(got_values, want_values)
-    np.testing.assert_allclose(got_probs, np.bincount(inverse, weights=probs), rtol=1e-14)
 
 
 def _algorithm3(probs: np.ndarray, alpha: float) -> tuple[int, int]:
@@ -212,8 +200,8 @@ def _random_case(seed: int, n: int):
 def test_lazy_law_equals_its_support_when_quantiles_bisect(metric, zero_division):
     """n = 2000: more grid cells than a quantile enumerates, so it bisects first."""
     yp, p, labels = _random_case(3, 2000)
-    grid = confusion._GridLaw.of_rows(metric, confusion.label_rows(yp, p, labels), BETA, 0.0)
-    assert grid.a.size * grid.b.size > 2 * confusion._ENUMERATE
+    grid = confusion._grid_of_rows(metric, confusion.label_rows(yp, p, labels), BETA, 0.0)
+    assert grid.a.size * grid.b.size > 2 * confusion_grid._ENUMERATE
     _assert_same(*_lazy_and_eager(metric, yp, p, labels, zero_division))
 
 
@@ -232,7 +220,7 @@ def test_grid_rows_are_monotone_with_undefined_cells_at_their_ends(metric):
     with FN, and undefined cells are a row's first or last cell, or the whole row."""
     cases = [CASES[c][:3] for c in CASES] + [_random_case(5, 30_000)]
     for yp, p, labels in cases:
-        grid = confusion._GridLaw.of_rows(metric, confusion.label_rows(yp, p, labels), BETA, 0.0)
+        grid = confusion._grid_of_rows(metric, confusion.label_rows(yp, p, labels), BETA, 0.0)
         values = grid.cells()[0].reshape(grid.a.size, grid.b.size)
         defined = np.arange(grid.b.size)
         defined = (defined >= grid.start[:, None]) & (defined < grid.end[:, None])

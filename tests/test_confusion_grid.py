@@ -1,0 +1,103 @@
+"""The grid law of a two-count metric: its quantile search and masses against the listed law."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bayeval import confusion_grid
+from bayeval.confusion import MetricDistribution
+from bayeval.confusion_grid import GridLaw, merge_values
+from bayeval.poibin import pmf_above
+
+LEVELS = (0.001, 0.025, 0.3)
+
+
+def test_merge_repairs_quantisation_collisions():
+    """Values 1 ulp apart among a wide span share a quantised key; they still sort and merge."""
+    rng = np.random.default_rng(0)
+    near = 0.5 + np.arange(300) * np.spacing(0.5)
+    values = rng.permutation(np.r_[np.repeat(near, 3), -1.0, 1.0, rng.uniform(-1, 1, 500)])
+    probs = rng.uniform(size=values.size)
+    got_values, got_probs = merge_values(values, probs)
+    want_values, inverse = np.unique(values, return_inverse=True)
+    assert np.array_equal(got_values, want_values)
+    np.testing.assert_allclose(got_probs, np.bincount(inverse, weights=probs), rtol=1e-14)
+
+
+def _pmfs(rng, n: int, components: int) -> tuple[np.ndarray, np.ndarray]:
+    """Counts and a (components, counts) array of Poisson-binomial PMFs on a common support."""
+    rows = [pmf_above(rng.beta(2, 3, n), 1e-16) for _ in range(components)]
+    start = min(s for s, _ in rows)
+    width = max(s + p.size for s, p in rows) - start
+    out = np.zeros((components, width))
+    for c, (s, p) in enumerate(rows):
+        out[c, s - start:s - start + p.size] = p / p.sum()
+    return start + np.arange(width, dtype=float), out
+
+
+def _grid(metric: str, zero_division: float, components: int, seed: int = 1) -> GridLaw:
+    """A law of about 2 10^5 cells (several times what a quantile enumerates), mixed over
+    ``components`` pairs of count laws with unequal weights."""
+    rng = np.random.default_rng(seed)
+    tp, a = _pmfs(rng, 3000, components)
+    fn, b = _pmfs(rng, 2000, components)
+    weights = rng.dirichlet(np.ones(components))
+    law = GridLaw(metric, 3000, 2000, tp, a, fn, b, weights, 1.0, zero_division)
+    assert law.size > 4 * confusion_grid._ENUMERATE
+    return law
+
+
+def _listed(law: GridLaw) -> MetricDistribution:
+    """The same law with its whole support listed (sorted cells, no search)."""
+    return MetricDistribution.from_cells(law.metric, *law.cells(), law.zero_division)
+
+
+@pytest.mark.parametrize("metric", ["recall", "f1", "specificity", "mcc"])
+@pytest.mark.parametrize("zero_division", [0.0, np.nan])
+@pytest.mark.parametrize("components", [1, 3])
+def test_quantiles_are_those_of_the_listed_law(metric, zero_division, components):
+    """Both tails at three levels: the same support value as the sorted cells give."""
+    law = _grid(metric, zero_division, components)
+    listed = _listed(law)
+    for level in LEVELS:
+        lower = law.quantile(level, False)
+        upper = law.quantile(level, True)
+        assert (lower, upper) == listed.interval_ends(1 - 2 * level, "eti")
+
+
+def test_the_answer_does_not_depend_on_the_path(monkeypatch):
+    """Secant steps bracket the answer in fewer passes; bisection alone finds the same one."""
+    aimed = []
+    real_aim = GridLaw._aim
+
+    def recording(*args):
+        point, was_aimed = real_aim(*args)
+        aimed.append(was_aimed)
+        return point, was_aimed
+
+    monkeypatch.setattr(GridLaw, "_aim", staticmethod(recording))
+    searched = [_grid("f1", 0.0, 2).quantile(level, upper) for level in LEVELS
+                for upper in (False, True)]
+    assert any(aimed)  # the secant steps were taken
+
+    def bisect(tried, target, sd, width, bracket, trust):
+        return 0.5 * (bracket[0] + bracket[1]), False
+
+    monkeypatch.setattr(GridLaw, "_aim", staticmethod(bisect))
+    bisected = [_grid("f1", 0.0, 2).quantile(level, upper) for level in LEVELS
+                for upper in (False, True)]
+    assert searched == bisected
+
+
+@pytest.mark.parametrize("zero_division", [0.0, 1.0, np.nan])
+def test_the_mass_of_an_interval_just_found_equals_a_fresh_search(zero_division):
+    """``mass`` after ``quantile`` reads the rows' cuts kept at the ends; a law that never
+    searched computes them anew."""
+    law = _grid("recall", zero_division, 2)
+    lo, hi = law.quantile(0.025, False), law.quantile(0.025, True)
+    assert (hi, False) in law._cuts and (lo, True) in law._cuts
+    fresh = _grid("recall", zero_division, 2)
+    assert not fresh._cuts
+    assert law.mass(lo, hi) == pytest.approx(fresh.mass(lo, hi), abs=1e-15)
+    assert law.mass(lo, hi) == pytest.approx(_listed(law).mass(lo, hi), abs=1e-12)
