@@ -287,7 +287,7 @@ def _interp_rows(knots: np.ndarray, x: np.ndarray, f: np.ndarray) -> np.ndarray:
     :math:`f_j+\frac{f_{j+1}-f_j}{x_{j+1}-x_j}(k-x_j)`, :math:`f_j` at a knot equal to
     :math:`x_j` and the end values outside :math:`[x_0, x_{n-1}]`."""
     at, inner, j, (offset, width) = _interpolation(knots, x)
-    out = f[:, at]
+    out = f.take(at, axis=1)  # C order, as the draws' products with the rows' sums need
     out[:, inner] = (f[:, j + 1] - f[:, j]) / width * offset + f[:, j]
     return out
 

@@ -252,7 +252,11 @@ def test_isotonic_draws_are_those_of_one_fit_per_draw(n):
     order = np.argsort(s, kind="stable")
     s, y = s[order], y[order]
     post = map_posterior(calibration.Isotonic().fit(s, y), s, y, draws=60, random_seed=14)
-    np.testing.assert_array_equal(post.sides[0].deviations, _draws_by_hand(s, y, 60, 14))
+    by_hand = _draws_by_hand(s, y, 60, 14)
+    np.testing.assert_array_equal(post.sides[0].deviations, by_hand)
+    # laid out as the by-hand array: their products with the rows' sums round alike
+    sums = post.sides[0].basis_sums(np.random.default_rng(15).random(500))
+    np.testing.assert_array_equal(post.sides[0].deviations @ sums, by_hand @ sums)
 
 
 @pytest.mark.parametrize("name", ["isotonic", "platt"])
