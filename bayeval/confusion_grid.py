@@ -19,7 +19,7 @@ from bayeval.metrics import metric_value
 
 __all__ = ["GridLaw", "merge_values"]
 
-_ENUMERATE = 1 << 14  # a quantile's bracket is narrowed to this many grid cells, then sorted
+_ENUMERATE = 1 << 11  # a quantile's bracket is narrowed to this many grid cells, then sorted
 
 
 def _sort(values: np.ndarray, probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
