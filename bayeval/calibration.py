@@ -777,7 +777,7 @@ def _out_of_fold(names: list[str], s: np.ndarray, y: np.ndarray, threshold: floa
     s, y, fold = s[order], y[order], fold[order]
     oof = {name: np.empty(s.size) for name in names}
     for name in names:
-        if name == "isotonic":  # one reduction of the rows for all folds
+        if name == "isotonic" and (s[1:] > s[:-1]).all():  # distinct scores: no reduction
             oof[name][order] = _isotonic_folds(s, y, fold, n_folds, threshold)
             continue
         for k in range(n_folds):
@@ -789,25 +789,20 @@ def _out_of_fold(names: list[str], s: np.ndarray, y: np.ndarray, threshold: floa
 
 def _isotonic_folds(s: np.ndarray, y: np.ndarray, fold: np.ndarray, n_folds: int,
                     threshold: float | None) -> np.ndarray:
-    r"""Out-of-fold isotonic regression (split at ``threshold`` unless None) of rows sorted by
-    score: fold :math:`f` fitted on its distinct scores' counts and positives less its own,
-    :math:`(n_u-n_u^{(f)}, k_u-k_u^{(f)})`, exact: the fit on the other folds' rows, bitwise."""
-    new = np.r_[True, s[1:] != s[:-1]]
-    first, group = np.flatnonzero(new), np.cumsum(new) - 1  # each row's distinct score
-    x, labels, out = s[first], y.astype(float), np.empty(s.size)
-    total, positives = np.diff(np.r_[first, s.size]), np.add.reduceat(labels, first)
-    cut = x.size if threshold is None else int(np.searchsorted(x, threshold))
+    r"""Out-of-fold isotonic regression (split at ``threshold`` unless None) of rows with
+    increasing scores: each row is its own distinct score (count :math:`n_u=1`, rate
+    :math:`y_u`), so each fold's fit is :meth:`Isotonic._pool` of the other folds' rows as they
+    are, the fit of :class:`Isotonic` on them bit for bit without its reduction."""
+    labels, ones, out = y.astype(float), np.ones(s.size), np.empty(s.size)
     for k in range(n_folds):
-        test = np.flatnonzero(fold == k)
-        n = total - np.bincount(group[test], minlength=x.size)
-        pos = positives - np.bincount(group[test], weights=labels[test], minlength=x.size)
+        test = fold == k
+        x, sums = s[~test], labels[~test]
+        cut = x.size if threshold is None else int(np.searchsorted(x, threshold))
         maps = []
         for side in (slice(0, cut), slice(cut, x.size))[: 1 if threshold is None else 2]:
-            kept = n[side] > 0
-            count, k_side = n[side][kept], pos[side][kept]
-            fit = threshold is None or 0 < k_side.sum() < count.sum()  # a split side: 2 classes
-            maps.append(Isotonic()._pool(x[side][kept], k_side, count.astype(float)) if fit
-                        else Identity())
+            size = side.stop - side.start
+            fit = threshold is None or 0 < sums[side].sum() < size  # a split side: 2 classes
+            maps.append(Isotonic()._pool(x[side], sums[side], ones[:size]) if fit else Identity())
         cal = maps[0] if threshold is None else SplitAtThreshold("isotonic", threshold)
         cal.sides_ = maps  # a lone isotonic map ignores them
         out[test] = cal._predict(s[test])
