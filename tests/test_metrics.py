@@ -228,3 +228,16 @@ def test_roc_auc_one_class():
 def test_bad_input_names_the_argument(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_auc_value_of_sorted_scores_skips_the_sort_and_agrees():
+    """Sorted scores (ties included) are read as they are; the same AUC as shuffled rows."""
+    rng = np.random.default_rng(8)
+    scores = np.sort(np.round(rng.random(500), 1))
+    labels = (rng.random((3, 500)) < scores).astype(np.int8)
+    shuffle = rng.permutation(500)
+    for ties in ("half", "one"):
+        np.testing.assert_array_equal(auc_value(labels, scores, ties),
+                                      auc_value(labels[:, shuffle], scores[shuffle], ties))
+    assert auc_value(labels[0], scores) == pytest.approx(skm.roc_auc_score(labels[0], scores),
+                                                        abs=1e-15)

@@ -109,9 +109,10 @@ def realized_metrics(confusion: np.ndarray, auc: list[float] | None, metrics,
 
 
 def realized(labels, y_pred, scores, chunking: Chunking, metrics, zero_division, beta,
-             whole: bool = True) -> tuple[np.ndarray, np.ndarray]:
+             whole: bool = True, order: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Realized metrics (chunk[, whole] x metric) on the labelled rows (:func:`realized_metrics`)
-    and the labelled rows per chunk; NaN with no label.
+    and the labelled rows per chunk; NaN with no label. Given ``order``, a stable argsort of
+    ``scores``, ROC-AUC reads each chunk's rows in score order (no sort).
 
     Examples
     --------
@@ -141,7 +142,8 @@ def realized(labels, y_pred, scores, chunking: Chunking, metrics, zero_division,
     tn = n - tp - fp - fn
     auc = None
     if "roc_auc" in metrics:
-        groups = [*chunking.rows(), np.arange(codes.size)] if whole else chunking.rows()
+        every = np.arange(codes.size) if order is None else order
+        groups = [*chunking.rows(order), every] if whole else chunking.rows(order)
         auc = [_realized_auc(labels[r][known[r]], scores[r][known[r]], zero_division)
                for r in groups]
     return realized_metrics(np.column_stack([tp, fp, fn, tn]), auc, metrics, zero_division,
@@ -151,7 +153,7 @@ def realized(labels, y_pred, scores, chunking: Chunking, metrics, zero_division,
 def _realized_auc(labels, scores, zero_division) -> float:
     if labels.size == 0:
         return np.nan
-    if np.unique(labels).size < 2:
+    if labels.min() == labels.max():
         return zero_division
     return float(auc_value(labels.astype(np.int8), scores))
 

@@ -71,7 +71,7 @@ def _calibrate(reference, order: np.ndarray, calibration, class_conditional: boo
     else:
         cal = make_calibrator(calibration, split).fit(*ranked)
         oof = cross_fitted(calibration, scores, labels, threshold=split,
-                           random_seed=random_seed)
+                           random_seed=random_seed, order=order)
     report["ace_calibrated_heldout"] = binned_error(oof, labels, 20)
     return cal, oof, report
 
@@ -140,7 +140,7 @@ def reference_period(reference, threshold, calibration, class_conditional, rando
                 if reference_chunks is not None else
                 make_chunks(scores.size, n_chunks=max(1, round(scores.size / size))))
     realized_ref, _ = realized(labels.astype(float), y_pred, scores, chunking, *metric_args,
-                               whole=False)
+                               whole=False, order=order)
     data["reference_chunks"] = len(chunking.labels)
     data["reference_realized"] = xr.DataArray(
         realized_ref, dims=("reference_chunk", "metric"),

@@ -262,3 +262,23 @@ def test_k_classes_refuse_estimate():
     p = np.full((6, 3), 1 / 3)
     with pytest.raises(ValueError, match="K classes"):
         be.cbpe(p, labels=np.zeros(6), late_labels="estimate")
+
+
+def test_realized_metrics_read_in_score_order_are_the_same():
+    """Given the scores' stable argsort, each chunk's ROC-AUC reads its rows in score order
+    without a sort: the same realized metrics, ties and missing labels included."""
+    from bayeval.chunks import make_chunks
+    from bayeval.methods.cbpe.late_labels import realized
+
+    rng = np.random.default_rng(3)
+    scores = np.round(rng.random(3000), 2)  # many ties
+    labels = np.where(rng.random(3000) < 0.2, np.nan, (rng.random(3000) < scores).astype(float))
+    y_pred = (scores >= 0.5).astype(int)
+    chunking = make_chunks(3000, chunks=rng.integers(0, 4, 3000))
+    metrics = ["accuracy", "f1", "roc_auc"]
+    plain = realized(labels, y_pred, scores, chunking, metrics, 0.0, 1.0)
+    ordered = realized(labels, y_pred, scores, chunking, metrics, 0.0, 1.0,
+                       order=np.argsort(scores, kind="stable"))
+    np.testing.assert_array_equal(plain[0], ordered[0])
+    np.testing.assert_array_equal(plain[1], ordered[1])
+    assert np.isfinite(plain[0]).all()
