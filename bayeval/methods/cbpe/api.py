@@ -723,7 +723,8 @@ def cbpe(scores, *, y_pred=None, data=None, threshold: float = 0.5, reference=No
             if late:
                 closed["late_labels"] = ("chunk", used)
         if ref is not None and analysis:
-            add_support(closed, [support_counts(w.s) for w in chunk_rows], ref.scores, notes)
+            add_support(closed, [support_counts(w.s) for w in chunk_rows],
+                        ref.scores if ref.order is None else ref.scores[ref.order], notes)
         if outputs is not None:
             closed = with_outputs(closed, outputs, laws, rows, expected, chunking, labels,
                                   y_pred, scores, (ci_prob, ci_kind, zero_division),
