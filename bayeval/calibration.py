@@ -803,8 +803,11 @@ def _isotonic_folds(s: np.ndarray, y: np.ndarray, fold: np.ndarray, n_folds: int
             size = side.stop - side.start
             fit = threshold is None or 0 < sums[side].sum() < size  # a split side: 2 classes
             maps.append(Isotonic()._pool(x[side], sums[side], ones[:size]) if fit else Identity())
-        cal = maps[0] if threshold is None else SplitAtThreshold("isotonic", threshold)
-        cal.sides_ = maps  # a lone isotonic map ignores them
+        if threshold is None:
+            cal = maps[0]
+        else:
+            cal = SplitAtThreshold("isotonic", threshold)
+            cal.sides_ = maps
         out[test] = cal._predict(s[test])
     return out
 
