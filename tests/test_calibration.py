@@ -163,13 +163,15 @@ def test_binned_error_is_calibration_error_without_checks():
                 calibration.calibration_error(s, y, n_bins=7, binning=binning, kind=kind))
 
 
-def test_equal_count_bins_split_tied_scores_in_row_order():
+@pytest.mark.parametrize("ordered", [False, True])  # sorted scores skip the sort
+def test_equal_count_bins_split_tied_scores_in_row_order(ordered):
     """The bins of a stable sort by score (ties in row order), whatever runs of equal scores
     the bin edges cut: the errors summed bin by bin from that sort, exactly."""
     rng = np.random.default_rng(5)
     for _ in range(200):
         n, n_bins = int(rng.integers(1, 2000)), int(rng.integers(1, 40))
         s = np.round(rng.random(n), int(rng.integers(1, 4)))  # many ties
+        s = np.sort(s) if ordered else s
         y = (rng.random(n) < s).astype(float)
         sizes = np.full(min(n_bins, n), n // min(n_bins, n))
         sizes[: n % sizes.size] += 1
@@ -228,17 +230,3 @@ def test_cross_fitted_isotonic_is_each_fold_refitted_on_the_others(threshold, ti
     np.testing.assert_array_equal(t[-one_class.sum():], s[one_class])  # uncalibrated side
 
 
-def test_binned_error_of_sorted_scores_skips_the_sort():
-    """Sorted scores (many ties) take consecutive rows per bin, without a sort: the bins of
-    the stable sort, summed in row order, exactly."""
-    rng = np.random.default_rng(8)
-    for _ in range(100):
-        n, n_bins = int(rng.integers(1, 3000)), int(rng.integers(1, 40))
-        s = np.sort(np.round(rng.random(n), int(rng.integers(1, 4))))
-        y = (rng.random(n) < s).astype(float)
-        sizes = np.full(min(n_bins, n), n // min(n_bins, n))
-        sizes[: n % sizes.size] += 1
-        bins = np.empty(n, dtype=np.int64)
-        bins[np.argsort(s, kind="stable")] = np.repeat(np.arange(sizes.size), sizes)
-        by_hand = np.abs(np.bincount(bins, weights=y - s)).sum() / n
-        assert calibration.binned_error(s, y, n_bins) == by_hand
