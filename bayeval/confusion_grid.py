@@ -90,11 +90,11 @@ class GridLaw:
       exact integers (MCC's rounded products move it far less than one step in :math:`f`). The
       cells of row :math:`i` with :math:`g\le v` are then a suffix :math:`[c_i(v), e_i)` of its
       defined cells :math:`[l_i, e_i)`, found by bisection in :math:`O(\log w)` evaluations of
-      the row, and
+      the row.
 
-      .. math:: P(g\le v)=\sum_i a_i\,B[c_i(v), e_i),\qquad P(g>v)=\sum_i a_i\,B[l_i, c_i(v)),
+    So with the FN tail sums :math:`B[\cdot,\cdot)`, each from its own end (:meth:`tail`),
 
-      each from the FN tail sums :math:`B[\cdot,\cdot)` of its own end (:meth:`tail`).
+    .. math:: P(g\le v)=\sum_i a_i\,B[c_i(v), e_i),\qquad P(g>v)=\sum_i a_i\,B[l_i, c_i(v)).
 
     The undefined cells (a zero denominator) have :math:`s=0`, :math:`s=n`, or are whole rows
     (no predicted positives or negatives), so they sit at the ends of the rows.
@@ -106,10 +106,13 @@ class GridLaw:
     as ``zero_division`` 0), recall is 0 w.p. 1/8 more, 1/2 and 2/3 w.p. 1/4 and 1/8, and 1 w.p.
     3/8:
 
-    >>> g = GridLaw("recall", 2, 1, np.array([0.0, 1.0, 2.0]), np.array([0.25, 0.5, 0.25]),
-    ...             np.array([0.0, 1.0]), np.array([0.5, 0.5]), np.ones(1), 1.0, 0.0)
-    >>> g.p_undefined, g.quantile(0.25, False), g.quantile(0.25, True), g.mass(0.5, 1.0)
-    (0.125, 0.0, 1.0, 0.75)
+    >>> a, b = np.array([0.25, 0.5, 0.25]), np.array([0.5, 0.5])
+    >>> g = GridLaw("recall", 2, 1, np.arange(3.0), a, np.arange(2.0), b, np.ones(1), 1.0,
+    ...             0.0)
+    >>> g.p_undefined, g.mass(0.5, 1.0)
+    (0.125, 0.75)
+    >>> g.quantile(0.25, False), g.quantile(0.25, True)
+    (0.0, 1.0)
     """
 
     def __init__(self, metric: str, n_pos: int, n_neg: int, tp: np.ndarray, a: np.ndarray,
@@ -280,10 +283,10 @@ class GridLaw:
 
         A bracket :math:`(v_0, v_1]` holding the answer is narrowed, keeping per row the columns
         :math:`[c_i(v_1), c_i(v_0))` of its cells (each search looks only there), until it holds
-        at most :data:`_ENUMERATE` cells. The tail :math:`T(v)` at each point tried is put on the
+        at most 2,048 cells. The tail :math:`T(v)` at each point tried is put on the
         normal scale, :math:`z=\Phi^{-1}(T)` (:math:`-\Phi^{-1}` for the upper tail), where it
         is nearly linear in :math:`v`; the first point is the normal quantile
-        :math:`\mu+\sigma z_q`, the next ones a secant step to :math:`z_q` (:meth:`_aim`). Those
+        :math:`\mu+\sigma z_q`, the next ones a secant step to :math:`z_q`. Those
         cells are sorted and merged, and their masses cumulated from the tail beyond the
         bracket's end, so the answer is a support value, chosen as in
         :meth:`MetricDistribution.interval`.
