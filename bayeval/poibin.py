@@ -32,7 +32,8 @@ import scipy
 
 from bayeval.validation import as_array, as_probabilities, as_scores, as_seed
 
-__all__ = ["PoissonBinomial", "convolve", "convolve_pmfs", "pmf_above", "pmf_rows", "truncated_pmf"]
+__all__ = ["UNDERFLOW", "PoissonBinomial", "convolve", "convolve_pmfs", "log_ends", "pmf_above",
+           "pmf_rows", "truncated_pmf"]
 
 _BLOCK = 16  # trials per leaf product, formed by direct recursion
 _DIRECT = 65  # rows (and `convolve` inputs) at most this long are convolved directly
@@ -42,6 +43,40 @@ _FFT_TOL = 1e-12  # absolute error allowed for an FFT convolution in `convolve`
 _CF_LOG_TINY = 75.0  # frequencies where |chi| <= exp(-75) are dropped
 _CF_MIN_VAR = _CF_LOG_TINY / (1.0 - math.cos(1.0))  # the kept frequencies stay below 1
 _CF_TERMS = 30  # most series terms of the characteristic-function path
+
+UNDERFLOW = 800.0
+r"""A sum of probabilities past which :math:`P(K=0)` (or, for the complements,
+:math:`P(K=n)`) is 0 in double precision: :math:`\log(1-p)\le-p`, so
+:math:`\prod_i(1-p_i)\le e^{-800}`, below the smallest double (about :math:`e^{-744.4}`)."""
+
+
+def log_ends(p: np.ndarray, total: np.ndarray | float | None = None
+             ) -> tuple[np.ndarray, np.ndarray]:
+    r""":math:`\log P(K=0)=\sum_i\log(1-p_i)` and :math:`\log P(K=n)=\sum_i\log p_i` of
+    :math:`K\sim\mathrm{PB}(p)` along the last axis of validated ``p`` (``total``: its sums
+    :math:`\sum_ip_i`, if known).
+
+    Where :math:`\sum_ip_i` (or :math:`\sum_i(1-p_i)`) exceeds :data:`UNDERFLOW` the
+    logarithms are not taken: the answer is :math:`-\infty`, whose exponential, 0, is that of
+    the sum.
+
+    Examples
+    --------
+    >>> np.exp(log_ends(np.array([0.5, 0.5])))  # P(K = 0), P(K = 2)
+    array([0.25, 0.25])
+    >>> log_ends(np.full(2000, 0.5))  # 1,000 expected of each: both products are 0
+    (array(-inf), array(-inf))
+    """
+    total = p.sum(-1) if total is None else total
+    rows, totals = p.reshape(math.prod(p.shape[:-1]), p.shape[-1]), np.reshape(total, -1)
+    out = np.full((2, rows.shape[0]), -np.inf)
+    for k, (far, log) in enumerate(((totals > UNDERFLOW, lambda x: np.log1p(-x)),
+                                    (rows.shape[1] - totals > UNDERFLOW, np.log))):
+        near = np.flatnonzero(~far)
+        if near.size:
+            with np.errstate(divide="ignore"):  # p of 0 or 1: a product of 0
+                out[k, near] = log(rows[near]).sum(1)
+    return out[0].reshape(p.shape[:-1]), out[1].reshape(p.shape[:-1])
 
 
 def _as_p(p: Any) -> np.ndarray:
@@ -267,7 +302,7 @@ def pmf_rows(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     unchecked), computed together: the divide-and-conquer convolution of :func:`truncated_pmf`
     on all rows at once, each row's trials padded with zeros to a power of 2 of leaves.
 
-    Returns ``(start, probs)``: ``probs[r, k]`` :math:`=P(K_r=	ext{start}[r]+k)`, each row cut
+    Returns ``(start, probs)``: ``probs[r, k]`` :math:`=P(K_r=\text{start}[r]+k)`, each row cut
     to a common width outside which it holds less than :math:`10^{-30}` of its mass.
 
     Examples

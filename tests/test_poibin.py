@@ -6,9 +6,11 @@ import pytest
 
 from bayeval import poibin
 from bayeval.poibin import (
+    UNDERFLOW,
     PoissonBinomial,
     convolve,
     convolve_pmfs,
+    log_ends,
     pmf_above,
     pmf_rows,
     truncated_pmf,
@@ -254,3 +256,24 @@ def test_pmf_rows_equal_pmf_above_row_by_row(n):
         width = min(pmf.size, n + 1 - start)
         mine[start : start + width] = pmf[:width]
         np.testing.assert_allclose(mine, full, rtol=0, atol=1e-14)
+
+
+def test_log_ends_skip_only_logarithms_whose_exponential_is_0():
+    """P(K = 0) and P(K = n) skip their logarithms only where the exponential is 0 anyway: the
+    same values as exp(sum(log)) everywhere, near the threshold included."""
+    rng = np.random.default_rng(7)
+    m = 2000
+    p = rng.random((6, m)) ** 8  # sums of p about 220: logarithms taken
+    p[0] = rng.random(m)  # sums of p and of 1 - p about 1000: both skipped
+    p[1] = UNDERFLOW / m * (1 - 1e-9)  # just below it: logarithms taken
+    p[2] = UNDERFLOW / m * (1 + 1e-9)  # just above: skipped
+    p[3] = 1.0 - p[1]
+    p[4, :5] = 0.0
+    p[5, :5] = 1.0
+    p[5, 5:] = 0.999
+    with np.errstate(divide="ignore"):
+        pi0, pi1 = np.exp(np.log1p(-p).sum(1)), np.exp(np.log(p).sum(1))
+    out = np.exp(log_ends(p, p.sum(1)))
+    np.testing.assert_array_equal(out[0], pi0)
+    np.testing.assert_array_equal(out[1], pi1)
+    assert pi0[4] > 0 and pi1[5] > 0  # the test reaches positive products

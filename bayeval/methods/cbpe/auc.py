@@ -18,6 +18,7 @@ from bayeval.calibration_map import MapPosterior, MapSums
 from bayeval.confusion import MetricDistribution
 from bayeval.confusion_moments import RatioMoments, auc_count_moments, ratio_moments
 from bayeval.methods.cbpe.fast import NormalLaw, Window
+from bayeval.poibin import log_ends
 
 __all__ = ["AUC_EXACT_MAP_ROWS", "AUC_EXACT_ROWS", "auc_cells", "auc_law", "auc_map_shift",
            "both_classes_probability", "defined_probability", "exact_auc_law", "exact_auc_rows",
@@ -143,15 +144,11 @@ def defined_probability(log_no_positive: float, log_no_negative: float) -> float
     return float(min(max(-np.expm1(large) - np.exp(small), 0.0), 1.0))
 
 
-#: above this expected count of each class both products underflow to 0 (:math:`\log(1-p)\le
-#: -p`, so :math:`\prod_i(1-p_i)\le e^{-\sum p_i}<` the smallest double)
-_UNDERFLOW = 750.0
-
-
-def both_classes_probability(p: np.ndarray) -> float:
-    r""":func:`defined_probability` of independent labels :math:`Y_i\sim\mathrm{Bernoulli}(p_i)`:
-    1.0 without the logarithms when :math:`\sum p_i` and :math:`\sum(1-p_i)` both exceed 750,
-    where :math:`e^a` and :math:`e^b` are 0 in floating point.
+def both_classes_probability(p: np.ndarray, total_p: float | None = None) -> float:
+    r""":func:`defined_probability` of independent labels :math:`Y_i\sim\mathrm{Bernoulli}(p_i)`
+    (``total_p``: :math:`\sum_ip_i`, if known), its logarithms from
+    :func:`bayeval.poibin.log_ends`: 1.0 without them when :math:`\sum p_i` and
+    :math:`\sum(1-p_i)` are both large.
 
     Examples
     --------
@@ -160,11 +157,7 @@ def both_classes_probability(p: np.ndarray) -> float:
     >>> both_classes_probability(np.full(4000, 0.5))
     1.0
     """
-    total_p = float(p.sum())
-    if min(total_p, p.size - total_p) > _UNDERFLOW:
-        return 1.0
-    with np.errstate(divide="ignore"):  # p of 0 or 1: a product of 0
-        return defined_probability(float(np.log1p(-p).sum()), float(np.log(p).sum()))
+    return defined_probability(*(float(x) for x in log_ends(p, total_p)))
 
 
 def auc_law(moments: RatioMoments, total_p: float, total_q: float, defined: float,
@@ -284,7 +277,7 @@ def window_auc_law(w: Window, zero_division: float, posterior: MapPosterior | No
     if w.s.size <= exact_auc_rows(0 if posterior is None else posterior.draws):
         return (exact_auc_law(w.s, w.p, zero_division, posterior),
                 nannyml_auc(moments, total_p, total_q, zero_division))
-    defined = both_classes_probability(w.p)
+    defined = both_classes_probability(w.p, total_p)
     shift = (None if posterior is None or moments.mean_den <= 0 else
              auc_map_shift(moments, sums, posterior))
     return auc_law(moments, total_p, total_q, defined, zero_division, shift)

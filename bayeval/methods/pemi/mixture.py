@@ -48,7 +48,7 @@ from bayeval.methods.pemi.fast import (
 )
 from bayeval.methods.pemi.missing_auc import MissingAuc
 from bayeval.metrics import REGISTRY, metric_value
-from bayeval.poibin import pmf_rows
+from bayeval.poibin import log_ends, pmf_rows
 
 __all__ = [
     "EXACT_WORK",
@@ -73,9 +73,6 @@ GRID_CELLS = 4_000_000
 MASS_TOL = 0.01
 #: completions drawn when the imputation law replaces a poor normal one
 FALLBACK_DRAWS = 20_000
-#: a sum of probabilities past which their product (or that of their complements) is 0 in
-#: double precision, :math:`e^{-800}` (the smallest positive double is about :math:`e^{-744.4}`)
-UNDERFLOW = 800.0
 
 
 def subset(posterior: Any, index: np.ndarray) -> Any:
@@ -169,7 +166,7 @@ def component_moments(rows: Rows, comps: Components, metrics: tuple[str, ...],
     for index, p in comps.chunks(rows.m):
         v = p * (1.0 - p)
         sums = (p[:, :m1].sum(1), p[:, m1:].sum(1), v[:, :m1].sum(1), v[:, m1:].sum(1))
-        pi0, pi1 = _all_same(p, sums[0] + sums[1])
+        pi0, pi1 = np.exp(log_ends(p, sums[0] + sums[1]))  # all 0, all 1
         rest = np.maximum(1.0 - pi0 - pi1, 0.0)
         undefined_of = {metric: pi0 * u0 + pi1 * u1 + rest * u_mix
                         for metric, (u0, u1, u_mix) in corners.items()}
@@ -190,22 +187,6 @@ def component_moments(rows: Rows, comps: Components, metrics: tuple[str, ...],
                         opts.second_order)
                 out[metric][0][s], out[metric][1][s], out[metric][2][s] = mean, var, undefined
     return out
-
-
-def _all_same(p: np.ndarray, total: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    r""":math:`\pi_0=\prod_i(1-p_i)` and :math:`\pi_1=\prod_ip_i` of every row of ``p``, as
-    :math:`\exp\sum\log`; ``total`` holds the rows' :math:`\sum_ip_i`. As
-    :math:`\log(1-p)\le-p` and :math:`\log p\le-(1-p)`, a row with :math:`\sum p` (or
-    :math:`\sum(1-p)`) above :data:`UNDERFLOW` has a sum of logarithms below :math:`-745`,
-    whose exponential is 0 in double precision: its logarithms are not taken."""
-    out = np.zeros((2, p.shape[0]))
-    for k, (far, logs) in enumerate(((total > UNDERFLOW, lambda x: np.log1p(-x)),
-                                     (p.shape[1] - total > UNDERFLOW, np.log))):
-        near = np.flatnonzero(~far)
-        if near.size:
-            with np.errstate(divide="ignore"):
-                out[k, near] = np.exp(logs(p[near]).sum(1))
-    return out[0], out[1]
 
 
 # ---------------------------------------------------------------------------------- exact

@@ -16,7 +16,7 @@ from bayeval.confusion_moments import (
 )
 from bayeval.methods.pemi.fast import Options, Rows, moments
 from bayeval.methods.pemi.missing_auc import BLOCK, MissingAuc
-from bayeval.methods.pemi.mixture import UNDERFLOW, Components, _all_same, component_moments
+from bayeval.methods.pemi.mixture import Components, component_moments
 
 TIE = {"half": 0.5, "one": 1.0}
 
@@ -122,24 +122,3 @@ def test_component_moments_of_roc_auc_are_the_single_p_moments(ties):
         full[rows.order] = p[k]
         np.testing.assert_allclose((means[k], variances[k]), moments(rows, full, "roc_auc", opts),
                                    rtol=1e-12)
-
-
-def test_products_of_all_0_and_all_1_completions_are_exact():
-    """pi0 and pi1 skip their logarithms only where the exponential is 0 anyway: the same
-    values as exp(sum(log)) everywhere, near the threshold included."""
-    rng = np.random.default_rng(7)
-    m = 2000
-    p = rng.random((6, m)) ** 8  # sums of p about 220: logarithms taken
-    p[0] = rng.random(m)  # sums of p and of 1 - p about 1000: both skipped
-    p[1] = UNDERFLOW / m * (1 - 1e-9)  # just below it: logarithms taken
-    p[2] = UNDERFLOW / m * (1 + 1e-9)  # just above: skipped
-    p[3] = 1.0 - p[1]
-    p[4, :5] = 0.0
-    p[5, :5] = 1.0
-    p[5, 5:] = 0.999
-    with np.errstate(divide="ignore"):
-        pi0, pi1 = np.exp(np.log1p(-p).sum(1)), np.exp(np.log(p).sum(1))
-    out = _all_same(p, p.sum(1))
-    np.testing.assert_array_equal(out[0], pi0)
-    np.testing.assert_array_equal(out[1], pi1)
-    assert pi0[4] > 0 and pi1[5] > 0  # the test reaches positive products
