@@ -12,8 +12,7 @@ from __future__ import annotations
 from functools import cached_property
 
 import numpy as np
-import scipy
-from scipy import special
+from scipy import fft, special
 
 from bayeval.metrics import metric_value
 
@@ -183,9 +182,11 @@ class GridLaw:
         rows, width = self.tp.size, self.fn.size
         centre = (self.weights @ self.a) @ np.arange(rows)
         u = np.arange(rows) - centre
-        m0, m1, m2 = scipy.signal.fftconvolve(np.stack([self.wa, u * self.wa, u * u * self.wa]),
-                                              self.b[None], axes=2).sum(axis=1)
-        s = np.arange(rows + width - 1)
+        diagonals = rows + width - 1
+        size = fft.next_fast_len(diagonals, real=True)
+        m0, m1, m2 = fft.irfft(fft.rfft(np.stack([self.wa, u * self.wa, u * u * self.wa]), size)
+                               * fft.rfft(self.b, size), size)[..., :diagonals].sum(axis=1)
+        s = np.arange(diagonals)
         i1, i2 = np.maximum(s - (width - 1), 0), np.minimum(s, rows - 1)
         g1, g2 = self.value(i1, s - i1), self.value(i2, s - i2)
         slope = (g2 - g1) / np.maximum(i2 - i1, 1)

@@ -371,9 +371,8 @@ def estimates(laws: list[CountLaw], auc: list[tuple[NormalLaw, float]] | None,
     """
     closed = closed_form(laws, auc, expected, chunk_labels, metrics, ci_prob, ci_kind,
                          zero_division, beta, thresholds)
-    closed["n"] = ("chunk", np.r_[sizes, sizes.sum()][:len(laws)])
-    closed["n_predicted_positive"] = ("chunk", [law.n_pos for law in laws])
-    return closed
+    return closed.assign(n=("chunk", np.r_[sizes, sizes.sum()][:len(laws)]),
+                         n_predicted_positive=("chunk", [law.n_pos for law in laws]))
 
 
 def evaluation(*, chunk_labels, sizes: np.ndarray, noise: str, calibration: str, split: bool,
@@ -671,16 +670,17 @@ def cbpe(scores, *, y_pred=None, data=None, threshold: float = 0.5, reference=No
 
         cells, grid, shared = noise_grid(scores, p, y_pred, chunking.codes)
 
-    def fast_path(scores, y_pred, labels, chunking, cells, grid, analysis=True) -> xr.Dataset:
-        """The closed form of the chunks of ``scores``, then of the analysis' whole period
-        (the reference's is not shown), with the analysis' late labels and its support on the
-        reference."""
+    def fast_path(scores, y_pred, labels, chunking, cells, grid, analysis=True,
+                  order=None) -> xr.Dataset:
+        """The closed form of the chunks of ``scores`` (rows in ``order`` by score, if known),
+        then of the analysis' whole period (the reference's is not shown), with the analysis'
+        late labels and its support on the reference."""
         late = analysis and late_labels == "estimate"
         # only ROC-AUC, the map's sums and the outputs read rows in score order or the whole
         # period's rows; the count laws and expected counts add over the chunks
         ordered = "roc_auc" in metrics or posterior is not None or outputs is not None
         rows = windows(scores, chunking, calibrate, threshold, whole=analysis and ordered,
-                       ordered=ordered)
+                       ordered=ordered, order=order)
         chunk_rows = rows[:len(chunking.labels)]
         expected = [(float(pos.sum()), float(neg.sum()))
                     for neg, pos in (w.sides() for w in rows)]
@@ -747,7 +747,7 @@ def cbpe(scores, *, y_pred=None, data=None, threshold: float = 0.5, reference=No
         found = (noise_grid(ref.scores, calibrate(ref.scores), ref.y_pred, ref.chunking.codes)[:2]
                  if noise != "none" else (None, None))
         period = period_chunks(fast_path(ref.scores, ref.y_pred, None, ref.chunking, *found,
-                                         analysis=False), realized_ref)
+                                         analysis=False, order=ref.order), realized_ref)
 
     def result(**parts):  # a Calibrator is used as given: split only when fitted here
         split = class_conditional and not isinstance(calibration, Calibrator)

@@ -471,10 +471,11 @@ class Window(NamedTuple):
 
 
 def windows(scores: np.ndarray, chunking: Chunking, calibrate: Callable[[np.ndarray], np.ndarray],
-            threshold: float, whole: bool = True, ordered: bool = True) -> list[Window]:
+            threshold: float, whole: bool = True, ordered: bool = True,
+            order: np.ndarray | None = None) -> list[Window]:
     """Every chunk's rows, then (with ``whole``) the whole period's, sorted by score (with
-    ``ordered``; else each chunk's rows as they come, views of ``scores`` for contiguous
-    chunks).
+    ``ordered``, read in ``order``, the rows' stable order by score, when it is known; else
+    each chunk's rows as they come, views of ``scores`` for contiguous chunks).
 
     The exact laws and NannyML's estimates depend on a window's rows only through its multiset
     of scores (``p`` and ``y_pred`` are functions of the score): the count laws need no order,
@@ -494,8 +495,10 @@ def windows(scores: np.ndarray, chunking: Chunking, calibrate: Callable[[np.ndar
     def window(s):
         return Window(s, calibrate(s), s >= threshold)
 
-    parts = chunking.parts(scores)
-    chunks = [window(np.sort(part) if ordered else part) for part in parts]
+    if ordered and order is not None:
+        chunks = [window(scores[rows]) for rows in chunking.rows(order)]
+    else:
+        chunks = [window(np.sort(part) if ordered else part) for part in chunking.parts(scores)]
     if not whole:
         return chunks
     merged = np.concatenate([w.s for w in chunks])
@@ -884,17 +887,17 @@ def closed_form(laws: list[CountLaw],
         if isinstance(law, MetricDistribution) and not law.lazy:
             pmfs[i, j] = law
     dims = ("chunk", "metric")
-    ds = xr.Dataset({v: (dims, out[v]) for v in names[:-1]},
-                    coords={"chunk": window_labels(chunk_labels, size), "metric": list(metrics)})
-    ds["exact"] = (dims, exact)
-    ds["lower_threshold"], ds["upper_threshold"] = (dims, lower_thr), (dims, upper_thr)
-    ds["alert"] = (dims, (out["mean"] < lower_thr) | (out["mean"] > upper_thr))
-    ds["p_alert"] = (dims, out["p_alert"])
+    variables = {v: (dims, out[v]) for v in names[:-1]}
+    variables.update(exact=(dims, exact), lower_threshold=(dims, lower_thr),
+                     upper_threshold=(dims, upper_thr),
+                     alert=(dims, (out["mean"] < lower_thr) | (out["mean"] > upper_thr)),
+                     p_alert=(dims, out["p_alert"]))
     widest = max((d.values.size for d in pmfs.values()), default=0)
     if pmfs and size * k * widest <= PMF_CELLS:
         values, probs = np.full((size, k, widest), np.nan), np.full((size, k, widest), np.nan)
         for (i, j), d in pmfs.items():
             values[i, j, : d.values.size], probs[i, j, : d.values.size] = d.values, d.probs
-        ds["pmf_value"] = ((*dims, "support"), values)
-        ds["pmf_prob"] = ((*dims, "support"), probs)
-    return ds
+        variables.update(pmf_value=((*dims, "support"), values),
+                         pmf_prob=((*dims, "support"), probs))
+    return xr.Dataset(variables, coords={"chunk": window_labels(chunk_labels, size),
+                                         "metric": list(metrics)})

@@ -172,10 +172,10 @@ def add_realized(closed: xr.Dataset, realized_values: np.ndarray,
     ([True, False], [5, 9])
     """
     dims = ("chunk", "metric")
-    closed["realized"] = (dims, realized_values)
-    closed["alert_realized"] = (dims, (realized_values < closed["lower_threshold"].values)
-                                | (realized_values > closed["upper_threshold"].values))
-    closed["n_labelled"] = ("chunk", n_labelled.astype(np.int64))
+    closed.update({"realized": (dims, realized_values),
+                   "alert_realized": (dims, (realized_values < closed["lower_threshold"].values)
+                                      | (realized_values > closed["upper_threshold"].values)),
+                   "n_labelled": ("chunk", n_labelled.astype(np.int64))})
 
 
 # ---------------------------------------------------------------------------------------------

@@ -182,3 +182,22 @@ def test_binning_shares_each_bins_rate_across_chunks():
     assert whole.tp_moments()[1] > 1.3 * summed.tp_moments()[1]
     independent = cbpe_fast.count_laws([None] * 3, "learned", cells, (a, b, weights))[-1]
     np.testing.assert_allclose(independent.tp, summed.tp, atol=1e-14)
+
+
+def test_windows_read_in_a_known_order_are_the_sorted_windows():
+    """Chunks read in the rows' stable order by score are each chunk sorted, with ties; an
+    order that is not the scores' leaves the chunks unsorted."""
+    from bayeval.chunks import make_chunks
+
+    rng = np.random.default_rng(3)
+    s = np.round(rng.random(500), 2)  # ties
+    chunking = make_chunks(s.size, chunks=rng.integers(0, 4, s.size))
+    sorted_ = cbpe_fast.windows(s, chunking, np.sqrt, 0.5, whole=False)
+    read = cbpe_fast.windows(s, chunking, np.sqrt, 0.5, whole=False,
+                             order=np.argsort(s, kind="stable"))
+    for a, b in zip(sorted_, read, strict=True):
+        for x, y in zip(a, b, strict=True):
+            np.testing.assert_array_equal(x, y)
+    shuffled = cbpe_fast.windows(s, chunking, np.sqrt, 0.5, whole=False,
+                                 order=rng.permutation(s.size))
+    assert not all((w.s[1:] >= w.s[:-1]).all() for w in shuffled)
