@@ -388,7 +388,7 @@ def auc_count_moments_rows(s: np.ndarray, p: np.ndarray, w: float) -> RatioMomen
 
 
 #: elements per block of the tie-free sums over long rows, so that a block's temporaries stay
-#: in the cache (arrays of at most four blocks, or of many rows, are summed in one)
+#: in the cache (an array of one block, or of many rows, is summed in one)
 _BLOCK = 1 << 15
 
 
@@ -403,7 +403,7 @@ def _untied_rows(p: np.ndarray) -> RatioMoments:
     total_p, total_q = p.sum(-1), q.sum(-1)
     offset = (total_q - total_p - 1.0)[:, None]  # c_den = 2 p + offset
     rows = p.shape[0]
-    width = p.shape[1] if p.size <= 4 * _BLOCK or rows > 32 else _BLOCK // rows
+    width = p.shape[1] if p.size <= _BLOCK or rows > 32 else _BLOCK // rows
     carry_q, carry_p = np.zeros((rows, 1)), np.zeros((rows, 1))
     sums = np.zeros((6, rows))  # of p F, v c^2, v c_den^2, v c c_den, v and v^2
     for start in range(0, p.shape[1], width):
