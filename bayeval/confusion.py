@@ -283,8 +283,24 @@ class MetricDistribution:
                    zero_division)
 
     @classmethod
-    def _lazy(cls, grid: GridLaw) -> MetricDistribution:
-        """The law of ``grid``, its support built only when asked for."""
+    def from_grid(cls, grid: GridLaw) -> MetricDistribution:
+        """The law of a :class:`~bayeval.confusion_grid.GridLaw`, its support built only when
+        asked for; the point mass at ``zero_division`` if the metric is never defined.
+
+        Examples
+        --------
+        >>> from bayeval.confusion_grid import GridLaw
+        >>> a = np.array([0.5, 0.5])
+        >>> grid = GridLaw("recall", 1, 1, np.arange(2.0), a, np.arange(2.0), a, np.ones(1),
+        ...                1.0, 0.0)
+        >>> d = MetricDistribution.from_grid(grid)
+        >>> d.lazy, d.p_undefined, d.values
+        (True, 0.25, array([0. , 0.5, 1. ]))
+        """
+        if not grid.defined:
+            values, probs = np.full(1, grid.zero_division), np.ones(1)
+            values.flags.writeable = probs.flags.writeable = False
+            return cls(grid.metric, values, probs, 1.0, grid.zero_division)
         dist = cls(grid.metric, None, None, grid.p_undefined, grid.zero_division)
         dist._grid = grid
         return dist
@@ -527,16 +543,7 @@ def metric_law(metric: str, rows: LabelRows, beta: float,
     """
     if REGISTRY[metric].one_count:
         return MetricDistribution.from_cells(metric, *_one_count(metric, rows), zero_division)
-    return _of_grid(_grid_of_rows(metric, rows, beta, zero_division))
-
-
-def _of_grid(grid: GridLaw) -> MetricDistribution:
-    """The lazy law of a grid, or the point mass at ``zero_division`` if it is never defined."""
-    if grid.defined:
-        return MetricDistribution._lazy(grid)
-    values, probs = np.full(1, grid.zero_division), np.ones(1)
-    values.flags.writeable = probs.flags.writeable = False
-    return MetricDistribution(grid.metric, values, probs, 1.0, grid.zero_division)
+    return MetricDistribution.from_grid(_grid_of_rows(metric, rows, beta, zero_division))
 
 
 def count_distribution(metric: str, n_pos: int, n_neg: int, tp: Any, a: Any, fn: Any, b: Any,
@@ -602,5 +609,6 @@ def count_law(metric: str, n_pos: int, n_neg: int, tp: Any, a: Any, fn: Any, b: 
     """
     a, b = np.atleast_2d(np.asarray(a, float)), np.atleast_2d(np.asarray(b, float))
     weights = np.ones(1) if weights is None else np.asarray(weights, float)
-    return _of_grid(GridLaw(metric, int(n_pos), int(n_neg), np.asarray(tp, float), a,
-                             np.asarray(fn, float), b, weights, beta, zero_division))
+    return MetricDistribution.from_grid(GridLaw(metric, int(n_pos), int(n_neg),
+                                                np.asarray(tp, float), a, np.asarray(fn, float),
+                                                b, weights, beta, zero_division))

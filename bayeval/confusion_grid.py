@@ -9,6 +9,7 @@ support when it must be.
 
 from __future__ import annotations
 
+import copy
 from functools import cached_property
 
 import numpy as np
@@ -117,7 +118,6 @@ class GridLaw:
     def __init__(self, metric: str, n_pos: int, n_neg: int, tp: np.ndarray, a: np.ndarray,
                  fn: np.ndarray, b: np.ndarray, weights: np.ndarray, beta: float,
                  zero_division: float) -> None:
-        self.metric, self.beta, self.zero_division = metric, beta, zero_division
         self.n_pos, self.n_neg = n_pos, n_neg
         self.tp, self.fn = tp, fn
         self.a, self.b = np.atleast_2d(a), np.atleast_2d(b)  # (component, count)
@@ -127,10 +127,35 @@ class GridLaw:
         zero = np.zeros((self.b.shape[0], 1))
         self.left = np.concatenate([zero, np.cumsum(self.b, axis=1)], axis=1)
         self.right = np.concatenate([np.cumsum(self.b[:, ::-1], axis=1)[:, ::-1], zero], axis=1)
+        self._of_metric(metric, beta, zero_division)
+
+    def _of_metric(self, metric: str, beta: float, zero_division: float) -> None:
+        """What depends on the metric: its defined columns, undefined mass and cached cuts."""
+        self.metric, self.beta, self.zero_division = metric, beta, zero_division
         self.start, self.end = self._defined_columns()
         self.p_undefined = self._sum(self.left[:, self.start] + self.right[:, self.end])
         self.defined = bool((self.start < self.end).any())
         self._cuts: dict[tuple[float, bool], np.ndarray] = {}  # first(v, strict) of quantiles
+
+    def for_metric(self, metric: str, beta: float, zero_division: float) -> GridLaw:
+        """The law of another metric of the same two counts, sharing their tail sums and the
+        convolutions of :meth:`moments` (computed here if they are not yet).
+
+        Examples
+        --------
+        >>> a, b = np.array([0.25, 0.5, 0.25]), np.array([0.5, 0.5])
+        >>> g = GridLaw("recall", 2, 1, np.arange(3.0), a, np.arange(2.0), b, np.ones(1), 1.0,
+        ...             0.0)
+        >>> f1 = g.for_metric("f1", 1.0, 0.0)
+        >>> f1.moments == GridLaw("f1", 2, 1, np.arange(3.0), a, np.arange(2.0), b,
+        ...                       np.ones(1), 1.0, 0.0).moments
+        True
+        """
+        self._diagonal_sums  # noqa: B018  (computed once, then shared by the copy)
+        law = copy.copy(self)
+        law.__dict__.pop("moments", None)
+        law._of_metric(metric, beta, zero_division)
+        return law
 
     def _sum(self, per_cell: np.ndarray) -> float:
         """sum_j w_j sum_i a_j(i) x_j(i) of a (component, row) array."""
@@ -180,13 +205,8 @@ class GridLaw:
         mass at ``zero_division`` (or divided by the defined mass for NaN).
         """
         rows, width = self.tp.size, self.fn.size
-        centre = (self.weights @ self.a) @ np.arange(rows)
-        u = np.arange(rows) - centre
-        diagonals = rows + width - 1
-        size = fft.next_fast_len(diagonals, real=True)
-        m0, m1, m2 = fft.irfft(fft.rfft(np.stack([self.wa, u * self.wa, u * u * self.wa]), size)
-                               * fft.rfft(self.b, size), size)[..., :diagonals].sum(axis=1)
-        s = np.arange(diagonals)
+        centre, m0, m1, m2 = self._diagonal_sums
+        s = np.arange(rows + width - 1)
         i1, i2 = np.maximum(s - (width - 1), 0), np.minimum(s, rows - 1)
         g1, g2 = self.value(i1, s - i1), self.value(i2, s - i2)
         slope = (g2 - g1) / np.maximum(i2 - i1, 1)
@@ -200,6 +220,19 @@ class GridLaw:
         var = d**2 @ m0 + 2 * (d * slope) @ m1 + slope**2 @ m2
         var = var / (1.0 - pu) if np.isnan(zd) else var + (zd - mean) ** 2 * pu
         return float(mean), float(np.sqrt(max(var, 0.0)))
+
+    @cached_property
+    def _diagonal_sums(self) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+        r"""The centre row :math:`\bar\imath` and :math:`m_0, m_1, m_2` of :meth:`moments` on
+        every diagonal: three convolutions by one real FFT."""
+        rows, width = self.tp.size, self.fn.size
+        centre = (self.weights @ self.a) @ np.arange(rows)
+        u = np.arange(rows) - centre
+        diagonals = rows + width - 1
+        size = fft.next_fast_len(diagonals, real=True)
+        m0, m1, m2 = fft.irfft(fft.rfft(np.stack([self.wa, u * self.wa, u * u * self.wa]), size)
+                               * fft.rfft(self.b, size), size)[..., :diagonals].sum(axis=1)
+        return float(centre), m0, m1, m2
 
     def _guess(self, v: float) -> np.ndarray | None:
         r"""Per row, the FN count where a linear-fractional metric crosses ``v``.

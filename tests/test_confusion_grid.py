@@ -101,3 +101,24 @@ def test_the_mass_of_an_interval_just_found_equals_a_fresh_search(zero_division)
     assert not fresh._cuts
     assert law.mass(lo, hi) == pytest.approx(fresh.mass(lo, hi), abs=1e-15)
     assert law.mass(lo, hi) == pytest.approx(_listed(law).mass(lo, hi), abs=1e-12)
+
+
+@pytest.mark.parametrize("first", ["recall", "f1"])
+def test_a_law_for_another_metric_is_that_metrics_law(first):
+    """for_metric shares the counts' sums and gives every other metric (beta and zero_division
+    too) the moments, interval and mass of a law built for it, bit for bit, whatever the first
+    law has already searched."""
+    law = _grid(first, 0.0, 2)
+    law.quantile(0.025, False), law.mass(0.2, 0.8)  # cached cuts of the first metric
+    for metric, beta, zero_division in [("f1", 1.0, np.nan), ("fbeta", 0.5, 1.0),
+                                        ("recall", 1.0, 0.0), ("mcc", 1.0, 0.0),
+                                        ("specificity", 1.0, np.nan)]:
+        other = law.for_metric(metric, beta, zero_division)
+        fresh = GridLaw(metric, 3000, 2000, law.tp, law.a, law.fn, law.b, law.weights, beta,
+                        zero_division)
+        assert other._diagonal_sums is law._diagonal_sums
+        assert other.p_undefined == fresh.p_undefined
+        assert other.moments == fresh.moments
+        ends = other.quantile(0.025, False), other.quantile(0.025, True)
+        assert ends == (fresh.quantile(0.025, False), fresh.quantile(0.025, True))
+        assert other.mass(*ends) == fresh.mass(*ends)

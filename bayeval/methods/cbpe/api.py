@@ -69,18 +69,20 @@ from bayeval.classes import binary_input
 from bayeval.evaluation import CI_KINDS, Evaluation
 from bayeval.methods.cbpe.auc import window_auc_law
 from bayeval.methods.cbpe.fast import (
-    KAPPA_PRIOR,
     CountLaw,
     NormalLaw,
-    beta_grid,
     closed_form,
     count_laws,
-    kappa_mixture,
-    kappa_posterior,
     map_laws,
-    reference_bins,
     threshold_grid,
     windows,
+)
+from bayeval.methods.cbpe.kappa import (
+    KAPPA_PRIOR,
+    beta_grid,
+    kappa_mixture,
+    kappa_posterior,
+    reference_bins,
 )
 from bayeval.methods.cbpe.late_labels import (
     add_realized,

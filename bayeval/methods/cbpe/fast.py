@@ -7,8 +7,8 @@ given a component :math:`j` of a mixture (Kivimäki et al., 2025, arXiv:2505.052
 .. math:: P(TP=t, FN=f)=\sum_j w_j\,a_j(t)\,b_j(f).
 
 One component for V0 (:math:`a, b` Poisson-binomial) and V2 (convolutions of Beta-binomials),
-the grid over :math:`\kappa` for V2b (:func:`kappa_posterior`). :class:`CountLaw` holds this
-law, cut (like :mod:`bayeval.confusion`) to the counts of probability above
+the grid over :math:`\kappa` for V2b (:mod:`bayeval.methods.cbpe.kappa`). :class:`CountLaw`
+holds this law, cut (like :mod:`bayeval.confusion`) to the counts of probability above
 :data:`~bayeval.confusion.TOL`. A metric :math:`g(TP, FN)` then has
 
 * for accuracy, precision and NPV, which depend on one count (:math:`TP+TN`, :math:`TP`,
@@ -30,23 +30,24 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import product
 from typing import NamedTuple
 
 import numpy as np
-import scipy
 import xarray as xr
 from scipy import special
 
 from bayeval.calibration_map import DrawPmfs, MapPosterior, MapSums, lattice_kernel
 from bayeval.chunks import WHOLE, Chunking
-from bayeval.confusion import TOL, MetricDistribution, count_law
+from bayeval.confusion import TOL, MetricDistribution
+from bayeval.confusion_grid import GridLaw
+from bayeval.methods.cbpe.kappa import shifted_beta
 from bayeval.metrics import METRICS, REGISTRY, metric_value
 from bayeval.poibin import convolve_pmfs, pmf_above
 
-__all__ = ["GRID_CELLS", "KAPPA_PRIOR", "MAP_GROUPS", "ONE_COUNT", "PMF_CELLS", "CountLaw",
-           "NormalLaw", "Window", "beta_binomial_pmf", "beta_grid", "closed_form", "count_laws",
-           "kappa_mixture", "kappa_posterior", "map_laws", "reference_bins", "shifted_beta",
+__all__ = ["GRID_CELLS", "MAP_GROUPS", "ONE_COUNT", "PMF_CELLS", "CountLaw", "NormalLaw",
+           "Window", "beta_binomial_pmf", "closed_form", "count_laws", "map_laws",
            "threshold_grid", "window_labels", "windows", "with_whole"]
 
 ONE_COUNT = tuple(m for m in METRICS if REGISTRY[m].one_count)
@@ -61,13 +62,6 @@ MAP_GROUPS = 16
 PMF_CELLS = 2_000_000
 """The exact PMFs are kept in the result (NaN for the other laws: ROC-AUC's normal, lazy) when,
 padded to the widest, they have at most this many values in all."""
-
-KAPPA_PRIOR = (float(np.log(100.0)), 2.0)
-r"""Default prior of V2b: :math:`\log\kappa\sim N(\ln 100, 2^2)`."""
-
-_SPAN = 10.0  # the kappa grid covers the prior mean +- _SPAN prior sds
-_DROP = 40.0  # and then the part within _DROP nats of the posterior's maximum
-_NEGLIGIBLE = 1e-15  # kappa points below this fraction of the largest weight are dropped
 
 
 def _trim(start: int, pmf: np.ndarray) -> tuple[int, np.ndarray]:
@@ -107,7 +101,7 @@ def beta_binomial_pmf(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     >>> beta_binomial_pmf(4, [2.0], [3.0]).round(6)
     array([[0.214286, 0.285714, 0.257143, 0.171429, 0.071429]])
     >>> bool(np.allclose(beta_binomial_pmf(4, [2.0], [3.0])[0],
-    ...                  scipy.stats.betabinom.pmf(range(5), 4, 2, 3), rtol=1e-12))
+    ...                  stats.betabinom.pmf(range(5), 4, 2, 3), rtol=1e-12))
     True
     """
     a, b = np.asarray(a, float)[:, None], np.asarray(b, float)[:, None]
@@ -359,7 +353,8 @@ class CountLaw:
     def law(self, metric: str, zero_division: float = 0.0,
             beta: float = 1.0) -> MetricDistribution:
         """The exact law of ``metric``: its whole PMF while the grid has at most
-        :data:`GRID_CELLS` cells, else lazy (:func:`bayeval.confusion.count_law`)."""
+        :data:`GRID_CELLS` cells, else lazy
+        (:meth:`~bayeval.confusion.MetricDistribution.from_grid`)."""
         if metric in ONE_COUNT:
             return self._one_count(metric, zero_division)
         if self.cells <= GRID_CELLS or min(self.tp.shape[1], self.fn.shape[1]) == 1:
@@ -392,11 +387,17 @@ class CountLaw:
         law = self._lazy(metric, zero_division, beta)
         return MetricDistribution(metric, law.values, law.probs, law.p_undefined, zero_division)
 
+    @cached_property
+    def _grid(self) -> GridLaw:
+        """The (TP, FN) grid, whose tail and diagonal sums the laws of every two-count metric
+        share (:meth:`~bayeval.confusion_grid.GridLaw.for_metric`; built for recall)."""
+        return GridLaw("recall", self.n_pos, self.n_neg,
+                       self.tp_start + np.arange(self.tp.shape[1], dtype=float), self.tp,
+                       self.fn_start + np.arange(self.fn.shape[1], dtype=float), self.fn,
+                       np.asarray(self.weights, float), 1.0, 0.0)
+
     def _lazy(self, metric: str, zero_division: float, beta: float) -> MetricDistribution:
-        return count_law(
-            metric, self.n_pos, self.n_neg, self.tp_start + np.arange(self.tp.shape[1]), self.tp,
-            self.fn_start + np.arange(self.fn.shape[1]), self.fn, self.weights, beta,
-            zero_division)
+        return MetricDistribution.from_grid(self._grid.for_metric(metric, beta, zero_division))
 
 
 class NormalLaw:
@@ -539,7 +540,7 @@ def count_laws(windows: list[Window], noise: str, cells: dict[str, np.ndarray] |
     cells : dict of ndarray, optional
         The cells of V2 (:func:`bayeval.methods.cbpe.models.bin_cells`), for the noise models.
     beta_grid : (a, b, weights), optional
-        :func:`beta_grid` of the cells, for the noise models.
+        :func:`~bayeval.methods.cbpe.kappa.beta_grid` of the cells, for the noise models.
 
     Returns
     -------
@@ -611,168 +612,6 @@ def map_laws(laws: list[CountLaw], sums: list[MapSums], posterior: MapPosterior,
     return [law.with_map(posterior.linear(s, 1), posterior.linear(s, 0), split) if d is None
             else law.from_draws(d, split)
             for law, s, d in zip(laws, sums, draws, strict=True)]
-
-
-# ---------------------------------------------------------------------------------------------
-# the grid posterior of kappa (V2b)
-
-
-def _log_likelihood(log_kappa: np.ndarray, k: np.ndarray, n: np.ndarray,
-                    c: np.ndarray) -> np.ndarray:
-    r""":math:`\sum_g\log B(k_g+\kappa c_g, n_g-k_g+\kappa(1-c_g))-\log B(\kappa c_g,
-    \kappa(1-c_g))` at each grid point (the binomial coefficients are constant)."""
-    kappa = np.exp(log_kappa)[:, None]
-    a, b = kappa * c, kappa * (1 - c)
-    return (special.betaln(k + a, n - k + b) - special.betaln(a, b)).sum(axis=1)
-
-
-def kappa_posterior(k, n, c, prior=KAPPA_PRIOR, size: int = 61) -> tuple[np.ndarray, np.ndarray]:
-    r"""Grid posterior of :math:`\log\kappa` given reference cells (V2b's fast path).
-
-    The log posterior, the prior :math:`\log\kappa\sim N(\mu,\sigma^2)` plus V2b's marginal
-    likelihood :math:`k_g\sim\mathrm{BetaBinomial}(n_g,\kappa c_g,\kappa(1-c_g))`, is
-    evaluated on 801 points over :math:`\mu\pm10\sigma`, then on ``size`` equally spaced points
-    over the range where it is within 40 nats of its maximum. Posterior expectations are sums
-    over the grid with the returned weights; for a smooth posterior the equally weighted
-    (trapezoid) rule converges geometrically in the spacing, far below Monte-Carlo error.
-
-    Parameters
-    ----------
-    k, n : array-like of int
-        Positives and rows of each reference cell (a score bin of a reference chunk).
-    c : array-like of float in (0, 1)
-        Centre of each cell (mean calibrated score).
-    prior : (mu, sigma)
-        Normal prior of :math:`\log\kappa`.
-    size : int
-        Points of the final grid.
-
-    Returns
-    -------
-    log_kappa, weights : ndarray
-        The grid and normalised posterior weights.
-
-    Examples
-    --------
-    Three reference cells whose positives sit close to their centres (3 of 10 at 0.3, 8 of 12
-    at 0.7, 5 of 10 at 0.5): little sign of calibration noise, so the posterior of
-    :math:`\log\kappa` moves above the prior mean :math:`\ln 100 = 4.61`:
-
-    >>> x, w = kappa_posterior([3, 8, 5], [10, 12, 10], [0.3, 0.7, 0.5])
-    >>> x.size, round(float(w.sum()), 12)
-    (61, 1.0)
-    >>> mean = float(x @ w)
-    >>> round(mean, 3), round(float(np.sqrt((x - mean) ** 2 @ w)), 3)
-    (5.296, 1.665)
-    """
-    k, n, c = (np.asarray(v, float) for v in (k, n, c))
-    mu, sigma = prior
-
-    def log_post(x):
-        return _log_likelihood(x, k, n, c) + scipy.stats.norm.logpdf(x, mu, sigma)
-
-    coarse = np.linspace(mu - _SPAN * sigma, mu + _SPAN * sigma, 801)
-    lp = log_post(coarse)
-    near = np.flatnonzero(lp >= lp.max() - _DROP)
-    lo, hi = coarse[max(near[0] - 1, 0)], coarse[min(near[-1] + 1, coarse.size - 1)]
-    grid = np.linspace(lo, hi, size)
-    lp = log_post(grid)
-    weights = np.exp(lp - lp.max())
-    return grid, weights / weights.sum()
-
-
-def kappa_mixture(log_kappa: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    r"""The points :math:`\kappa_j` of the grid posterior that the count laws mix over, and their
-    weights: points below 1e-15 of the largest weight dropped, the rest renormalised.
-
-    Examples
-    --------
-    >>> kappa, w = kappa_mixture(np.log([10.0, 100.0, 1000.0]), np.array([0.5, 0.5, 1e-20]))
-    >>> kappa.round(6).tolist(), w.tolist()
-    ([10.0, 100.0], [0.5, 0.5])
-    """
-    keep = weights > _NEGLIGIBLE * weights.max()
-    return np.exp(log_kappa[keep]), weights[keep] / weights[keep].sum()
-
-
-def beta_grid(cells: dict[str, np.ndarray], kappa, weights: np.ndarray,
-              shared: tuple[np.ndarray, ...] | None = None) -> tuple[np.ndarray, ...]:
-    r"""Beta parameters (kappa point x cell) of the cells' rates, and the kappa weights.
-
-    Without ``shared`` (``"beta"``, ``"learned"``):
-    :math:`\pi_g\sim\mathrm{Beta}(\kappa c_g,\kappa(1-c_g))` afresh in every chunk. With
-    ``shared`` (``"binning"``, :func:`reference_bins`): the calibration error of a bin is
-    shared with the reference. Given :math:`\kappa` the bin's rate on the reference has the
-    posterior :math:`\pi_b\sim\mathrm{Beta}(\kappa c_b+k_b,\kappa(1-c_b)+n_b-k_b)`, and an
-    analysis cell of the bin, whose rows have mean calibrated score :math:`c_g`, has the rate
-    :math:`\pi_b+c_g-c_b`: its law is taken as the Beta with that mean and
-    :math:`\mathrm{Var}\,\pi_b` (so a shift of the scores inside a bin moves the cell's rate,
-    instead of giving it the reference bin's).
-
-    Examples
-    --------
-    >>> a, b, w = beta_grid({"c": np.array([0.2, 0.5])}, [10.0], np.ones(1))
-    >>> a.tolist(), b.tolist()
-    ([[2.0, 5.0]], [[8.0, 5.0]])
-
-    A cell whose rows sit 0.1 above their reference bin's centre, and one on it:
-
-    >>> shared = (np.array([30.0, 30.0]), np.array([100.0, 100.0]), np.array([0.3, 0.3]))
-    >>> a, b, w = beta_grid({"c": np.array([0.4, 0.3])}, [10.0], np.ones(1), shared)
-    >>> (a / (a + b)).round(4).tolist(), (a + b).round(1).tolist()
-    ([[0.4, 0.3]], [[125.9, 110.0]])
-    """
-    kappa = np.asarray(kappa, float)[:, None]
-    if shared is None:
-        return kappa * cells["c"], kappa * (1 - cells["c"]), weights
-    k, n, c = shared
-    a, b = kappa * c + k, kappa * (1 - c) + n - k
-    return (*shifted_beta(a, b, cells["c"] - c), weights)
-
-
-def shifted_beta(a: np.ndarray, b: np.ndarray, shift: np.ndarray) -> tuple[np.ndarray, ...]:
-    r"""Beta parameters with the mean of :math:`\mathrm{Beta}(a, b)` moved by ``shift`` (kept in
-    :math:`[10^{-6}, 1-10^{-6}]`) and its variance kept (its concentration bounded below by
-    :math:`10^{-3}`).
-
-    Examples
-    --------
-    >>> [v.round(3).tolist() for v in shifted_beta(np.array([2.0]), np.array([8.0]),
-    ...                                            np.array([0.0]))]
-    [[2.0], [8.0]]
-    """
-    total = a + b
-    var = a * b / (total**2 * (total + 1))
-    mean = np.clip(a / total + shift, 1e-6, 1 - 1e-6)
-    concentration = np.maximum(mean * (1 - mean) / var - 1, 1e-3)
-    return mean * concentration, (1 - mean) * concentration
-
-
-def reference_bins(cells: dict[str, np.ndarray],
-                   ref_bins: dict[str, np.ndarray]) -> tuple[np.ndarray, ...]:
-    """Reference positives, rows and centre of each analysis cell's bin (0, 0 and the pooled
-    analysis centre for a bin without reference rows).
-
-    Examples
-    --------
-    >>> cells = {"bin": np.array([0, 1, 1]), "n": np.array([2, 1, 3]),
-    ...          "c": np.array([0.2, 0.6, 0.8])}
-    >>> ref = {"bin": np.array([0]), "k": np.array([3]), "n": np.array([9]),
-    ...        "c": np.array([0.3])}
-    >>> [v.tolist() for v in reference_bins(cells, ref)]
-    [[3.0, 0.0, 0.0], [9.0, 0.0, 0.0], [0.3, 0.75, 0.75]]
-    """
-    k, n = np.zeros(cells["n"].size), np.zeros(cells["n"].size)
-    c = np.empty(cells["n"].size)
-    where = np.searchsorted(ref_bins["bin"], cells["bin"])
-    seen = (where < ref_bins["bin"].size) & (
-        ref_bins["bin"][np.minimum(where, ref_bins["bin"].size - 1)] == cells["bin"])
-    k[seen], n[seen] = ref_bins["k"][where[seen]], ref_bins["n"][where[seen]]
-    c[seen] = ref_bins["c"][where[seen]]
-    for b in np.unique(cells["bin"][~seen]):
-        mine = cells["bin"] == b
-        c[mine] = cells["c"][mine] @ cells["n"][mine] / cells["n"][mine].sum()
-    return k, n, c
 
 
 # ---------------------------------------------------------------------------------------------

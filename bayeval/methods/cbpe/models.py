@@ -24,7 +24,7 @@ concentration :math:`\kappa` is learned from labelled reference data.
 Every model has deterministic ``tp`` and ``fn`` over ``chunk`` (the chunks, then the whole
 period :data:`bayeval.chunks.WHOLE`); the metrics are :func:`bayeval.metrics.from_counts` of
 them. Fast paths: :mod:`bayeval.methods.cbpe.fast`, with
-:func:`~bayeval.methods.cbpe.fast.kappa_posterior` for V2b.
+:func:`~bayeval.methods.cbpe.kappa.kappa_posterior` for V2b.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ import numpy as np
 import xarray as xr
 
 from bayeval.chunks import WHOLE
-from bayeval.methods.cbpe.fast import KAPPA_PRIOR
+from bayeval.methods.cbpe.kappa import KAPPA_PRIOR
 from bayeval.metrics import auc_value, metric_value
 from bayeval.sampling import DEFAULTS
 from bayeval.validation import as_choice
@@ -526,7 +526,7 @@ def posterior_predictive(tree: xr.DataTree, model, random_seed) -> xr.Dataset:
     = 4\times0.8`:
 
     >>> rng = np.random.default_rng(0)
-    >>> from bayeval.methods.cbpe.fast import kappa_posterior
+    >>> from bayeval.methods.cbpe.kappa import kappa_posterior
     >>> x, w = kappa_posterior([3, 8, 5], [10, 12, 10], [0.3, 0.7, 0.5])
     >>> posterior = xr.Dataset({"log_kappa": (("chain", "draw"), rng.choice(x, (1, 2000), p=w))})
     >>> tree = xr.DataTree.from_dict({"posterior": posterior})

@@ -1,5 +1,5 @@
 """CBPE's fast paths: the count laws against the engine of bayeval.confusion, their lazy form
-against the whole grid, the V2 limits and moments, the Beta-binomial PMF and the kappa grid."""
+against the whole grid, the V2 limits and moments and the Beta-binomial PMF."""
 
 import numpy as np
 import pytest
@@ -150,15 +150,6 @@ def test_beta_binomial_pmf_against_scipy():
     for n, a, b in ((10, 2.0, 3.0), (80, 0.01, 0.5), (400, 30.0, 70.0)):
         np.testing.assert_allclose(beta_binomial_pmf(n, [a], [b])[0],
                                    stats.betabinom.pmf(np.arange(n + 1), n, a, b), atol=1e-13)
-
-
-def test_kappa_grid_posterior_is_the_normalised_posterior():
-    k, n, c = [3, 9, 4, 12], [10, 12, 10, 15], [0.3, 0.6, 0.5, 0.7]
-    x, w = cbpe_fast.kappa_posterior(k, n, c)
-    fine = np.linspace(x[0], x[-1], 20_001)
-    dens = np.exp(cbpe_fast._log_likelihood(fine, *(np.asarray(v, float) for v in (k, n, c)))
-                  + stats.norm.logpdf(fine, *cbpe_fast.KAPPA_PRIOR))
-    assert x @ w == pytest.approx(fine @ dens / dens.sum(), abs=1e-6)
 
 
 def test_binning_shares_each_bins_rate_across_chunks():

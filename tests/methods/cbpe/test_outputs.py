@@ -11,7 +11,8 @@ from threadpoolctl import threadpool_limits
 
 from bayeval import datasets
 from bayeval.methods.cbpe.api import ALERT_SD, cbpe
-from bayeval.methods.cbpe.fast import CountLaw, Window, beta_grid
+from bayeval.methods.cbpe.fast import CountLaw, Window
+from bayeval.methods.cbpe.kappa import beta_grid
 from bayeval.methods.cbpe.outputs import (
     AP_DRAWS,
     CELLS,
