@@ -39,7 +39,7 @@ import xarray as xr
 from scipy import special
 
 from bayeval.calibration_map import DrawPmfs, MapPosterior, MapSums, lattice_kernel
-from bayeval.chunks import WHOLE, Chunking
+from bayeval.chunks import WHOLE, Chunking, merge_sorted
 from bayeval.confusion import TOL, MetricDistribution
 from bayeval.confusion_grid import GridLaw
 from bayeval.methods.cbpe.kappa import shifted_beta
@@ -502,10 +502,8 @@ def windows(scores: np.ndarray, chunking: Chunking, calibrate: Callable[[np.ndar
         chunks = [window(np.sort(part) if ordered else part) for part in chunking.parts(scores)]
     if not whole:
         return chunks
-    merged = np.concatenate([w.s for w in chunks])
-    if ordered:
-        merged.sort(kind="stable")  # a merge of the sorted chunks
-    return [*chunks, window(merged)]
+    runs = [w.s for w in chunks]
+    return [*chunks, window(merge_sorted(runs) if ordered else np.concatenate(runs))]
 
 
 def with_whole(laws: list[CountLaw]) -> list[CountLaw]:

@@ -23,7 +23,7 @@ from bayeval.calibration import (
     make_calibrator,
     select_calibrator,
 )
-from bayeval.chunks import Chunking, make_chunks
+from bayeval.chunks import Chunking, make_chunks, score_order
 from bayeval.methods.cbpe.late_labels import add_realized, realized
 from bayeval.validation import aligned, as_predictions, as_reference
 
@@ -131,7 +131,7 @@ def reference_period(reference, threshold, calibration, class_conditional, rando
         cal, p = Identity().fit(scores, labels), scores
         data = xr.Dataset({"ace_raw": binned_error(scores, labels, 20)})
     else:
-        order = np.argsort(scores, kind="stable")
+        order = score_order(scores)
         cal, p, data = _calibrate((scores, labels), order, calibration, class_conditional,
                                   threshold, random_seed)
     # near-equal chunks of about ``size`` rows: no short tail chunk, whose realized metrics
