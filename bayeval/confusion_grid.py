@@ -50,14 +50,17 @@ def merge_values(values: np.ndarray, probs: np.ndarray) -> tuple[np.ndarray, np.
 
     Each value equal to its predecessor (the j-th such, at position d) adds its probability to
     distinct value number d - j - 1; they are few, so this beats a bincount over all values.
+    Strictly monotone values (a one-count metric's, in the order of its count) need no sort.
 
     Examples
     --------
     >>> merge_values(np.array([0.5, 0.2, 0.5]), np.array([0.25, 0.5, 0.25]))
     (array([0.2, 0.5]), array([0.5, 0.5]))
     """
-    if values.size <= 1:
+    if values.size <= 1 or (values[1:] > values[:-1]).all():  # e.g. a one-count metric's
         return values, probs
+    if (values[1:] < values[:-1]).all():
+        return values[::-1].copy(), probs[::-1].copy()
     values, probs = _sort(values, probs)
     dup = np.flatnonzero(values[1:] == values[:-1]) + 1
     keep = np.ones(values.size, bool)

@@ -122,3 +122,18 @@ def test_a_law_for_another_metric_is_that_metrics_law(first):
         ends = other.quantile(0.025, False), other.quantile(0.025, True)
         assert ends == (fresh.quantile(0.025, False), fresh.quantile(0.025, True))
         assert other.mass(*ends) == fresh.mass(*ends)
+
+
+@pytest.mark.parametrize("step", [1, -1])
+def test_monotone_values_merge_as_sorted_ones(step):
+    """Strictly increasing or decreasing values skip the sort: the same sorted support and
+    probabilities as a shuffle of them gives."""
+    rng = np.random.default_rng(2)
+    values = np.cumsum(rng.uniform(0.01, 1.0, 400))[::step].copy()
+    probs = rng.uniform(size=values.size)
+    shuffle = rng.permutation(values.size)
+    got = merge_values(values, probs)
+    want = merge_values(values[shuffle], probs[shuffle])
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert (np.diff(got[0]) > 0).all()
