@@ -290,9 +290,8 @@ class MetricDistribution:
         Examples
         --------
         >>> from bayeval.confusion_grid import GridLaw
-        >>> a = np.array([0.5, 0.5])
-        >>> grid = GridLaw("recall", 1, 1, np.arange(2.0), a, np.arange(2.0), a, np.ones(1),
-        ...                1.0, 0.0)
+        >>> a, t = np.array([0.5, 0.5]), np.arange(2.0)
+        >>> grid = GridLaw("recall", 1, 1, t, a, t, a, np.ones(1), 1.0, 0.0)
         >>> d = MetricDistribution.from_grid(grid)
         >>> d.lazy, d.p_undefined, d.values
         (True, 0.25, array([0. , 0.5, 1. ]))
