@@ -303,30 +303,26 @@ class Isotonic(Calibrator):
     def _fit(self, s: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None) -> None:
         """Pool-adjacent-violators on the distinct scores, weighted by their counts (or summed
         row weights; distinct scores of zero weight are left out)."""
+        from scipy.optimize import isotonic_regression
+
         if not (s[1:] >= s[:-1]).all():
             order = np.argsort(s)
             s, y = s[order], y[order]
             weights = None if weights is None else weights[order]
         y = y.astype(float)
         first = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
-        if weights is None:
+        if weights is None and first.size == s.size:  # distinct scores: each is its own row
+            counts, sums = np.ones(s.size), y
+        elif weights is None:
             counts = np.diff(np.r_[first, s.size]).astype(float)
             sums = np.add.reduceat(y, first)
         else:
             counts, sums = np.add.reduceat(weights, first), np.add.reduceat(weights * y, first)
             first, sums, counts = first[counts > 0], sums[counts > 0], counts[counts > 0]
-        self._pool(s[first], sums, counts)
-
-    def _pool(self, x: np.ndarray, sums: np.ndarray, counts: np.ndarray) -> Isotonic:
-        r""":math:`\min\sum_u n_u(\bar y_u-\hat p_u)^2`, :math:`\hat p` non-decreasing, on
-        increasing distinct scores ``x``, :math:`\bar y_u=\text{sums}_u/n_u` (SciPy's PAVA)."""
-        from scipy.optimize import isotonic_regression
-
         fitted = isotonic_regression(sums / counts, weights=counts).x  # rates: in [0, 1]
         step = fitted[1:] != fitted[:-1]  # the ends of each constant run define the map
         keep = np.r_[True, step] | np.r_[step, True]
-        self.x_, self.y_, self.fitted = x[keep], fitted[keep], True
-        return self
+        self.x_, self.y_ = s[first][keep], fitted[keep]
 
     def _predict(self, s: np.ndarray) -> np.ndarray:
         return np.interp(s, self.x_, self.y_)
@@ -776,40 +772,12 @@ def _out_of_fold(names: list[str], s: np.ndarray, y: np.ndarray, threshold: floa
     order = np.argsort(s) if order is None else order  # sorted once: so is every fold
     s, y, fold = s[order], y[order], fold[order]
     oof = {name: np.empty(s.size) for name in names}
-    for name in names:
-        if name == "isotonic" and (s[1:] > s[:-1]).all():  # distinct scores: no reduction
-            oof[name][order] = _isotonic_folds(s, y, fold, n_folds, threshold)
-            continue
-        for k in range(n_folds):
-            test = fold == k
+    for k in range(n_folds):
+        test = fold == k
+        for name in names:
             cal = _make(name, threshold)._fitted(s[~test], y[~test])
             oof[name][order[test]] = cal._predict(s[test])
     return oof
-
-
-def _isotonic_folds(s: np.ndarray, y: np.ndarray, fold: np.ndarray, n_folds: int,
-                    threshold: float | None) -> np.ndarray:
-    r"""Out-of-fold isotonic regression (split at ``threshold`` unless None) of rows with
-    increasing scores: each row is its own distinct score (count :math:`n_u=1`, rate
-    :math:`y_u`), so each fold's fit is :meth:`Isotonic._pool` of the other folds' rows as they
-    are, the fit of :class:`Isotonic` on them bit for bit without its reduction."""
-    labels, ones, out = y.astype(float), np.ones(s.size), np.empty(s.size)
-    for k in range(n_folds):
-        test = fold == k
-        x, sums = s[~test], labels[~test]
-        cut = x.size if threshold is None else int(np.searchsorted(x, threshold))
-        maps = []
-        for side in (slice(0, cut), slice(cut, x.size))[: 1 if threshold is None else 2]:
-            size = side.stop - side.start
-            fit = threshold is None or 0 < sums[side].sum() < size  # a split side: 2 classes
-            maps.append(Isotonic()._pool(x[side], sums[side], ones[:size]) if fit else Identity())
-        if threshold is None:
-            cal = maps[0]
-        else:
-            cal = SplitAtThreshold("isotonic", threshold)
-            cal.sides_ = maps
-        out[test] = cal._predict(s[test])
-    return out
 
 
 #: the fitted calibrators from the simplest to the most flexible: the one-standard-error rule

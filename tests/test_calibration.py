@@ -201,11 +201,24 @@ def test_bad_input(call, message):
         call()
 
 
+def test_isotonic_on_distinct_scores_is_its_fit_on_the_reduced_rows():
+    """Distinct scores skip the reduction to distinct scores (each row its own, count 1): the
+    same map bit for bit as the reduction (rows weighted 1) gives."""
+    rng = np.random.default_rng(8)
+    s = np.sort(rng.beta(2, 2, 2000))
+    assert np.unique(s).size == s.size
+    y = (rng.random(s.size) < s).astype(np.int8)
+    plain = calibration.Isotonic().fit(s, y)
+    reduced = calibration.Isotonic()._fitted(s, y, np.ones(s.size))
+    np.testing.assert_array_equal(plain.x_, reduced.x_)
+    np.testing.assert_array_equal(plain.y_, reduced.y_)
+
+
 @pytest.mark.parametrize("threshold", [0.5, None])
 @pytest.mark.parametrize("ties", [True, False])
 def test_cross_fitted_isotonic_is_each_fold_refitted_on_the_others(threshold, ties):
-    """Distinct scores skip the reduction to distinct scores: either way the predictions of a
-    fit on the other folds' rows, bit for bit (with a side of one class in a fold)."""
+    """With or without ties, and with the rows' order given, the predictions of a fit on the
+    other folds' rows, bit for bit (with a side of one class in a fold)."""
     rng = np.random.default_rng(6)
     s = rng.beta(2, 2, 3000)
     s = np.round(s, 3) if ties else s
