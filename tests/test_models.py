@@ -8,6 +8,8 @@ import pytest
 from scipy import stats
 
 from bayeval.check import sampler_tests
+from bayeval.methods.bounds.api import M1_SAMPLING, M3_SAMPLING
+from bayeval.methods.judge.models import TARGET_ACCEPT
 from bayeval.sampling import sample
 from models.regenerate import ROOT, build, names, posterior_stats
 
@@ -48,13 +50,18 @@ def grouped(name):
 #: models the package draws forward (``pm.sample_prior_predictive``: iid draws, no MCMC to
 #: diagnose); the catalogue samples them with NUTS only to compare with their references
 FORWARD = {"cbpe_v0", "cbpe_v2"}
+#: the sampler settings the package's entry functions give these models over ``DEFAULTS``
+PACKAGE_DEFAULTS = {"bounds_m1": M1_SAMPLING, "bounds_m3": M3_SAMPLING,
+                    "judge_model_a": {"target_accept": TARGET_ACCEPT},
+                    "judge_model_b": {"target_accept": TARGET_ACCEPT}}
 
 
 @pytest.mark.parametrize("name", [grouped(name) for name in names()])
 def test_quick_run_matches_reference(name):
     spec = spec_of(name)
     assert spec["reference"], f"{name}: reference.json has no reference; run models.regenerate"
-    tree = sample(build(spec), 12345)  # DEFAULTS: 2 chains of 1000 draws after 1000 tuning
+    # DEFAULTS (2 chains of 1000 draws after 1000 tuning) with the model's own settings
+    tree = sample(build(spec), 12345, defaults=PACKAGE_DEFAULTS.get(name))
     diagnostics = sampler_tests(tree["posterior"].to_dataset(), tree["sample_stats"].to_dataset())
     assert name in FORWARD or diagnostics["passed"].all(), diagnostics
     quick = posterior_stats(tree)

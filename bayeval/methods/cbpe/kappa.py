@@ -168,7 +168,7 @@ def reference_bins(cells: dict[str, np.ndarray],
     ...          "c": np.array([0.2, 0.6, 0.8])}
     >>> ref = {"bin": np.array([0]), "k": np.array([3]), "n": np.array([9]),
     ...        "c": np.array([0.3])}
-    >>> [v.tolist() for v in reference_bins(cells, ref)]
+    >>> [v.round(12).tolist() for v in reference_bins(cells, ref)]
     [[3.0, 0.0, 0.0], [9.0, 0.0, 0.0], [0.3, 0.75, 0.75]]
     """
     k, n = np.zeros(cells["n"].size), np.zeros(cells["n"].size)

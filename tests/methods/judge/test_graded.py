@@ -208,7 +208,7 @@ def ordinal_fit():
     rng = np.random.default_rng(6)
     human, judged = ratings(3300, rng)
     return be.judge(human[:300], judged[:300], judged[300:], y_range=(1, 5), method="pymc",
-                    random_seed=7, sample_kwargs={"draws": 600, "tune": 600, "chains": 2})
+                    random_seed=7)
 
 
 @pytest.mark.xdist_group("judge_pymc")
@@ -217,7 +217,7 @@ def test_ordinal_posterior_agrees_with_the_eif(ordinal_fit):
     assert out.attrs["passed"], out
     post = ordinal_fit.tree["posterior"].to_dataset()
     assert {"theta", "theta_finite", "cell_mean", "level_probs"} <= set(post.data_vars)
-    assert post["level_probs"].sizes == {"chain": 2, "draw": 600, "judge": 5, "level": 5}
+    assert post["level_probs"].sizes == {"chain": 2, "draw": 1000, "judge": 5, "level": 5}
     # the finite-population mean: the observed ratings and drawn ones, on the scale
     finite = post["theta_finite"].values
     assert 1 < finite.min() and finite.max() < 5
