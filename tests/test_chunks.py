@@ -5,7 +5,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bayeval.chunks import WHOLE, Chunking, contiguous, make_chunks, merge_sorted, score_order
+from bayeval import chunks
+from bayeval.chunks import WHOLE, Chunking, contiguous, make_chunks, score_order, sorted_scores
 
 
 @pytest.mark.parametrize(("n", "size"), [(1, 1), (7, 1), (7, 3), (7, 7), (100, 3), (101, 7)])
@@ -155,16 +156,22 @@ def test_more_chunks_than_the_limit_are_refused_with_the_count():
     assert len(make_chunks(MAX_CHUNKS, chunks=np.arange(MAX_CHUNKS)).labels) == MAX_CHUNKS
 
 
-def test_score_order_and_merge_are_numpys_on_ties_and_signed_zeros():
-    """The bit-pattern sorts equal NumPy's stable sort of the doubles, ties (among them 0.0 and
-    -0.0, which are equal) kept in row order."""
+@pytest.mark.parametrize("vector", [True, False])
+def test_score_order_and_sorted_scores_are_numpys_on_ties_and_signed_zeros(vector, monkeypatch):
+    """Either sort (NumPy's default sort with runs of ties put back in row order, or the stable
+    sort of the bit patterns) equals NumPy's stable sort of the doubles, ties (among them 0.0
+    and -0.0, which are equal) kept in row order."""
+    monkeypatch.setattr(chunks, "_vector_sort", lambda: vector)
     rng = np.random.default_rng(5)
     s = np.round(rng.random(5000), 3)
     s[rng.choice(s.size, 40, replace=False)] = -0.0
     s[rng.choice(s.size, 40, replace=False)] = 0.0
     s[rng.choice(s.size, 40, replace=False)] = 1.0
     np.testing.assert_array_equal(score_order(s), np.argsort(s, kind="stable"))
-    runs = [np.sort(part) for part in np.array_split(s, 7)]
-    merged = merge_sorted(runs)
-    np.testing.assert_array_equal(merged, np.sort(s))
-    assert not np.signbit(merged).any()
+    distinct = rng.random(5000)
+    np.testing.assert_array_equal(score_order(distinct), np.argsort(distinct, kind="stable"))
+    kept = s.copy()
+    ranked = sorted_scores(s)
+    np.testing.assert_array_equal(ranked, np.sort(s))
+    np.testing.assert_array_equal(s, kept)  # a copy: the input is left as it was
+    assert not np.signbit(ranked).any()

@@ -39,7 +39,7 @@ import xarray as xr
 from scipy import special
 
 from bayeval.calibration_map import DrawPmfs, MapPosterior, MapSums, lattice_kernel
-from bayeval.chunks import WHOLE, Chunking, merge_sorted
+from bayeval.chunks import WHOLE, Chunking, sorted_scores
 from bayeval.confusion import TOL, MetricDistribution
 from bayeval.confusion_grid import GridLaw
 from bayeval.methods.cbpe.kappa import shifted_beta
@@ -499,11 +499,13 @@ def windows(scores: np.ndarray, chunking: Chunking, calibrate: Callable[[np.ndar
     if ordered and order is not None:
         chunks = [window(scores[rows]) for rows in chunking.rows(order)]
     else:
-        chunks = [window(np.sort(part) if ordered else part) for part in chunking.parts(scores)]
+        chunks = [window(sorted_scores(part) if ordered else part)
+                  for part in chunking.parts(scores)]
     if not whole:
         return chunks
     runs = [w.s for w in chunks]
-    return [*chunks, window(merge_sorted(runs) if ordered else np.concatenate(runs))]
+    merged = np.concatenate(runs)
+    return [*chunks, window(sorted_scores(merged) if ordered else merged)]
 
 
 def with_whole(laws: list[CountLaw]) -> list[CountLaw]:
