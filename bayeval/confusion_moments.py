@@ -408,8 +408,8 @@ def _untied_rows(p: np.ndarray) -> RatioMoments:
     sums = np.zeros((6, rows))  # of p F, v c^2, v c_den^2, v c c_den, v and v^2
     for start in range(0, p.shape[1], width):
         pb, qb = p[:, start:start + width], q[:, start:start + width]
-        below = np.cumsum(qb, axis=-1) + carry_q
-        upto = np.cumsum(pb, axis=-1) + carry_p
+        below = _running_sums(qb) + carry_q
+        upto = _running_sums(pb) + carry_p
         carry_q, carry_p = below[:, -1:].copy(), upto[:, -1:]
         below -= qb  # F_i
         v = pb * qb
@@ -423,6 +423,36 @@ def _untied_rows(p: np.ndarray) -> RatioMoments:
     return RatioMoments(mean_num=mean_num, var_num=vcc + pairs,
                         mean_den=total_p * total_q - v_sum, var_den=vdd + 4 * pairs,
                         cov=vcd + 2 * pairs)
+
+
+#: columns added as vectors by :func:`_running_sums`
+_LANES = 8
+
+
+def _running_sums(x: np.ndarray) -> np.ndarray:
+    """``np.cumsum(x, axis=-1)`` of a 2-D float array in groups of :data:`_LANES` columns:
+    the running sums inside every group at once, column by column, then the groups' totals
+    cumulated and added (NumPy's cumsum adds one element at a time; about twice as fast, equal
+    to rounding).
+
+    Examples
+    --------
+    >>> x = np.arange(20.0).reshape(2, 10)
+    >>> bool((_running_sums(x) == np.cumsum(x, axis=-1)).all())
+    True
+    """
+    rows, n = x.shape
+    m = n - n % _LANES
+    out = np.empty_like(x)
+    groups = out[:, :m].reshape(rows, -1, _LANES)
+    groups[...] = x[:, :m].reshape(rows, -1, _LANES)
+    for k in range(1, _LANES):
+        groups[..., k] += groups[..., k - 1]
+    totals = np.cumsum(groups[..., -1], axis=-1)
+    groups[:, 1:] += totals[:, :-1, None]
+    if m < n:
+        out[:, m:] = np.cumsum(x[:, m:], axis=-1) + (totals[:, -1:] if m else 0.0)
+    return out
 
 
 def _row_dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -280,3 +280,12 @@ def test_long_rows_summed_in_blocks_equal_the_quadratic_form(monkeypatch, rows):
         want = (pt @ xi @ q, v @ c_num**2 + upper, pt @ off @ q, v @ c_den**2 + 4 * upper,
                 v @ (c_num * c_den) + 2 * upper)
         np.testing.assert_allclose([x[j] for x in got], want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(1, 5), (1, 8), (1, 100_003), (3, 1_001)])
+def test_running_sums_are_numpys_cumsum(shape):
+    """Grouped running sums (columns added as vectors) equal the one-at-a-time cumsum to
+    rounding, tails shorter than a group and several rows included."""
+    x = np.random.default_rng(0).random(shape)
+    np.testing.assert_allclose(confusion_moments._running_sums(x), np.cumsum(x, axis=-1),
+                               rtol=1e-13)
