@@ -310,19 +310,22 @@ class Isotonic(Calibrator):
             s, y = s[order], y[order]
             weights = None if weights is None else weights[order]
         y = y.astype(float)
-        first = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
-        if weights is None and first.size == s.size:  # distinct scores: each is its own row
-            counts, sums = np.ones(s.size), y
-        elif weights is None:
-            counts = np.diff(np.r_[first, s.size]).astype(float)
-            sums = np.add.reduceat(y, first)
+        if weights is None and (s[1:] > s[:-1]).all():  # distinct scores: each is its own row
+            x, rates, counts = s, y, np.ones(s.size)
         else:
-            counts, sums = np.add.reduceat(weights, first), np.add.reduceat(weights * y, first)
-            first, sums, counts = first[counts > 0], sums[counts > 0], counts[counts > 0]
-        fitted = isotonic_regression(sums / counts, weights=counts).x  # rates: in [0, 1]
+            first = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
+            if weights is None:
+                counts = np.diff(np.r_[first, s.size]).astype(float)
+                sums = np.add.reduceat(y, first)
+            else:
+                counts = np.add.reduceat(weights, first)
+                sums = np.add.reduceat(weights * y, first)
+                first, sums, counts = first[counts > 0], sums[counts > 0], counts[counts > 0]
+            x, rates = s[first], sums / counts
+        fitted = isotonic_regression(rates, weights=counts).x  # rates: in [0, 1]
         step = fitted[1:] != fitted[:-1]  # the ends of each constant run define the map
         keep = np.r_[True, step] | np.r_[step, True]
-        self.x_, self.y_ = s[first][keep], fitted[keep]
+        self.x_, self.y_ = x[keep], fitted[keep]
 
     def _predict(self, s: np.ndarray) -> np.ndarray:
         return np.interp(s, self.x_, self.y_)
@@ -774,9 +777,10 @@ def _out_of_fold(names: list[str], s: np.ndarray, y: np.ndarray, threshold: floa
     oof = {name: np.empty(s.size) for name in names}
     for k in range(n_folds):
         test = fold == k
+        train, rows = ~test, np.flatnonzero(test)  # a fold's few rows: indices, not a mask
         for name in names:
-            cal = _make(name, threshold)._fitted(s[~test], y[~test])
-            oof[name][order[test]] = cal._predict(s[test])
+            cal = _make(name, threshold)._fitted(s[train], y[train])
+            oof[name][order[rows]] = cal._predict(s[rows])
     return oof
 
 
