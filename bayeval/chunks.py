@@ -279,7 +279,10 @@ def make_chunks(n: int, *, chunks: Any = None, chunk_size: Any = None,
     if chunks is not None:
         return _from_keys(chunks, n, chunk_period)
     starts, labels = contiguous(n, chunk_size=chunk_size, n_chunks=n_chunks)
-    return Chunking(labels, np.repeat(np.arange(starts.size), np.diff(np.r_[starts, n])))
+    sizes = np.diff(np.r_[starts, n])
+    chunking = Chunking(labels, np.repeat(np.arange(starts.size), sizes))
+    chunking.__dict__.update(sizes=sizes, contiguous=True)  # known: not counted, not checked
+    return chunking
 
 
 # ---------------------------------------------------------------------------------------------

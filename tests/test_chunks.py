@@ -175,3 +175,14 @@ def test_score_order_and_sorted_scores_are_numpys_on_ties_and_signed_zeros(vecto
     np.testing.assert_array_equal(ranked, np.sort(s))
     np.testing.assert_array_equal(s, kept)  # a copy: the input is left as it was
     assert not np.signbit(ranked).any()
+
+
+@pytest.mark.parametrize("kwargs", [{"n_chunks": 3}, {"chunk_size": 4}, {}])
+def test_contiguous_chunks_know_their_sizes_as_counted(kwargs):
+    """make_chunks by count or size sets the sizes and contiguity it knows: those a Chunking
+    of the same codes counts and checks."""
+    made = make_chunks(11, **kwargs)
+    counted = Chunking(made.labels, made.codes)
+    np.testing.assert_array_equal(made.sizes, counted.sizes)
+    assert made.sizes.dtype == counted.sizes.dtype
+    assert made.contiguous is counted.contiguous is True
