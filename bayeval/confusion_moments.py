@@ -395,25 +395,26 @@ _BLOCK = 1 << 15
 def _untied_rows(p: np.ndarray) -> RatioMoments:
     r""":func:`auc_count_moments_rows` of distinct sorted scores, in column blocks.
 
-    Row :math:`i` has the rows :math:`j<i` below it, so :math:`c_i=F_i-(P-\bar P_i)` with the
-    running sums :math:`F_i=\sum_{j<i}q_j` and :math:`\bar P_i=\sum_{j\le i}p_j` carried from
-    block to block, and every moment is a sum over the rows.
+    Row :math:`i` (from 0) has the rows :math:`j<i` below it, so with the running sum
+    :math:`F_i=\sum_{j<i}q_j`, carried from block to block,
+    :math:`c_i=F_i-\sum_{j>i}p_j=i+p_i-P` (as :math:`p_j+q_j=1`), and every moment is a sum
+    over the rows.
     """
     q = 1.0 - p  # summed apart from p: n - sum(p) loses sum(q) when every p is near 1
     total_p, total_q = p.sum(-1), q.sum(-1)
     offset = (total_q - total_p - 1.0)[:, None]  # c_den = 2 p + offset
     rows = p.shape[0]
     width = p.shape[1] if p.size <= _BLOCK or rows > 32 else _BLOCK // rows
-    carry_q, carry_p = np.zeros((rows, 1)), np.zeros((rows, 1))
+    carry = np.zeros((rows, 1))
     sums = np.zeros((6, rows))  # of p F, v c^2, v c_den^2, v c c_den, v and v^2
     for start in range(0, p.shape[1], width):
         pb, qb = p[:, start:start + width], q[:, start:start + width]
-        below = _running_sums(qb) + carry_q
-        upto = _running_sums(pb) + carry_p
-        carry_q, carry_p = below[:, -1:].copy(), upto[:, -1:]
+        below = _running_sums(qb) + carry
+        carry = below[:, -1:].copy()
         below -= qb  # F_i
         v = pb * qb
-        c_num = below - (total_p[:, None] - upto)
+        c_num = np.arange(start, start + pb.shape[1]) - total_p[:, None]
+        c_num += pb
         c_den = 2.0 * pb + offset
         v_num = v * c_num
         sums += (_row_dot(pb, below), _row_dot(v_num, c_num), _row_dot(v, c_den * c_den),
