@@ -235,15 +235,23 @@ class MapPosterior:
         r""":math:`\sum_i c_i D_m(s_i)` over the rows of ``sums`` (of predicted class ``cls``,
         default both), with :math:`c_i=1`, or :math:`\hat p_i` (``with_p``), times a weight of
         the row's knot interval (``interval_weights``, one array per side). Shape (M,)."""
-        out = np.zeros(self.draws)
-        classes = slice(None) if cls is None else slice(cls, cls + 1)
+        return self.linear_many(sums, [(cls, with_p, interval_weights)])[:, 0]
+
+    def linear_many(self, sums: MapSums,
+                    terms: list[tuple[int | None, bool, tuple[np.ndarray, ...] | None]]
+                    ) -> np.ndarray:
+        """:meth:`linear` of several ``(cls, with_p, interval_weights)`` at once, each draw's
+        deviations read once for all of them. Shape (M, len(terms))."""
+        out = np.zeros((self.draws, len(terms)))
         for i, (side, part) in enumerate(zip(self.sides, sums.parts, strict=True)):
-            total = part[classes].sum(axis=0)
-            first, second = (total[2], total[3]) if with_p else (total[0], total[1])
-            if interval_weights is not None:
-                first, second = first * interval_weights[i], second * interval_weights[i]
-            basis = first + np.r_[0.0, second[:-1]]
-            out += side.deviations @ basis
+            bases = []
+            for cls, with_p, interval_weights in terms:
+                total = part[slice(None) if cls is None else slice(cls, cls + 1)].sum(axis=0)
+                first, second = (total[2], total[3]) if with_p else (total[0], total[1])
+                if interval_weights is not None:
+                    first, second = first * interval_weights[i], second * interval_weights[i]
+                bases.append(first + np.r_[0.0, second[:-1]])
+            out += side.deviations @ np.stack(bases, axis=1)
         return out
 
     def predict(self, scores: Any) -> np.ndarray:

@@ -142,6 +142,9 @@ def test_shifts_are_the_sums_of_the_drawn_probabilities(name):
     np.testing.assert_allclose(post.linear(sums, 1) + post.linear(sums, 0), post.shifts(new),
                                atol=1e-9)
     np.testing.assert_allclose(post.linear(sums, 1), post.shifts(new[new >= 0.5]), atol=1e-9)
+    many = post.linear_many(sums, [(1, False, None), (None, True, None), (0, False, None)])
+    np.testing.assert_allclose(many, np.stack([post.linear(sums, 1), post.linear(
+        sums, with_p=True), post.linear(sums, 0)], axis=1), rtol=1e-12, atol=1e-15)
     half = post.sums(new[:150], cal.predict(new[:150]), new[:150] >= 0.5) + post.sums(
         new[150:], cal.predict(new[150:]), new[150:] >= 0.5)
     np.testing.assert_allclose(post.linear(half, with_p=True), post.linear(sums, with_p=True),

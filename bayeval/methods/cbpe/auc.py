@@ -312,8 +312,8 @@ def auc_map_shift(moments: RatioMoments, sums: MapSums, posterior: MapPosterior)
     below = np.cumsum(negatives) - 0.5 * negatives
     above = positives.sum() - np.cumsum(positives) + 0.5 * positives
     weights = np.split(below - above, np.cumsum([t.shape[1] for t in totals])[:-1])
-    d_num = posterior.linear(sums, interval_weights=tuple(weights))
-    d_den = ((negatives.sum() - positives.sum() - 1.0) * posterior.linear(sums)
-             + 2.0 * posterior.linear(sums, with_p=True))
+    d_num, ones, with_p = posterior.linear_many(
+        sums, [(None, False, tuple(weights)), (None, False, None), (None, True, None)]).T
+    d_den = (negatives.sum() - positives.sum() - 1.0) * ones + 2.0 * with_p
     ratio = moments.mean_num / moments.mean_den
     return (d_num - ratio * d_den) / moments.mean_den

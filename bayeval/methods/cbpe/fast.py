@@ -609,7 +609,8 @@ def map_laws(laws: list[CountLaw], sums: list[MapSums], posterior: MapPosterior,
     if len(laws) > len(sums):  # the whole period's too
         sums = [*sums, sum(sums[1:], sums[0])]
     draws = [None] * len(laws) if draws is None else draws
-    return [law.with_map(posterior.linear(s, 1), posterior.linear(s, 0), split) if d is None
+    return [law.with_map(*posterior.linear_many(s, [(1, False, None), (0, False, None)]).T,
+                         split) if d is None
             else law.from_draws(d, split)
             for law, s, d in zip(laws, sums, draws, strict=True)]
 
