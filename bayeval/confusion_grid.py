@@ -136,7 +136,9 @@ class GridLaw:
         """What depends on the metric: its defined columns, undefined mass and cached cuts."""
         self.metric, self.beta, self.zero_division = metric, beta, zero_division
         self.start, self.end = self._defined_columns()
-        self.p_undefined = self._sum(self.left[:, self.start] + self.right[:, self.end])
+        # the FN tails before each row's first and from its last defined column
+        self._left_start, self._right_end = self.left[:, self.start], self.right[:, self.end]
+        self.p_undefined = self._sum(self._left_start + self._right_end)
         self.defined = bool((self.start < self.end).any())
         self._cuts: dict[tuple[float, bool], np.ndarray] = {}  # first(v, strict) of quantiles
 
@@ -157,6 +159,7 @@ class GridLaw:
         self._diagonal_sums  # noqa: B018  (computed once, then shared by the copy)
         law = copy.copy(self)
         law.__dict__.pop("moments", None)
+        law.__dict__.pop("_range", None)
         law._of_metric(metric, beta, zero_division)
         return law
 
@@ -295,9 +298,9 @@ class GridLaw:
     def tail(self, cut: np.ndarray, v: float, upper: bool) -> float:
         """P(g <= v), or P(g > v) if ``upper``, from the rows' first columns ``cut`` with g <= v."""
         if upper:
-            defined = self._sum(self.left[:, cut] - self.left[:, self.start])
+            defined = self._sum(self.left[:, cut] - self._left_start)
             return self._scaled(defined, self.zero_division > v)
-        defined = self._sum(self.right[:, cut] - self.right[:, self.end])
+        defined = self._sum(self.right[:, cut] - self._right_end)
         return self._scaled(defined, self.zero_division <= v)
 
     def mass(self, lower: float, upper: float) -> float:
@@ -306,6 +309,7 @@ class GridLaw:
         defined = self._sum(self.left[:, np.maximum(beyond, inside)] - self.left[:, inside])
         return self._scaled(defined, lower <= self.zero_division <= upper)
 
+    @cached_property
     def _range(self) -> tuple[float, float]:
         """Smallest and largest support value (``zero_division`` included if it has mass)."""
         rows = np.flatnonzero(self.start < self.end)
@@ -329,7 +333,7 @@ class GridLaw:
         :meth:`MetricDistribution.interval`.
         """
         mean, sd = self.moments
-        lo, hi = self._range()
+        lo, hi = self._range
         lo = float(np.nextafter(lo, -np.inf))
         cut_lo, cut_hi = self.end, self.start  # no cell <= lo, every cell <= hi
         target = -special.ndtri(level) if upper else special.ndtri(level)

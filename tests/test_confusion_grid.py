@@ -119,6 +119,7 @@ def test_a_law_for_another_metric_is_that_metrics_law(first):
         assert other._diagonal_sums is law._diagonal_sums
         assert other.p_undefined == fresh.p_undefined
         assert other.moments == fresh.moments
+        assert other._range == fresh._range  # the support's ends, cached by a quantile
         ends = other.quantile(0.025, False), other.quantile(0.025, True)
         assert ends == (fresh.quantile(0.025, False), fresh.quantile(0.025, True))
         assert other.mass(*ends) == fresh.mass(*ends)
