@@ -32,10 +32,10 @@ F1 and ROC-AUC. Rows:
   and the posterior predictive of the analysis chunks, timed after a warm-up run that compiles
   the same graphs (target: under 60 s).
 
-Both sides report the best of three runs (the first also pays lazy imports). BLAS runs
-single-threaded during the timings (``threadpoolctl``): on a loaded 2-core machine OpenBLAS
-threads oversubscribe and a 100,000-element dot product takes 25 ms instead of 0.1 ms; both
-sides get the same setting. Run ``python -m benchmarks cbpe`` to print the rows.
+Both sides make one untimed call (lazy imports, first-call caches), then report the best of
+ten (a process takes a few calls to reach its steady speed). BLAS runs single-threaded during the timings (``threadpoolctl``): on a loaded 2-core
+machine OpenBLAS threads oversubscribe and a 100,000-element dot product takes 25 ms instead
+of 0.1 ms; both sides get the same setting. Run ``python -m benchmarks cbpe`` to print the rows.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ from benchmarks.timing import against_floor, best_time
 SEED = 20261122
 N_REF, N_ANALYSIS, N_CHUNKS = 100_000, 1_000_000, 10
 METRICS = ["accuracy", "precision", "recall", "f1", "roc_auc"]
-REPEATS = 3
+REPEATS = 10
 #: best of more calls for the floor rows, timed in milliseconds where one slow call is noise
 FLOOR_REPEATS = 15
 
@@ -112,10 +112,10 @@ def vs_nannyml(calibrate: bool) -> dict:
     calibration = "isotonic" if calibrate else "none"
     if calibrate:  # the default call is timed; NannyML's pooled plug-in map gives its numbers
         case += " (bayeval's default: split map, its posterior)"
-        ours_s, _ = best_time(lambda: ours(d, calibration), REPEATS)
+        ours_s, _ = best_time(lambda: ours(d, calibration), REPEATS, warm_up=True)
         ev = ours(d, calibration, class_conditional=False, calibration_uncertainty=False)
     else:
-        ours_s, ev = best_time(lambda: ours(d, calibration), REPEATS)
+        ours_s, ev = best_time(lambda: ours(d, calibration), REPEATS, warm_up=True)
     goal = 5  # the default (honest) call, and the plug-in without calibration
     target = f">= {goal}x faster; point estimates agree to 1e-9"
     try:
@@ -123,7 +123,7 @@ def vs_nannyml(calibrate: bool) -> dict:
     except ImportError:
         return row(case, ours_s, "nannyml CBPE", float("nan"), target, None,
                    "skipped: nannyml is not installed (it needs Python < 3.13)")
-    peer_s, result = best_time(fit_estimate, REPEATS)
+    peer_s, result = best_time(fit_estimate, REPEATS, warm_up=True)
     theirs = values(result)
     plugin = ev.closed_form["plugin"].isel(chunk=slice(0, N_CHUNKS))
     diff = max(float(np.abs(plugin.sel(metric=m).values - theirs[m]).max()) for m in METRICS)
@@ -153,7 +153,7 @@ def outputs_vs_nannyml() -> dict:
 
     case = (f"{N_OUT:,} rows in {N_CHUNKS} chunks + {N_OUT_REF:,} reference: confusion cells, "
             "business value, average precision, no calibration")
-    ours_s, _ = best_time(lambda: call(None, None), REPEATS)
+    ours_s, _ = best_time(lambda: call(None, None), REPEATS, warm_up=True)
     target = "point estimates agree to 1e-9 (4 normalisations of the cells, 2 of the value)"
     try:
         os.environ["NML_DISABLE_USAGE_LOGGING"] = "1"
@@ -222,7 +222,7 @@ def alerts_vs_nannyml() -> dict:
     target = "thresholds to 1e-9 and the same alerts, default and NannyML's estimator"
     kwargs = dict(data=analysis, y_pred="y_pred", chunks="ts", chunk_period="W", reference=ref,
                   labels="y_true", metrics=METRICS, random_seed=SEED)
-    ours_s, default = best_time(lambda: cbpe("score", **kwargs), REPEATS)
+    ours_s, default = best_time(lambda: cbpe("score", **kwargs), REPEATS, warm_up=True)
     theirs_est = cbpe("score", calibration="isotonic", class_conditional=False,
                       calibration_uncertainty=False, **kwargs)
     try:
@@ -240,7 +240,7 @@ def alerts_vs_nannyml() -> dict:
             warnings.simplefilter("ignore")
             return est.fit(ref).estimate(analysis.drop(columns="y_true"))
 
-    peer_s, result = best_time(fit_estimate, REPEATS)
+    peer_s, result = best_time(fit_estimate, REPEATS, warm_up=True)
     frame = result.filter(period="analysis").to_df()
     worst, differ, fired = 0.0, 0, 0
     for ev in (default, theirs_est):

@@ -10,8 +10,12 @@ from typing import Any
 import numpy as np
 
 
-def best_time(fn: Callable[[], Any], repeats: int) -> tuple[float, Any]:
-    """Best wall time of ``repeats`` calls, in seconds, and the last result."""
+def best_time(fn: Callable[[], Any], repeats: int, *,
+              warm_up: bool = False) -> tuple[float, Any]:
+    """Best wall time of ``repeats`` calls, in seconds, and the last result (``warm_up``: after
+    one untimed call, which pays lazy imports and first-call caches)."""
+    if warm_up:
+        fn()
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
