@@ -33,9 +33,10 @@ F1 and ROC-AUC. Rows:
   the same graphs (target: under 60 s).
 
 Both sides make one untimed call (lazy imports, first-call caches), then report the best of
-ten (a process takes a few calls to reach its steady speed). BLAS runs single-threaded during the timings (``threadpoolctl``): on a loaded 2-core
-machine OpenBLAS threads oversubscribe and a 100,000-element dot product takes 25 ms instead
-of 0.1 ms; both sides get the same setting. Run ``python -m benchmarks cbpe`` to print the rows.
+ten (a process takes a few calls to reach its steady speed). BLAS runs single-threaded during
+the timings (``threadpoolctl``): on a loaded 2-core machine OpenBLAS threads oversubscribe and a
+100,000-element dot product takes 25 ms instead of 0.1 ms; both sides get the same setting.
+Run ``python -m benchmarks cbpe`` to print the rows.
 """
 
 from __future__ import annotations
