@@ -326,8 +326,9 @@ def _vector_sort() -> bool:
 
 def score_order(scores: np.ndarray) -> np.ndarray:
     """``np.argsort(scores, kind="stable")`` of scores in [0, 1] (validated): NumPy's default
-    argsort with the rows of each run of equal scores put back in row order, where that is the
-    faster sort (:func:`_vector_sort`), else a stable sort of their bit patterns.
+    argsort with the rows of each run of equal scores put back in row order where NumPy sorts
+    doubles with SIMD instructions (e.g. AVX-512; timed once per process), else a stable sort
+    of their bit patterns.
 
     Examples
     --------
@@ -348,8 +349,8 @@ def score_order(scores: np.ndarray) -> np.ndarray:
 
 
 def sorted_scores(scores: np.ndarray) -> np.ndarray:
-    """Scores in [0, 1] sorted (a copy; -0.0 as +0.0), by the faster of NumPy's sorts here
-    (:func:`_vector_sort`).
+    """Scores in [0, 1] sorted (a copy; -0.0 as +0.0) by NumPy's default sort or a stable sort
+    of their bit patterns, whichever is faster on the machine (timed once per process).
 
     Examples
     --------
