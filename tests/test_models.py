@@ -9,7 +9,9 @@ from scipy import stats
 
 from bayeval.check import sampler_tests
 from bayeval.methods.bounds.api import M1_SAMPLING, M3_SAMPLING
+from bayeval.methods.cbpe.api import V2B_SAMPLE_KWARGS
 from bayeval.methods.judge.models import TARGET_ACCEPT
+from bayeval.methods.mvu.models import MODEL_A_SAMPLING
 from bayeval.sampling import sample
 from models.regenerate import ROOT, build, names, posterior_stats
 
@@ -52,8 +54,10 @@ def grouped(name):
 FORWARD = {"cbpe_v0", "cbpe_v2"}
 #: the sampler settings the package's entry functions give these models over ``DEFAULTS``
 PACKAGE_DEFAULTS = {"bounds_m1": M1_SAMPLING, "bounds_m3": M3_SAMPLING,
+                    "cbpe_v2b": V2B_SAMPLE_KWARGS["learned"],
                     "judge_model_a": {"target_accept": TARGET_ACCEPT},
-                    "judge_model_b": {"target_accept": TARGET_ACCEPT}}
+                    "judge_model_b": {"target_accept": TARGET_ACCEPT},
+                    "mvu_model_a": MODEL_A_SAMPLING}
 
 
 @pytest.mark.parametrize("name", [grouped(name) for name in names()])

@@ -503,8 +503,7 @@ def windows(scores: np.ndarray, chunking: Chunking, calibrate: Callable[[np.ndar
                   for part in chunking.parts(scores)]
     if not whole:
         return chunks
-    runs = [w.s for w in chunks]
-    merged = np.concatenate(runs)
+    merged = np.concatenate([w.s for w in chunks])
     return [*chunks, window(sorted_scores(merged) if ordered else merged)]
 
 
