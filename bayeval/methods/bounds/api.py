@@ -597,7 +597,7 @@ def bounds(y_pred, weak_labels, *, data=None, label_model="dawid_skene", metrics
         A non-negative seed of the PyMC models' draws.
     sample_kwargs : dict, optional
         Passed to ``pm.sample`` (``draws`` >= 2, ``tune`` >= 0, ``chains`` and ``cores`` >= 1;
-        M1 defaults to 2,000 draws per chain).
+        M1 defaults to 2,000 draws per chain, M3 to ``target_accept=0.9``).
         M2 is sampled by NUTS on its label model and exact draws of the rest
         (:func:`~bayeval.methods.bounds.models.m2_posterior`).
 
